@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Sets up everything the tests need (a private virtual environment, editors, node tooling) and runs
+# every test: lint, unit + LSP + Neovim tests (pytest), grammar tests, the VS Code end-to-end test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=scripts/setup.sh
+source scripts/setup.sh
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "ruff"
+"$VENV/bin/ruff" check server tests scripts
+step "pytest"
+"$VENV/bin/python" -m pytest -q -p no:cacheprovider "$@"
+if [ -x syntaxes/test.sh ]; then
+  step "grammar tests"
+  syntaxes/test.sh
+fi
+if [ -x tests/editors/vscode/run.sh ]; then
+  step "VS Code end-to-end (code-server + headless Chromium)"
+  tests/editors/vscode/run.sh
+fi
+step "all tests passed"
