@@ -1,0 +1,71 @@
+"""The `kin-memory` command line: one parser, subcommands registered by the modules that own them."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from . import __version__
+
+# Each module exposes `register(subparsers, common)`; `common` is the parent parser carrying
+# --root/--workspace. Handlers are `func(args) -> int` set with `set_defaults(func=...)`.
+SUBCOMMAND_MODULES = (
+    "kin_memory.cli_check",
+    "kin_memory.cli_serve",
+    "kin_memory.recall.cli",
+    "kin_memory.tool.cli",
+    "kin_memory.reflect.cli",
+)
+
+
+class UsageError(Exception):
+    """A bad argument or unusable input: printed as one line, exit status 2."""
+
+
+def common_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--root", metavar="DIR", help="memory store root (default: KIN_MEMORY_DIR, "
+                        "memory_dir in ~/.kin/settings.toml, ~/.kin/memory)")
+    common.add_argument("--workspace", metavar="W", help="active workspace (default: git top level or "
+                        "realpath of the current directory when outside the store; 'none' for the operator view)")
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kin-memory", description="Check, search and curate an agent's memory store.")
+    parser.add_argument("--version", action="version", version=f"kin-memory {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    common = common_parser()
+    for name in SUBCOMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue  # a subcommand family not built into this install
+            raise
+        module.register(subparsers, common)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except UsageError as exc:
+        print(f"kin-memory: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def serve_main() -> int:
+    """`kin-memory-lsp`: an alias of `kin-memory serve`."""
+    return main(["serve", *sys.argv[1:]])

@@ -1,0 +1,115 @@
+"""The kin settings files: `~/.kin/settings.toml` (global) and `<workspace>/.kin/settings.toml` (project)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+KNOWN_KEYS = {"memory_enabled": bool, "memory_reflect": bool, "memory_dir": str}
+
+
+@dataclass(frozen=True)
+class SettingsProblem:
+    """Something wrong in a settings file, located for a diagnostic (0-based line/col)."""
+
+    path: Path
+    code: str  # KM700 (project memory_dir) or KM701 (parse / type error)
+    message: str
+    line: int = 0
+    col: int = 0
+    end_col: int = 0
+
+
+@dataclass(frozen=True)
+class SettingsFile:
+    path: Path
+    values: dict[str, object] = field(default_factory=dict)
+    problems: tuple[SettingsProblem, ...] = ()
+    exists: bool = False
+
+
+def global_settings_path(home: Path | None = None) -> Path:
+    return (home or Path.home()) / ".kin" / "settings.toml"
+
+
+def project_settings_path(workspace: str | Path) -> Path:
+    return Path(workspace) / ".kin" / "settings.toml"
+
+
+def _key_line(text: str, key: str) -> tuple[int, int, int]:
+    for n, line in enumerate(text.splitlines()):
+        stripped = line.lstrip()
+        if stripped.startswith(key) and stripped[len(key):].lstrip().startswith("="):
+            col = len(line) - len(stripped)
+            return n, col, len(line.rstrip())
+    return 0, 0, 0
+
+
+def load_settings_file(path: Path, *, project: bool) -> SettingsFile:
+    """Read one settings file; never raises. Bad TOML or wrong types become problems."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return SettingsFile(path)
+    except OSError as exc:
+        return SettingsFile(path, problems=(SettingsProblem(path, "KM701", f"cannot read settings: {exc.strerror}"),), exists=True)
+    text = raw.decode("utf-8", errors="replace")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = max(getattr(exc, "lineno", 1) - 1, 0)
+        col = max(getattr(exc, "colno", 1) - 1, 0)
+        msg = str(exc).split(" (at line")[0]
+        return SettingsFile(path, problems=(SettingsProblem(path, "KM701", f"settings TOML does not parse: {msg}", line, col, col + 1),), exists=True)
+    values: dict[str, object] = {}
+    problems: list[SettingsProblem] = []
+    for key, kind in KNOWN_KEYS.items():
+        if key not in data:
+            continue
+        value = data[key]
+        line, col, end = _key_line(text, key)
+        if not isinstance(value, kind):
+            problems.append(SettingsProblem(path, "KM701", f"`{key}` must be a {'boolean' if kind is bool else 'string'}, got {type(value).__name__}", line, col, end))
+            continue
+        if project and key == "memory_dir":
+            problems.append(SettingsProblem(path, "KM700", "`memory_dir` is global-only: a project settings file cannot move the memory store (ignored)", line, col, end))
+            continue
+        values[key] = value
+    return SettingsFile(path, values, tuple(problems), exists=True)
+
+
+@dataclass(frozen=True)
+class EffectiveSettings:
+    memory_enabled: bool = True
+    memory_reflect: bool = True
+    disabled_by: Path | None = None  # the file that set memory_enabled = false
+    files: tuple[SettingsFile, ...] = ()
+
+    @property
+    def problems(self) -> list[SettingsProblem]:
+        return [p for f in self.files for p in f.problems]
+
+
+def effective_settings(workspaces: list[str] | tuple[str, ...] = (), home: Path | None = None, env: dict[str, str] | None = None) -> EffectiveSettings:
+    """Merge global then project files (project wins for the project-ok keys); env overrides reflect."""
+    env = os.environ if env is None else env
+    files = [load_settings_file(global_settings_path(home), project=False)]
+    files += [load_settings_file(project_settings_path(w), project=True) for w in workspaces]
+    enabled, reflect, disabled_by = True, True, None
+    for f in files:
+        if "memory_enabled" in f.values:
+            enabled = bool(f.values["memory_enabled"])
+            disabled_by = None if enabled else f.path
+        if "memory_reflect" in f.values:
+            reflect = bool(f.values["memory_reflect"])
+    flag = env.get("KIN_MEMORY_REFLECT")
+    if flag is not None and flag.strip() != "":
+        reflect = flag.strip().lower() not in {"0", "false", "no", "off"}
+    return EffectiveSettings(enabled, reflect, disabled_by, tuple(files))

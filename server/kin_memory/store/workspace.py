@@ -1,0 +1,130 @@
+"""Workspace stamps: canonical paths, linked worktrees, the active workspace and visibility."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+GLOBAL = "global"
+MAX_STAMP_BYTES = 4096
+
+
+def main_worktree(path: str) -> str | None:
+    """For a linked git worktree, the realpath of its main working tree; else None.
+
+    A linked worktree has a `.git` *file* (`gitdir: <main>/.git/worktrees/<name>`); its `commondir`
+    names the main repository's `.git`. Read the files directly: no git subprocess on the hot path.
+    """
+    p = Path(path)
+    for candidate in (p, *p.parents):
+        dotgit = candidate / ".git"
+        try:
+            if dotgit.is_dir():
+                return None
+            if not dotgit.is_file():
+                continue
+            text = dotgit.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            return None
+        if not text.startswith("gitdir:"):
+            return None
+        gitdir = Path(text[len("gitdir:"):].strip())
+        if not gitdir.is_absolute():
+            gitdir = (candidate / gitdir)
+        common = gitdir / "commondir"
+        try:
+            common_rel = common.read_text(encoding="utf-8").strip()
+        except OSError:
+            return None  # a submodule's .git file, not a worktree
+        common_dir = Path(os.path.realpath(gitdir / common_rel))
+        if common_dir.name != ".git":
+            return None  # bare repository: no main working tree
+        main = str(common_dir.parent)
+        if candidate != p:
+            # A folder inside the worktree: keep the same relative position in the main tree.
+            return os.path.join(main, os.path.relpath(p, candidate))
+        return main
+    return None
+
+
+def canonical_workspace(path: str | os.PathLike[str]) -> str:
+    """The stamp the agent writes for a working directory: realpath, worktree → main tree."""
+    real = os.path.realpath(os.path.expanduser(os.fspath(path)))
+    return main_worktree(real) or real
+
+
+def is_inside(path: str, root: Path) -> bool:
+    try:
+        Path(path).relative_to(root)
+        return True
+    except ValueError:
+        return False
+
+
+def active_workspaces(folders: list[str] | tuple[str, ...], root: Path, override: str | None = None) -> tuple[str, ...]:
+    """Editor folders → active workspaces. Folders inside the store are the operator's view."""
+    if override:
+        return (override if override == GLOBAL else canonical_workspace(override),)
+    seen: list[str] = []
+    for folder in folders:
+        canon = canonical_workspace(folder)
+        if is_inside(canon, root):
+            continue
+        if canon not in seen:
+            seen.append(canon)
+    return tuple(seen)
+
+
+def cli_workspace(arg: str | None, root: Path, cwd: str | None = None) -> str | None:
+    """CLI default: the git top level (or realpath) of cwd when it is outside the store, else none."""
+    if arg is not None:
+        return None if arg in ("", "none") else (arg if arg == GLOBAL else canonical_workspace(arg))
+    cwd = os.path.realpath(cwd or os.getcwd())
+    if is_inside(cwd, root):
+        return None
+    top = _git_toplevel(cwd)
+    return canonical_workspace(top or cwd)
+
+
+def _git_toplevel(cwd: str) -> str | None:
+    for candidate in (Path(cwd), *Path(cwd).parents):
+        if (candidate / ".git").exists():
+            return str(candidate)
+    return None
+
+
+def stamp_kind(stamp: object) -> str:
+    """Classify a raw `workspace` value: absent, global, path, label or invalid."""
+    if stamp is None:
+        return "absent"
+    if not isinstance(stamp, str):
+        return "invalid"
+    if len(stamp.encode("utf-8", "surrogatepass")) > MAX_STAMP_BYTES or any(ord(c) < 32 or ord(c) == 127 for c in stamp):
+        return "invalid"
+    if stamp == GLOBAL:
+        return "global"
+    if stamp.startswith(("/", "~", ".")) or "/" in stamp:
+        return "path"
+    return "label"
+
+
+@dataclass(frozen=True)
+class Visibility:
+    visible: bool
+    scope: str  # "global", "legacy", "this workspace", "other workspace", "operator view"
+
+
+def visibility(stamp: object, active: tuple[str, ...]) -> Visibility:
+    """A memory is visible in W when its stamp is absent, `global`, or equal to W."""
+    kind = stamp_kind(stamp)
+    if kind == "absent":
+        return Visibility(True, "legacy")
+    if kind == "global":
+        return Visibility(True, "global")
+    if not active:
+        return Visibility(True, "operator view")
+    if kind != "invalid" and stamp in active:
+        return Visibility(True, "this workspace")
+    return Visibility(False, "other workspace")
