@@ -1,0 +1,46 @@
+"""Small builders for the text edits that quick fixes make: only the bytes they must."""
+
+from __future__ import annotations
+
+from ..store.frontmatter import Entry, Span
+from ..store.memory import Memory
+from .model import TextEdit
+
+
+def newline(memory: Memory) -> str:
+    head = memory.text[:4096]
+    return "\r\n" if "\r\n" in head else "\n"
+
+
+def insert_at(line: int, col: int, text: str) -> TextEdit:
+    return TextEdit(Span(line, col, line, col), text)
+
+
+def replace(span: Span, text: str) -> TextEdit:
+    return TextEdit(span, text)
+
+
+def delete_entry_lines(memory: Memory, entry: Entry) -> TextEdit:
+    """Remove a whole top-level entry: its key line through the last line of its value."""
+    start = entry.key_span.line
+    end = max(entry.value_span.end_line, start) + 1
+    return TextEdit(Span(start, 0, end, 0), "")
+
+
+def insert_before_close(memory: Memory, text: str) -> TextEdit:
+    close = memory.frontmatter.close_line
+    return insert_at(close, 0, text + newline(memory))
+
+
+def insert_after_open(memory: Memory, text: str) -> TextEdit:
+    return insert_at(memory.frontmatter.open_line + 1, 0, text + newline(memory))
+
+
+def yaml_scalar(value: str) -> str:
+    """A value as YAML would read it back verbatim: quote when plain style would change it."""
+    import re
+
+    if re.fullmatch(r"[A-Za-z0-9_./~@+-][A-Za-z0-9_./~@+ -]*", value) and not value.endswith(" ") \
+            and value.lower() not in {"null", "true", "false", "yes", "no", "on", "off", "~"}:
+        return value
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'

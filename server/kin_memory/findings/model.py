@@ -1,0 +1,65 @@
+"""Findings as domain objects: code, range, message and fixes; the LSP shell and the CLI translate them."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..store.frontmatter import Span
+from ..store.lifecycle import Thresholds
+from .catalog import default_severity
+
+
+@dataclass(frozen=True)
+class TextEdit:
+    span: Span
+    new_text: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A quick fix: text edits in the same file, or a command (mark reviewed, delete) for the shell."""
+
+    title: str
+    edits: tuple[TextEdit, ...] = ()
+    command: str | None = None  # "markReviewed", "delete"
+    preferred: bool = False
+
+
+@dataclass(frozen=True)
+class Related:
+    vpath: str
+    span: Span
+    message: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    span: Span
+    message: str
+    fixes: tuple[Fix, ...] = ()
+    related: tuple[Related, ...] = ()
+    severity: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.severity:
+            object.__setattr__(self, "severity", default_severity(self.code))
+
+
+@dataclass(frozen=True)
+class Context:
+    """Everything a finding depends on besides the file: a value, so tests pass a fixed clock."""
+
+    root: Path
+    active: tuple[str, ...] = ()  # realpath'd active workspaces; empty = operator view
+    now: float = field(default_factory=time.time)
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    severity: dict[str, str] = field(default_factory=dict)  # user overrides: code → level or "off"
+
+
+def line_span(lines: tuple[str, ...] | list[str], n: int) -> Span:
+    n = max(0, min(n, len(lines) - 1)) if lines else 0
+    text = lines[n] if lines else ""
+    return Span(n, 0, n, len(text))

@@ -1,0 +1,38 @@
+"""The four categories, the read-time fallback and the write-time rule."""
+
+from __future__ import annotations
+
+PROJECT_FACT = "project-fact"
+PREFERENCE = "preference"
+EPISODIC = "episodic"
+SESSION = "session"
+CATEGORIES = (PROJECT_FACT, PREFERENCE, EPISODIC, SESSION)
+
+DESCRIPTIONS = {
+    PROJECT_FACT: "durable facts about a project or system; never deleted, flagged stale after {stale} days untouched",
+    PREFERENCE: "how the user likes things done; never deleted, recency-weighted in recall so it is not outranked",
+    EPISODIC: "what happened (outcomes, incidents); swept {episodic} days after the last touch",
+    SESSION: "scratch for the current session; never indexed, swept {session} hours after the last touch",
+}
+
+
+def normalize(value: str) -> str:
+    return value.strip().strip("\"'").strip().lower()
+
+
+def effective_category(raw: object) -> str:
+    """Read-time fallback: anything but an exact valid value reads as project-fact (never swept)."""
+    return raw if isinstance(raw, str) and raw in CATEGORIES else PROJECT_FACT
+
+
+def write_category(raw: object) -> str:
+    """Write-time rule: a missing or unrecognized category becomes episodic."""
+    return raw if isinstance(raw, str) and raw in CATEGORIES else EPISODIC
+
+
+def closest(value: str) -> str | None:
+    """Did-you-mean: the valid category nearest by edit distance, when it is plausibly a typo."""
+    import difflib
+
+    matches = difflib.get_close_matches(normalize(value), CATEGORIES, n=1, cutoff=0.5)
+    return matches[0] if matches else None

@@ -1,0 +1,164 @@
+"""Frontmatter parsing that keeps exact source ranges and never rewrites a byte.
+
+The fence scan is done by hand (cheap, exact offsets); the YAML between the fences is *composed* with
+libyaml into nodes, which carry marks for every key and value and never expand aliases (so a YAML bomb
+costs nothing). Only scalars we need are read off the nodes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import yaml
+
+try:
+    _Loader = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - PyYAML without libyaml
+    _Loader = yaml.SafeLoader
+
+FENCE = "---"
+_BARE_KEY = re.compile(r"^[A-Za-z_][\w-]*:(\s|$)")
+STR_TAG = "tag:yaml.org,2002:str"
+MAX_FRONTMATTER_CHARS = 256 * 1024
+
+
+@dataclass(frozen=True)
+class Span:
+    """A 0-based range in document coordinates: lines and Python string (code point) columns."""
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One top-level key of the frontmatter mapping."""
+
+    key: str
+    key_span: Span
+    value_span: Span
+    value: object  # str for string scalars, else a tag-typed python value or a marker
+    is_string: bool
+    is_scalar: bool
+    raw: str  # the value's source text (for scalars), quoting included
+
+
+@dataclass(frozen=True)
+class Frontmatter:
+    status: str  # "none", "bare", "unclosed", "yaml_error", "not_mapping", "ok"
+    open_line: int = 0
+    close_line: int = -1  # line of the closing fence
+    entries: tuple[Entry, ...] = ()
+    error: str = ""
+    error_span: Span | None = None
+    body_line: int = 0  # first line after the frontmatter
+
+    def get(self, key: str) -> Entry | None:
+        """The first entry for key (later duplicates are reported, the first wins like the agent reads)."""
+        for entry in self.entries:
+            if entry.key == key:
+                return entry
+        return None
+
+    @property
+    def keys(self) -> list[str]:
+        return [e.key for e in self.entries]
+
+
+@dataclass
+class _Lines:
+    lines: list[str] = field(default_factory=list)
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines without terminators, splitting on \\n, \\r\\n and lone \\r (as editors do)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+def _is_fence(line: str) -> bool:
+    return line.rstrip() == FENCE
+
+
+def parse_frontmatter(text: str, lines: list[str] | None = None) -> Frontmatter:
+    lines = split_lines(text) if lines is None else lines
+    first = lines[0] if lines else ""
+    offset = 1 if first.startswith("\ufeff") else 0
+    if not _is_fence(first[offset:]):
+        if _BARE_KEY.match(first[offset:]):
+            return Frontmatter("bare")
+        return Frontmatter("none")
+    close = next((n for n in range(1, len(lines)) if _is_fence(lines[n]) or lines[n].rstrip() == "..."), -1)
+    if close < 0:
+        return Frontmatter("unclosed", error="the frontmatter's opening `---` has no closing fence")
+    yaml_text = "\n".join(lines[1:close])
+    if len(yaml_text) > MAX_FRONTMATTER_CHARS:
+        span = Span(1, 0, close - 1, len(lines[close - 1]))
+        return Frontmatter("yaml_error", 0, close, error="frontmatter is too large to parse", error_span=span, body_line=close + 1)
+    try:
+        node = yaml.compose(yaml_text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = 1 + (mark.line if mark else 0)
+        line = min(line, close - 1) if close > 1 else 0
+        col = mark.column if mark else 0
+        width = len(lines[line]) if line < len(lines) else 0
+        col = min(col, width)
+        end = col + 1 if col < width else col
+        msg = (exc.problem or str(exc)).strip()
+        return Frontmatter("yaml_error", 0, close, error=f"frontmatter YAML does not parse: {msg}",
+                           error_span=Span(line, col, line, end), body_line=close + 1)
+    except (yaml.YAMLError, RecursionError, ValueError) as exc:
+        span = Span(0, 0, 0, len(first))
+        return Frontmatter("yaml_error", 0, close, error=f"frontmatter YAML does not parse: {exc.__class__.__name__}",
+                           error_span=span, body_line=close + 1)
+    if node is None:
+        return Frontmatter("ok", 0, close, (), body_line=close + 1)
+    if not isinstance(node, yaml.MappingNode):
+        span = _span(node.start_mark, node.end_mark, lines, close)
+        kind = "a list" if isinstance(node, yaml.SequenceNode) else "a scalar"
+        return Frontmatter("not_mapping", 0, close, error=f"frontmatter is {kind}, not a mapping of keys",
+                           error_span=span, body_line=close + 1)
+    entries = tuple(_entry(k, v, lines, close) for k, v in node.value)
+    return Frontmatter("ok", 0, close, entries, body_line=close + 1)
+
+
+def _span(start: yaml.Mark, end: yaml.Mark, lines: list[str], close: int) -> Span:
+    sl, el = 1 + start.line, 1 + end.line
+    sc, ec = start.column, end.column
+    # libyaml ends block values at the start of the next line: pull the end back to the text.
+    if el > sl and ec == 0:
+        el -= 1
+        ec = len(lines[el]) if el < len(lines) else 0
+    el = min(el, max(close - 1, sl))
+    return Span(sl, sc, el, ec)
+
+
+def _entry(knode: yaml.Node, vnode: yaml.Node, lines: list[str], close: int) -> Entry:
+    key = knode.value if isinstance(knode, yaml.ScalarNode) else "<complex key>"
+    key_span = _span(knode.start_mark, knode.end_mark, lines, close)
+    value_span = _span(vnode.start_mark, vnode.end_mark, lines, close)
+    if isinstance(vnode, yaml.ScalarNode):
+        is_string = vnode.tag == STR_TAG
+        value: object = vnode.value if is_string else _scalar(vnode)
+        if value_span.line == value_span.end_line and value_span.line < len(lines):
+            raw = lines[value_span.line][value_span.col:value_span.end_col]
+        else:
+            raw = vnode.value
+        return Entry(str(key), key_span, value_span, value, is_string, True, raw)
+    kind = "list" if isinstance(vnode, yaml.SequenceNode) else "mapping"
+    return Entry(str(key), key_span, value_span, kind, False, False, "")
+
+
+def _scalar(node: yaml.ScalarNode) -> object:
+    """Construct a non-string scalar (int, bool, null, float, timestamp) safely."""
+    try:
+        loader = _Loader("")
+        try:
+            return loader.construct_object(node, deep=False)
+        finally:
+            loader.dispose()
+    except Exception:  # noqa: BLE001 - any odd scalar reads as its text
+        return node.value

@@ -1,0 +1,65 @@
+"""Lifecycle from mtime ("untouched"): stale project facts, expiring and expired episodes and sessions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from .categories import EPISODIC, PROJECT_FACT, SESSION
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    stale_days: float = 180
+    episodic_days: float = 42
+    session_hours: float = 24
+    expiring_days: float = 7  # episodic "expires within" window
+    session_warn_hours: float = 2
+
+
+@dataclass(frozen=True)
+class Lifecycle:
+    status: str  # ok, stale, expiring, expired
+    age_days: float
+    due: datetime | None  # when it turns stale / is swept, when that applies
+    label: str  # human summary, e.g. "expires 2026-12-20, in 18 days"
+
+
+def _when(due: datetime, now: datetime) -> str:
+    delta = due - now
+    days = delta.total_seconds() / 86400
+    date = due.astimezone(timezone.utc).strftime("%Y-%m-%d")
+    if abs(days) < 1:
+        hours = round(abs(delta.total_seconds()) / 3600)
+        rel = f"in {hours} hours" if delta.total_seconds() >= 0 else f"{hours} hours ago"
+        return f"{date} {due.astimezone(timezone.utc).strftime('%H:%M')} UTC, {rel}"
+    n = round(abs(days))
+    unit = "day" if n == 1 else "days"
+    return f"{date}, in {n} {unit}" if days >= 0 else f"{date}, {n} {unit} ago"
+
+
+def lifecycle(category: str, mtime: float, now: float, t: Thresholds) -> Lifecycle:
+    age = max(now - mtime, 0.0)
+    age_days = age / 86400
+    now_dt = datetime.fromtimestamp(now, timezone.utc)
+    touched = datetime.fromtimestamp(mtime, timezone.utc)
+    if category == PROJECT_FACT:
+        due = touched + timedelta(days=t.stale_days)
+        if age_days > t.stale_days:
+            return Lifecycle("stale", age_days, due, f"stale since {_when(due, now_dt)}")
+        return Lifecycle("ok", age_days, due, f"never deleted; turns stale {_when(due, now_dt)}")
+    if category == EPISODIC:
+        due = touched + timedelta(days=t.episodic_days)
+        if age_days > t.episodic_days:
+            return Lifecycle("expired", age_days, due, f"expired {_when(due, now_dt)}; the next sweep deletes it")
+        if age_days > t.episodic_days - t.expiring_days:
+            return Lifecycle("expiring", age_days, due, f"expires {_when(due, now_dt)}")
+        return Lifecycle("ok", age_days, due, f"expires {_when(due, now_dt)}")
+    if category == SESSION:
+        due = touched + timedelta(hours=t.session_hours)
+        if age > t.session_hours * 3600:
+            return Lifecycle("expired", age_days, due, f"expired {_when(due, now_dt)}")
+        if age > t.session_warn_hours * 3600:
+            return Lifecycle("expiring", age_days, due, f"expires {_when(due, now_dt)}")
+        return Lifecycle("ok", age_days, due, f"expires {_when(due, now_dt)}")
+    return Lifecycle("ok", age_days, None, "never deleted")

@@ -1,0 +1,137 @@
+"""A Memory: one file version, parsed once; everything downstream reads it."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat as stat_mod
+from dataclasses import dataclass
+from pathlib import Path
+
+from .categories import effective_category
+from .frontmatter import Frontmatter, parse_frontmatter, split_lines
+
+MAX_READ_BYTES = 16 * 1024 * 1024  # beyond this a file is reported, not parsed
+BODY_CAP = 64 * 1024
+_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
+
+
+@dataclass(frozen=True)
+class Memory:
+    path: Path
+    vpath: str
+    text: str
+    lines: tuple[str, ...]
+    frontmatter: Frontmatter
+    category: str  # effective (after the read-time fallback)
+    raw_category: object  # None when absent
+    stamp: object  # raw `workspace` value, None when absent
+    mtime: float
+    size: int
+    decode_error: int | None = None  # byte offset of the first invalid UTF-8 byte
+    has_nul: bool = False
+    read_error: str = ""  # why the file could not be read (unreadable, too big, not a file)
+    is_index: bool = False  # the root MEMORY.md
+
+    @property
+    def body_line(self) -> int:
+        return self.frontmatter.body_line if self.frontmatter.status not in ("none", "bare") else 0
+
+    @property
+    def body(self) -> str:
+        return "\n".join(self.lines[self.body_line:])
+
+    @property
+    def title(self) -> str:
+        for line in self.lines[self.body_line:self.body_line + 40]:
+            m = _HEADING.match(line)
+            if m:
+                return m.group(1)
+        return self.path.stem
+
+
+def from_text(path: Path, vpath: str, text: str, mtime: float, size: int, *, decode_error: int | None = None,
+              has_nul: bool = False, is_index: bool = False) -> Memory:
+    lines = split_lines(text)
+    fm = parse_frontmatter(text, lines) if not is_index else Frontmatter("none")
+    cat_entry = fm.get("category") if fm.status == "ok" else None
+    ws_entry = fm.get("workspace") if fm.status == "ok" else None
+    raw_cat = cat_entry.value if cat_entry else None
+    stamp = (ws_entry.value if ws_entry.is_scalar else ws_entry.value) if ws_entry else None
+    if ws_entry and ws_entry.is_scalar and not ws_entry.is_string and ws_entry.value is None:
+        stamp = None  # `workspace:` with no value reads as no stamp
+    return Memory(path, vpath, text, tuple(lines), fm, effective_category(raw_cat), raw_cat, stamp, mtime, size,
+                  decode_error, has_nul, "", is_index)
+
+
+def decode(data: bytes) -> tuple[str, int | None, bool]:
+    try:
+        text = data.decode("utf-8")
+        bad = None
+    except UnicodeDecodeError as exc:
+        bad = exc.start
+        text = data.decode("utf-8", errors="replace")
+    has_nul = "\x00" in text
+    if has_nul:
+        text = text.replace("\x00", "\ufffd")
+    return text, bad, has_nul
+
+
+def load(path: Path, vpath: str, *, is_index: bool = False) -> Memory:
+    """Read and parse one file; never raises. Unreadable or odd files carry a read_error."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        if getattr(exc, "errno", None) == 40:  # ELOOP: the file itself is a symlink
+            return _resolve_symlink(path, vpath, is_index)
+        return _unreadable(path, vpath, f"cannot read: {exc.strerror or exc.__class__.__name__}", is_index)
+    try:
+        st = os.fstat(fd)
+        if not stat_mod.S_ISREG(st.st_mode):
+            return _unreadable(path, vpath, "not a regular file", is_index, st.st_mtime)
+        if st.st_size > MAX_READ_BYTES:
+            return _unreadable(path, vpath, f"file is {st.st_size // (1024 * 1024)} MB: too large to read as a memory",
+                               is_index, st.st_mtime, st.st_size)
+        chunks = []
+        remaining = MAX_READ_BYTES + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        data = b"".join(chunks)
+    except OSError as exc:
+        return _unreadable(path, vpath, f"cannot read: {exc.strerror or exc.__class__.__name__}", is_index)
+    finally:
+        os.close(fd)
+    text, bad, nul = decode(data)
+    return from_text(path, vpath, text, st.st_mtime, len(data), decode_error=bad, has_nul=nul, is_index=is_index)
+
+
+def _resolve_symlink(path: Path, vpath: str, is_index: bool) -> Memory:
+    # The scanner only hands over symlinks whose target stays inside the store.
+    try:
+        target = Path(os.path.realpath(path, strict=True))
+    except (OSError, RuntimeError):
+        return _unreadable(path, vpath, "symlink loop or dangling symlink: not read", is_index)
+    return load_plain(target, path, vpath, is_index)
+
+
+def load_plain(target: Path, path: Path, vpath: str, is_index: bool) -> Memory:
+    try:
+        st = target.stat()
+        if not stat_mod.S_ISREG(st.st_mode):
+            return _unreadable(path, vpath, "not a regular file", is_index, st.st_mtime)
+        if st.st_size > MAX_READ_BYTES:
+            return _unreadable(path, vpath, "file is too large to read as a memory", is_index, st.st_mtime, st.st_size)
+        data = target.read_bytes()
+    except OSError as exc:
+        return _unreadable(path, vpath, f"cannot read: {exc.strerror}", is_index)
+    text, bad, nul = decode(data)
+    return from_text(path, vpath, text, st.st_mtime, len(data), decode_error=bad, has_nul=nul, is_index=is_index)
+
+
+def _unreadable(path: Path, vpath: str, reason: str, is_index: bool, mtime: float = 0.0, size: int = 0) -> Memory:
+    return Memory(path, vpath, "", ("",), Frontmatter("none"), effective_category(None), None, None, mtime, size,
+                  read_error=reason, is_index=is_index)

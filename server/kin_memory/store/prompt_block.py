@@ -1,0 +1,74 @@
+"""The block the agent inlines at session start: the memory listing plus MEMORY.md, capped."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .memory import Memory
+from .workspace import visibility
+
+MAX_LINES = 200
+MAX_BYTES = 25 * 1024
+
+
+@dataclass(frozen=True)
+class BlockLine:
+    text: str
+    source: str  # "listing", "summary", "index" (a MEMORY.md line) or "header"
+    index_line: int = -1  # the MEMORY.md line number for index lines
+
+
+@dataclass(frozen=True)
+class PromptBlock:
+    lines: tuple[BlockLine, ...]
+    kept: int  # how many lines fit under both caps
+    cut_reason: str = ""  # "lines", "bytes" or ""
+    cut_byte_line: int = -1  # the line at which the byte cap falls
+    cut_byte_col: int = 0
+    hidden: int = 0  # foreign-workspace files collapsed into the summary line
+    extra: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(line.text for line in self.lines[: self.kept])
+
+    @property
+    def truncated(self) -> bool:
+        return self.kept < len(self.lines)
+
+
+def listing_line(memory: Memory) -> str:
+    return f"- {memory.vpath} ({memory.category}) — {memory.title}"
+
+
+def compose(memories: list[Memory], index: Memory | None, active: tuple[str, ...]) -> PromptBlock:
+    lines = [BlockLine("# Memory", "header")]
+    hidden = 0
+    for memory in sorted(memories, key=lambda m: m.vpath):
+        if memory.category == "session":
+            continue
+        if visibility(memory.stamp, active).visible:
+            lines.append(BlockLine(listing_line(memory), "listing"))
+        else:
+            hidden += 1
+    if hidden:
+        lines.append(BlockLine(f"- … and {hidden} memories of other workspaces (not listed)", "summary"))
+    if index is not None and not index.read_error:
+        lines.append(BlockLine("", "header"))
+        lines.append(BlockLine("## MEMORY.md", "header"))
+        for n, text in enumerate(index.lines):
+            lines.append(BlockLine(text, "index", n))
+    kept = min(len(lines), MAX_LINES)
+    reason = "lines" if len(lines) > MAX_LINES else ""
+    used = 0
+    cut_line, cut_col = -1, 0
+    for i, line in enumerate(lines[:kept]):
+        size = len(line.text.encode("utf-8", "surrogatepass")) + 1
+        if used + size > MAX_BYTES:
+            room = MAX_BYTES - used
+            encoded = line.text.encode("utf-8", "surrogatepass")[:max(room, 0)]
+            cut_col = len(encoded.decode("utf-8", "ignore"))
+            cut_line, kept, reason = i, i, "bytes"
+            break
+        used += size
+    return PromptBlock(tuple(lines), kept, reason, cut_line, cut_col, hidden)

@@ -1,0 +1,135 @@
+"""The Store: the one owner of which memory files exist and what they say."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .memory import Memory, from_text, load
+from .paths import INDEX_NAME, is_memory_rel, virtual_path
+
+MAX_DEPTH = 32
+
+
+@dataclass(frozen=True)
+class ScanProblem:
+    vpath: str
+    reason: str
+
+
+def scan(root: Path) -> tuple[list[tuple[Path, str, bool]], list[ScanProblem]]:
+    """Walk the store: (real path, virtual path, is_index) for every memory file and MEMORY.md.
+
+    Hidden names are skipped (the index folder lives there); symlinked directories are not followed
+    (loops, escapes); a symlinked file is kept only when its target stays inside the store.
+    """
+    found: list[tuple[Path, str, bool]] = []
+    problems: list[ScanProblem] = []
+    real_root = os.path.realpath(root)
+
+    def walk(directory: str, parts: tuple[str, ...]) -> None:
+        if len(parts) > MAX_DEPTH:
+            problems.append(ScanProblem(virtual_path(root, Path(directory)), "folder nesting too deep: not scanned"))
+            return
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as exc:
+            if parts:
+                problems.append(ScanProblem(virtual_path(root, Path(directory)), f"cannot list folder: {exc.strerror}"))
+            return
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
+                continue
+            rel = (*parts, name)
+            try:
+                is_link = entry.is_symlink()
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_dir:
+                if name.endswith(".md"):
+                    problems.append(ScanProblem(virtual_path(root, Path(entry.path)), "a folder named like a memory file: ignored"))
+                walk(entry.path, rel)
+                continue
+            if not name.endswith(".md"):
+                continue
+            if is_link:
+                target = os.path.realpath(entry.path)
+                if os.path.isdir(target):
+                    continue
+                if not (target == real_root or target.startswith(real_root + os.sep)) and os.path.exists(target):
+                    problems.append(ScanProblem(virtual_path(root, Path(entry.path)), "symlink pointing outside the store: not read"))
+                    continue
+            if rel == (INDEX_NAME,):
+                found.append((Path(entry.path), virtual_path(root, Path(entry.path)), True))
+            elif is_memory_rel(rel):
+                found.append((Path(entry.path), virtual_path(root, Path(entry.path)), False))
+
+    walk(str(root), ())
+    return found, problems
+
+
+@dataclass
+class Store:
+    """Path → Memory for the disk view, plus overlays (open editor buffers) on top."""
+
+    root: Path
+    disk: dict[str, Memory] = field(default_factory=dict)
+    overlays: dict[str, Memory] = field(default_factory=dict)
+    problems: list[ScanProblem] = field(default_factory=list)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+    def load_all(self) -> None:
+        files, problems = scan(self.root)
+        disk = {vpath: load(path, vpath, is_index=is_index) for path, vpath, is_index in files}
+        with self.lock:
+            self.disk = disk
+            self.problems = problems
+
+    def get(self, vpath: str) -> Memory | None:
+        with self.lock:
+            return self.overlays.get(vpath) or self.disk.get(vpath)
+
+    def memories(self) -> Iterator[Memory]:
+        """The effective view: overlays win over disk; MEMORY.md excluded."""
+        with self.lock:
+            merged = {**self.disk, **self.overlays}
+        return (m for m in merged.values() if not m.is_index)
+
+    def index_file(self) -> Memory | None:
+        from .root import VIRTUAL_ROOT
+
+        return self.get(f"{VIRTUAL_ROOT}/{INDEX_NAME}")
+
+    def all(self) -> list[Memory]:
+        with self.lock:
+            return list({**self.disk, **self.overlays}.values())
+
+    def refresh_path(self, path: Path) -> tuple[str, Memory | None]:
+        """Re-read one file from disk (after an external change); None when it is gone."""
+        vpath = virtual_path(self.root, path)
+        is_index = vpath == f"/memories/{INDEX_NAME}"
+        exists = os.path.lexists(path) and not os.path.isdir(path)
+        memory = load(path, vpath, is_index=is_index) if exists else None
+        with self.lock:
+            if memory is None:
+                self.disk.pop(vpath, None)
+            else:
+                self.disk[vpath] = memory
+        return vpath, memory
+
+    def set_overlay(self, path: Path, text: str, mtime: float) -> Memory:
+        vpath = virtual_path(self.root, path)
+        is_index = vpath == f"/memories/{INDEX_NAME}"
+        memory = from_text(path, vpath, text, mtime, len(text.encode("utf-8", "surrogatepass")), is_index=is_index)
+        with self.lock:
+            self.overlays[vpath] = memory
+        return memory
+
+    def drop_overlay(self, vpath: str) -> None:
+        with self.lock:
+            self.overlays.pop(vpath, None)

@@ -1,0 +1,132 @@
+"""Every result and error string of the memory tool (reference/memory-tool.md, exact)."""
+
+from __future__ import annotations
+
+ROOT = "/memories"
+
+SYMLINK_ESCAPE = "Path would escape /memories directory via symlink"
+DELETE_ROOT = "Cannot delete the /memories directory itself"
+RENAME_ROOT = "Cannot rename the /memories directory itself"
+STR_REPLACE_OK_HEADER = "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"
+
+
+def missing_prefix(path: str) -> str:
+    return f"Path must start with /memories, got: {path}"
+
+
+def traversal(path: str) -> str:
+    return f"Path {path} would escape /memories directory"
+
+
+def not_found(path: str) -> str:
+    return f"The path {path} does not exist. Please provide a valid path."
+
+
+def not_a_file(path: str) -> str:
+    return f"The path {path} is not a file."
+
+
+def too_many_lines(path: str) -> str:
+    return f"File {path} exceeds maximum line limit of 999,999 lines."
+
+
+def create_ok(path: str) -> str:
+    return f"File created successfully at: {path}"
+
+
+def create_exists(path: str) -> str:
+    return f"File {path} already exists"
+
+
+def no_match(old_str: str, path: str) -> str:
+    return f"No replacement was performed, old_str `{old_str}` did not appear verbatim in {path}."
+
+
+def multiple(old_str: str, lines: list[int]) -> str:
+    joined = ", ".join(str(n) for n in lines)
+    return (f"No replacement was performed. Multiple occurrences of old_str `{old_str}` in lines: {joined}. "
+            "Please ensure it is unique")
+
+
+def bad_insert_line(n: object, length: int) -> str:
+    return f"Invalid `insert_line` parameter: {n}. It should be within the range [0, {length}]."
+
+
+def insert_ok(path: str) -> str:
+    return f"The file {path} has been edited."
+
+
+def delete_missing(path: str) -> str:
+    return f"The path {path} does not exist"
+
+
+def delete_ok(path: str) -> str:
+    return f"Successfully deleted {path}"
+
+
+def rename_exists(new_path: str) -> str:
+    return f"The destination {new_path} already exists"
+
+
+def rename_missing(old_path: str) -> str:
+    return f"The path {old_path} does not exist"
+
+
+def rename_ok(old_path: str, new_path: str) -> str:
+    return f"Successfully renamed {old_path} to {new_path}"
+
+
+def vanished(path: str) -> str:
+    return f"The file {path} no longer exists (may have been deleted or renamed concurrently)."
+
+
+def not_utf8(path: str) -> str:
+    return f"The file {path} is not a valid UTF-8 text file and cannot be read as memory."
+
+
+def unsupported(path: str) -> str:
+    return f"Unsupported file type for {path}"
+
+
+def dir_header(path: str) -> str:
+    return f"Here're the files and directories up to 2 levels deep in {path}, excluding hidden items:"
+
+
+def file_header(path: str) -> str:
+    return f"Here's the content of {path} with line numbers:"
+
+
+def plan_mode(command: str) -> str:
+    return f"Memory tool is in plan mode: {command} is not allowed (view only)"
+
+
+def declined(command: str, path: str) -> str:
+    return f"The user declined the {command} of {path}"
+
+
+def disabled(disabled_by: object) -> str:
+    return f"Memory is disabled (memory_enabled = false in {disabled_by})"
+
+
+def conflict(path: str) -> str:
+    return f"The file {path} changed while it was being edited; no replacement was performed."
+
+
+def unknown_command(command: object) -> str:
+    return (f"Unknown command: {command!r}. Expected one of: view, create, str_replace, insert, delete, rename")
+
+
+def missing_param(command: str, param: str) -> str:
+    return f"Missing required parameter `{param}` for command {command}"
+
+
+def bad_param(command: str, param: str, expected: str) -> str:
+    return f"Invalid parameter `{param}` for command {command}: expected {expected}"
+
+
+def os_error(path: str, what: str) -> str:
+    return f"Could not {what} {path}: the operation failed on the memory store"
+
+
+def not_a_directory(path: str) -> str:
+    return f"The path {path} is not a directory."

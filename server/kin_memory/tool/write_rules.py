@@ -1,0 +1,88 @@
+"""Write-time rules for `create` of a memory file: category rewrite and workspace stamp.
+
+Line-based: only the `category` value and an added `workspace` line change; every other byte stays.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+CATEGORIES = ("project-fact", "preference", "episodic", "session")
+DEFAULT_CATEGORY = "episodic"
+STAMPED = ("project-fact", "episodic")
+
+_KEY = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_-]*)[ \t]*:(.*)$")
+_PLAIN = re.compile(r"[A-Za-z0-9_/~+][A-Za-z0-9_./~+ -]*")
+
+
+def _scalar(raw: str) -> str:
+    v = raw.strip()
+    if " #" in v:
+        v = v.split(" #", 1)[0].rstrip()
+    if v.startswith("#"):
+        return ""
+    if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
+        v = v[1:-1]
+    return v
+
+
+def _yaml_value(value: str) -> str:
+    if _PLAIN.fullmatch(value) and not value.endswith(" ") and ": " not in value:
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _split_lines(text: str) -> list[str]:
+    return text.splitlines(keepends=True) if text else []
+
+
+def _body(line: str) -> str:
+    return line.rstrip("\r\n")
+
+
+def apply(text: str, workspace: str | None) -> str:
+    lines = _split_lines(text)
+    if lines and _body(lines[0]) == "---" and lines[0] != "---":
+        close = next((i for i in range(1, len(lines)) if _body(lines[i]) == "---"), None)
+        if close is not None:
+            return _apply_fenced(lines, close, workspace)
+    nl = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    head = ["---", f"category: {DEFAULT_CATEGORY}"]
+    if workspace:
+        head.append(f"workspace: {_yaml_value(workspace)}")
+    head.append("---")
+    return nl.join(head) + nl + text
+
+
+def _apply_fenced(lines: list[str], close: int, workspace: str | None) -> str:
+    nl = "\r\n" if lines[0].endswith("\r\n") else "\n"
+    cat_index: int | None = None
+    category: str | None = None
+    has_workspace = False
+    for i in range(1, close):
+        m = _KEY.match(lines[i])
+        if not m:
+            continue
+        if m.group(1) == "category" and cat_index is None:
+            cat_index, category = i, _scalar(_body(m.group(2)))
+        elif m.group(1) == "workspace":
+            has_workspace = True
+    out = list(lines)
+    if category not in CATEGORIES:
+        if cat_index is None:
+            out.insert(1, f"category: {DEFAULT_CATEGORY}{nl}")
+            close += 1
+        else:
+            line = out[cat_index]
+            ending = line[len(_body(line)):] or nl
+            # drop an indented/list continuation of the bad value (a block value of `category`)
+            end = cat_index + 1
+            while end < close and (out[end][:1] in (" ", "\t") or out[end].startswith("- ")):
+                end += 1
+            out[cat_index:end] = [f"category: {DEFAULT_CATEGORY}{ending}"]
+            close -= end - cat_index - 1
+        category = DEFAULT_CATEGORY
+    if category in STAMPED and workspace and not has_workspace:
+        out.insert(close, f"workspace: {_yaml_value(workspace)}{nl}")
+    return "".join(out)
