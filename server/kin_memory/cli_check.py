@@ -1,0 +1,123 @@
+"""`kin-memory check`: diagnostics for a whole store, printed like a linter or as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from importlib import resources
+from pathlib import Path
+
+from .context import load_store, make_context
+from .findings.catalog import ERROR
+from .findings.model import Finding
+from .findings.run import check_store
+from .findings.settings import from_problem
+from .store.root import resolve_root
+from .store.settings import effective_settings
+from .store.workspace import cli_workspace
+
+
+def register(subparsers, common: argparse.ArgumentParser) -> None:
+    p = subparsers.add_parser("check", parents=[common], help="diagnostics for every file of the store")
+    p.add_argument("path", nargs="?", help="store root or a folder/file inside it (default: the resolved root)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--example-if-missing", action="store_true",
+                   help="check the bundled example store when the resolved store does not exist")
+    p.set_defaults(func=run)
+
+
+def example_root() -> Path:
+    """A fresh copy of the bundled example store, with the file ages its manifest asks for.
+
+    Ages cannot ship inside a package (installs reset mtimes), so the copy gets them applied; the copy
+    lives in a temporary folder so checking the example never writes into the installed package.
+    """
+    import shutil
+    import tempfile
+    import time
+
+    source = Path(str(resources.files("kin_memory") / "example_store"))
+    target = Path(tempfile.mkdtemp(prefix="kin-memory-example-")) / "memory"
+    shutil.copytree(source, target)
+    manifest = target / ".mtimes.json"
+    ages = json.loads(manifest.read_text(encoding="utf-8")) if manifest.exists() else {}
+    now = time.time()
+    for rel, days in ages.items():
+        path = target / rel
+        if not rel.startswith("_") and path.is_file():
+            os.utime(path, (now - days * 86400, now - days * 86400))
+    return target
+
+
+def run(args: argparse.Namespace) -> int:
+    from .cli import UsageError
+
+    target: Path | None = Path(os.path.abspath(os.path.expanduser(args.path))) if args.path else None
+    root = resolve_root(args.root).path if args.root or not target else None
+    only: Path | None = None
+    if target is not None and root is None:
+        if not target.exists():
+            raise UsageError(f"no such file or folder: {args.path}")
+        resolved = resolve_root(None).path
+        real = Path(os.path.realpath(target))
+        if real == resolved or resolved in real.parents:
+            root, only = resolved, real
+        else:
+            root = real if real.is_dir() else real.parent
+            only = None if real.is_dir() else real
+    assert root is not None
+    note = ""
+    if not root.is_dir():
+        if args.example_if_missing:
+            note = f"no memory store at {root}; checking the bundled example store instead"
+            root = example_root()
+        else:
+            raise UsageError(f"memory store not found: {root} (set KIN_MEMORY_DIR or pass --root)")
+    root = Path(os.path.realpath(root))
+    workspace = cli_workspace(args.workspace, root)
+    ctx = make_context(root, workspace)
+    store = load_store(root)
+    results = check_store(store, ctx)
+    rows: list[tuple[str, Finding]] = []
+    for vpath in sorted(results):
+        path = root / vpath[len("/memories/"):]
+        if only is not None and only != path and only not in path.parents:
+            continue
+        rows += [(str(path), f) for f in results[vpath]]
+    for problem in store.problems:
+        rows.append((str(root / problem.vpath[len("/memories/"):]), Finding("KM900", _zero(), problem.reason)))
+    for sp in effective_settings([workspace] if workspace and workspace != "global" else []).problems:
+        rows.append((str(sp.path), from_problem(sp)))
+    if note:
+        print(note, file=sys.stderr)
+    if args.format == "json":
+        print(json.dumps([_json(path, f) for path, f in rows], indent=2))
+    else:
+        _text(rows, len(results))
+    return 1 if any(f.severity == ERROR for _, f in rows) else 0
+
+
+def _zero():
+    from .store.frontmatter import Span
+
+    return Span(0, 0, 0, 0)
+
+
+def _json(path: str, f: Finding) -> dict:
+    return {"path": path, "range": {"start": {"line": f.span.line, "character": f.span.col},
+                                    "end": {"line": f.span.end_line, "character": f.span.end_col}},
+            "code": f.code, "severity": f.severity, "message": f.message}
+
+
+def _text(rows: list[tuple[str, Finding]], files: int) -> None:
+    cwd = os.getcwd()
+    for path, f in rows:
+        shown = os.path.relpath(path, cwd) if path.startswith(cwd + os.sep) else path
+        print(f"{shown}:{f.span.line + 1}:{f.span.col + 1}: {f.code} {f.severity}: {f.message}")
+    counts: dict[str, int] = {}
+    for _, f in rows:
+        counts[f.severity] = counts.get(f.severity, 0) + 1
+    summary = ", ".join(f"{n} {sev}{'s' if n != 1 else ''}" for sev, n in sorted(counts.items())) or "no problems"
+    print(f"{files} files checked: {summary}", file=sys.stderr)
