@@ -22,7 +22,7 @@ from ..store.prompt_block import compose
 from ..store.root import resolve_root
 from ..store.store import Store
 from ..store.workspace import active_workspaces
-from . import convert, features
+from . import convert
 
 log = logging.getLogger("kin_memory.lsp")
 
@@ -140,6 +140,8 @@ def _num(value: object, default: float) -> float:
 
 
 def create_server(root: str | None = None, workspace: str | None = None) -> KinMemoryServer:
+    from . import features
+
     server = KinMemoryServer(root, workspace)
     features.register(server)
     return server

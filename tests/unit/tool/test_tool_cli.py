@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from kin_memory.cli import UsageError, main
+from kin_memory.tool import cli
+
+
+def test_tool_subcommand_create_and_view(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    root = tmp_path / "store"
+    root.mkdir()
+    rc = main(["tool", "--root", str(root), "--workspace", "none",
+               json.dumps({"command": "create", "path": "/memories/a.md", "file_text": "hi"})])
+    assert rc == 0
+    assert capsys.readouterr().out == "File created successfully at: /memories/a.md\n"
+    assert (root / "a.md").read_text() == "---\ncategory: episodic\n---\nhi"
+    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps({"command": "view", "path": "/memories/nope"})))
+    rc = main(["tool", "--root", str(root), "--workspace", "none", "-"])
+    assert rc == 1
+    assert capsys.readouterr().out == "The path /memories/nope does not exist. Please provide a valid path.\n"
+
+
+def test_tool_invalid_json(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert main(["tool", "--root", str(tmp_path), "{nope"]) == 2
+    assert "JSON" in capsys.readouterr().err
+
+
+def test_handler_raises_usage_error(tmp_path):
+    import argparse
+
+    with pytest.raises(UsageError):
+        cli.handler(argparse.Namespace(json="[1]", root=str(tmp_path), workspace="none"))
+
+
+def test_tool_disabled_by_workspace_settings(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    ws = tmp_path / "ws"
+    (ws / ".kin").mkdir(parents=True)
+    (ws / ".kin" / "settings.toml").write_text("memory_enabled = false\n")
+    rc = main(["tool", "--root", str(tmp_path / "store"), "--workspace", str(ws),
+               json.dumps({"command": "view", "path": "/memories"})])
+    assert rc == 1
+    out = capsys.readouterr().out
+    assert out.startswith("Memory is disabled (memory_enabled = false in ") and "settings.toml" in out
