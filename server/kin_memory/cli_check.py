@@ -96,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps([_json(path, f) for path, f in rows], indent=2))
     else:
         _text(rows, len(results))
+    if note:
+        return 0  # the example store is broken on purpose: its findings are the demonstration
     return 1 if any(f.severity == ERROR for _, f in rows) else 0
 
 
