@@ -19,6 +19,9 @@ SECRET_PATTERNS = (
     ("credential assignment", re.compile(
         r"(?i)\b(?:api[_-]?key|secret|token|password|passwd)\b\s*[:=]\s*['\"]?(?=[A-Za-z0-9/+_.-]*\d)[A-Za-z0-9/+_.-]{16,}")),
 )
+# Literal fragments every pattern needs: a cheap `in` test skips the regexes on almost every line.
+TRIGGERS = ("-----BEGIN", "AKIA", "ASIA", "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "AIza")
+WORD_TRIGGERS = ("key", "secret", "token", "passw")
 MAX_SCAN_LINE = 20_000  # secrets live in short lines; a 100k-char line is scanned in its head only
 
 
@@ -62,6 +65,9 @@ def _secrets(memory: Memory) -> list[Finding]:
         if len(line) < 16:
             continue
         head = line[:MAX_SCAN_LINE]
+        lower = head.lower()
+        if not any(t in head for t in TRIGGERS) and not any(w in lower for w in WORD_TRIGGERS):
+            continue
         for label, pattern in SECRET_PATTERNS:
             m = pattern.search(head)
             if m:

@@ -93,14 +93,16 @@ class KinMemoryServer(LanguageServer):
         uri = self.uri_of(vpath)
         if not findings and vpath not in self.published:
             return
-        diags = [convert.to_diagnostic(f, lines, self.encoding, self.uri_of) for f in findings]
+        diags = [convert.diagnostic_json(f, lines, self.encoding, self.uri_of) for f in findings]
         if findings:
             self.published.add(vpath)
         else:
             self.published.discard(vpath)
         doc = self.workspace.text_documents.get(uri)
-        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diags,
-                                                                            version=doc.version if doc else None))
+        # Plain JSON-ready dicts sent as-is: converting thousands of attrs objects through cattrs at
+        # startup dominated cold start (pygls's typed notify() would re-structure them).
+        params = {"uri": uri, "diagnostics": diags, **({"version": doc.version} if doc else {})}
+        self.protocol._send_data({"jsonrpc": "2.0", "method": lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, "params": params})
 
     def publish_all(self) -> None:
         results = check_store(self.store, self.context())

@@ -30,6 +30,9 @@ def scan(root: Path) -> tuple[list[tuple[Path, str, bool]], list[ScanProblem]]:
     problems: list[ScanProblem] = []
     real_root = os.path.realpath(root)
 
+    def vp(parts: tuple[str, ...]) -> str:
+        return "/memories/" + "/".join(parts)
+
     def walk(directory: str, parts: tuple[str, ...]) -> None:
         if len(parts) > MAX_DEPTH:
             problems.append(ScanProblem(virtual_path(root, Path(directory)), "folder nesting too deep: not scanned"))
@@ -65,9 +68,9 @@ def scan(root: Path) -> tuple[list[tuple[Path, str, bool]], list[ScanProblem]]:
                     problems.append(ScanProblem(virtual_path(root, Path(entry.path)), "symlink pointing outside the store: not read"))
                     continue
             if rel == (INDEX_NAME,):
-                found.append((Path(entry.path), virtual_path(root, Path(entry.path)), True))
+                found.append((Path(entry.path), vp(rel), True))
             elif is_memory_rel(rel):
-                found.append((Path(entry.path), virtual_path(root, Path(entry.path)), False))
+                found.append((Path(entry.path), vp(rel), False))
 
     walk(str(root), ())
     return found, problems
