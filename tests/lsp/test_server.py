@@ -150,3 +150,18 @@ async def test_utf16_vs_utf8_columns(utf16, utf8):
     assert d16.range.start.character == d8.range.start.character == 10
     assert d16.range.end.character == 10 + 2 + 9
     assert d8.range.end.character == 10 + 4 + 9
+
+
+async def test_tool_and_list_commands(client):
+    result = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+        command="kin.memory.tool", arguments=[{"command": "create", "path": "/memories/new/fact.md", "file_text": "Hello\n"}]))
+    assert result == {"content": "File created successfully at: /memories/new/fact.md", "isError": False}
+    text = (STORE / "new" / "fact.md").read_text()
+    assert text.startswith("---\ncategory: episodic\n") and text.endswith("Hello\n")
+    bad = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+        command="kin.memory.tool", arguments=[{"command": "view", "path": "/memories/../etc/passwd"}]))
+    assert bad["isError"] is True and "would escape /memories" in bad["content"]
+    listing = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(command="kin.memory.list", arguments=[{}]))
+    by_path = {m["path"]: m for m in listing["memories"]}
+    assert by_path["/memories/facts/old.md"]["status"] == "stale"
+    assert by_path["/memories/new/fact.md"]["category"] == "episodic"
