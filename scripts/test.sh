@@ -16,6 +16,10 @@ if [ -x syntaxes/test.sh ]; then
   step "grammar tests"
   syntaxes/test.sh
 fi
+if [ -x tests/editors/nvim/run.sh ]; then
+  step "Neovim end-to-end (headless)"
+  tests/editors/nvim/run.sh
+fi
 if [ -x tests/editors/vscode/run.sh ]; then
   step "VS Code end-to-end (code-server + headless Chromium)"
   tests/editors/vscode/run.sh

@@ -141,9 +141,26 @@ def _num(value: object, default: float) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else default
 
 
+# Feature modules, each exposing register(server). One module per concern keeps the LSP shell thin;
+# a module not present in this build is skipped (the same pattern as the CLI's subcommands).
+FEATURE_MODULES = (
+    "kin_memory.lsp.features",
+    "kin_memory.lsp.recall_features",
+    "kin_memory.lsp.tool_features",
+    "kin_memory.lsp.reflect_features",
+)
+
+
 def create_server(root: str | None = None, workspace: str | None = None) -> KinMemoryServer:
-    from . import features
+    import importlib
 
     server = KinMemoryServer(root, workspace)
-    features.register(server)
+    for name in FEATURE_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue
+        module.register(server)
     return server
