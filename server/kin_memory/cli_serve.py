@@ -15,11 +15,32 @@ def register(subparsers, common: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    shards = _start_shards(args.root)  # before the LSP stack imports: see lsp/preload.py
     from .lsp.server import create_server
 
     server = create_server(root=args.root, workspace=args.workspace)
+    server.shards = shards
     if args.tcp:
         server.start_tcp(args.host, args.port)
     else:
-        server.start_io()
+        from .lsp.stdio import serve_stdio
+
+        serve_stdio(server)
     return 0
+
+
+def _start_shards(root_arg: str | None):
+    """Cold-start workers, unless KIN_MEMORY_WORKERS=0 (a number forces that many, for any size)."""
+    import os
+
+    from .lsp.preload import Shards
+    from .store.root import resolve_root
+
+    setting = os.environ.get("KIN_MEMORY_WORKERS", "")
+    workers = int(setting) if setting.isdigit() else None
+    if workers == 0:
+        return None
+    try:
+        return Shards.start(resolve_root(root_arg).path, workers)
+    except OSError:
+        return None

@@ -49,6 +49,8 @@ def _encoding(memory: Memory) -> Finding:
 
 
 def _oversize(memory: Memory) -> list[Finding]:
+    if memory.size <= BODY_CAP:  # the body is a part of the file
+        return []
     start = memory.body_line
     total = 0
     for n in range(start, len(memory.lines)):
@@ -61,6 +63,11 @@ def _oversize(memory: Memory) -> list[Finding]:
 
 def _secrets(memory: Memory) -> list[Finding]:
     out: list[Finding] = []
+    # Whole-text substring tests (C speed) rule out nearly every file before any per-line work.
+    text = memory.text
+    lower = text.lower()
+    if not any(t in text for t in TRIGGERS) and not any(w in lower for w in WORD_TRIGGERS):
+        return out
     for n, line in enumerate(memory.lines):
         if len(line) < 16:
             continue

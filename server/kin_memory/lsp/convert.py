@@ -6,6 +6,7 @@ from lsprotocol import types as lsp
 
 from ..findings.model import Finding, Fix
 from ..store.frontmatter import Span
+from . import frames
 
 SEVERITY = {
     "error": lsp.DiagnosticSeverity.Error,
@@ -16,12 +17,7 @@ SEVERITY = {
 
 
 def col_to_client(line: str, col: int, encoding: str) -> int:
-    head = line[:col]
-    if encoding == lsp.PositionEncodingKind.Utf8:
-        return len(head.encode("utf-8", "surrogatepass"))
-    if encoding == lsp.PositionEncodingKind.Utf32:
-        return len(head)
-    return len(head.encode("utf-16-le", "surrogatepass")) // 2
+    return frames.col_to_client(line, col, getattr(encoding, "value", encoding))
 
 
 def col_from_client(line: str, units: int, encoding: str) -> int:
@@ -63,21 +59,3 @@ def fix_to_action(fix: Fix, f: Finding, diag: lsp.Diagnostic, uri: str, version,
     elif fix.command == "markReviewed":
         action.command = lsp.Command(title=fix.title, command="kin.memory.markReviewed", arguments=[{"uri": uri}])
     return action
-
-
-def _pos_json(lines, line: int, col: int, encoding: str) -> dict:
-    text = lines[line] if 0 <= line < len(lines) else ""
-    return {"line": line, "character": col if text.isascii() else col_to_client(text, col, encoding)}
-
-
-def diagnostic_json(f: Finding, lines, encoding: str, uri_of) -> dict:
-    """The same Diagnostic as to_diagnostic, as a JSON-ready dict (the startup fast path)."""
-    out: dict = {"range": {"start": _pos_json(lines, f.span.line, f.span.col, encoding),
-                           "end": _pos_json(lines, f.span.end_line, f.span.end_col, encoding)},
-                 "message": f.message, "severity": int(SEVERITY[f.severity]), "code": f.code, "source": "kin-memory",
-                 "data": {"code": f.code}}
-    if f.related:
-        out["relatedInformation"] = [{"location": {"uri": uri_of(r.vpath), "range": {
-            "start": {"line": r.span.line, "character": r.span.col}, "end": {"line": r.span.end_line, "character": r.span.end_col}}},
-            "message": r.message} for r in f.related]
-    return out

@@ -279,15 +279,31 @@ async def startup(ls: KinMemoryServer) -> None:
             progress = False
     loop = asyncio.get_running_loop()
     started = time.perf_counter()
-    await loop.run_in_executor(None, ls.store.load_all)
-    ls.publish_all()
+    results = await loop.run_in_executor(None, ls.shard_results)
+    if results is not None:
+        count = ls.send_shard_results(results)
+        log_checked(ls, count, started, f" by {len(results)} worker processes")
+        await loop.run_in_executor(None, ls.store.load_all)
+        ls.reconcile(results)
+    else:
+        def load_and_check() -> tuple[bytes, set[str]]:
+            ls.store.load_all()
+            return ls.store_frames()
+
+        # Parsing, checking and JSON framing all run off the event loop; the loop only writes the bytes.
+        ls.send_store_frames(*await loop.run_in_executor(None, load_and_check))
+        count = sum(1 for _ in ls.store.memories())
+        log_checked(ls, count, started)
     ls.ready.set()
-    count = sum(1 for _ in ls.store.memories())
-    ls.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Info,
-                                               message=f"kin-memory: {count} memories in {ls.root} checked in {time.perf_counter() - started:.2f}s"))
     if progress:
         ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=f"{count} memories checked"))
     start_watcher(ls, loop)
+
+
+def log_checked(ls: KinMemoryServer, count: int, started: float, how: str = "") -> None:
+    seconds = time.perf_counter() - started
+    ls.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Info,
+                                               message=f"kin-memory: {count} memories in {ls.root} checked in {seconds:.2f}s{how}"))
 
 
 def start_watcher(ls: KinMemoryServer, loop: asyncio.AbstractEventLoop) -> None:

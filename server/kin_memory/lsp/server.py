@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import logging
 import os
 import threading
@@ -18,11 +20,11 @@ from ..findings.model import Context, Finding
 from ..findings.run import check_memory, check_store
 from ..store.lifecycle import Thresholds
 from ..store.paths import relative_parts
-from ..store.prompt_block import compose
+from ..store.prompt_block import compose, compose_from
 from ..store.root import resolve_root
 from ..store.store import Store
 from ..store.workspace import active_workspaces
-from . import convert
+from . import frames
 
 log = logging.getLogger("kin_memory.lsp")
 
@@ -46,11 +48,15 @@ class KinMemoryServer(LanguageServer):
         self.ready = threading.Event()
         self.published: set[str] = set()
         self.watcher_stop = threading.Event()
+        self._uris: dict[tuple[Path, str], str] = {}
+        self.shards = None  # cold-start workers forked by `kin-memory serve` (preload.Shards)
 
     # -- context -------------------------------------------------------------------------------
     @property
     def encoding(self) -> str:
-        return self.workspace.position_encoding or lsp.PositionEncodingKind.Utf16
+        """The negotiated position encoding as a plain string ("utf-8", "utf-16", "utf-32")."""
+        kind = self.workspace.position_encoding or lsp.PositionEncodingKind.Utf16
+        return getattr(kind, "value", kind)
 
     def context(self) -> Context:
         cfg = self.config
@@ -84,33 +90,109 @@ class KinMemoryServer(LanguageServer):
         return "/memories/" + "/".join(parts)
 
     def uri_of(self, vpath: str) -> str:
-        return from_fs_path(str(self.root / vpath[len("/memories/"):])) or ""
+        key = (self.root, vpath)
+        uri = self._uris.get(key)
+        if uri is None:
+            uri = self._uris[key] = from_fs_path(str(self.root / vpath[len("/memories/"):])) or ""
+        return uri
 
     # -- diagnostics ---------------------------------------------------------------------------
-    def publish(self, vpath: str, findings: list[Finding]) -> None:
+    # Notifications are framed by hand from plain JSON-ready dicts: converting thousands of attrs
+    # objects through cattrs (pygls's typed notify) dominated cold start.
+    def diagnostics_frame(self, vpath: str, findings: list[Finding], version: int | None = None) -> bytes:
         memory = self.store.get(vpath)
-        lines = memory.lines if memory else ()
-        uri = self.uri_of(vpath)
+        return frames.diagnostics_frame(self.uri_of(vpath), findings, memory.lines if memory else (), self.encoding,
+                                        self.uri_of, version)
+
+    def send_frames(self, data: bytes) -> None:
+        """Write pre-framed messages in one go (must run on the event loop thread, like pygls's writes)."""
+        writer = self.protocol.writer
+        if not data or writer is None:
+            return
+        res = writer.write(data)
+        if inspect.isawaitable(res):
+            asyncio.ensure_future(res)
+
+    def publish(self, vpath: str, findings: list[Finding]) -> None:
         if not findings and vpath not in self.published:
             return
-        diags = [convert.diagnostic_json(f, lines, self.encoding, self.uri_of) for f in findings]
         if findings:
             self.published.add(vpath)
         else:
             self.published.discard(vpath)
-        doc = self.workspace.text_documents.get(uri)
-        # Plain JSON-ready dicts sent as-is: converting thousands of attrs objects through cattrs at
-        # startup dominated cold start (pygls's typed notify() would re-structure them).
-        params = {"uri": uri, "diagnostics": diags, **({"version": doc.version} if doc else {})}
-        self.protocol._send_data({"jsonrpc": "2.0", "method": lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, "params": params})
+        doc = self.workspace.text_documents.get(self.uri_of(vpath))
+        self.send_frames(self.diagnostics_frame(vpath, findings, doc.version if doc else None))
+
+    def store_frames(self) -> tuple[bytes, set[str]]:
+        """Check the whole store and frame every non-empty result (thread-safe: touches no protocol state)."""
+        results = check_store(self.store, self.context())
+        frames = [self.diagnostics_frame(v, f) for v, f in results.items() if f]
+        return b"".join(frames), {v for v, f in results.items() if f}
+
+    def send_store_frames(self, data: bytes, with_findings: set[str]) -> None:
+        """Publish a whole-store check computed off the loop; open buffers are rechecked, not overwritten."""
+        self.log_scan_problems()
+        for vpath in self.published - with_findings:
+            self.publish(vpath, [])
+        self.published |= with_findings
+        self.send_frames(data)
+        for uri in list(self.workspace.text_documents):
+            vpath = self.vpath_of(uri)
+            if vpath:
+                self.recheck(vpath)
+
+    # -- cold start from forked shard workers (see preload.py) ---------------------------------
+    def shard_results(self) -> list | None:
+        """Runs in an executor: the shard workers' checks, if they were started for this root."""
+        shards, self.shards = self.shards, None
+        if shards is None:
+            return None
+        if shards.root != self.root:
+            shards.close()
+            return None
+        return shards.collect(self.context(), self.encoding)
+
+    def send_shard_results(self, results: list) -> int:
+        """Publish the shards' diagnostics and MEMORY.md's (which needs the merged listing)."""
+        with_findings = {v for r in results for v in r.with_findings}
+        self.published |= with_findings
+        self.send_frames(b"".join(r.frames for r in results))
+        index_vpath = next((r.index_vpath for r in results if r.index_vpath), None)
+        if index_vpath:
+            index = self.store.refresh_path(self.root / index_vpath[len("/memories/"):])[1]
+            if index is not None:
+                listed = [item for r in results for item in r.listed]
+                block = compose_from(listed, sum(r.hidden for r in results), index)
+                known = {v for r in results for v in r.stats}
+                self.publish(index_vpath, check_memory(index, self.context(), block=block, known=known))
+        return sum(len(r.stats) for r in results)
+
+    def reconcile(self, results: list) -> None:
+        """After the server's own load: recheck what moved since the shards read it, and open buffers."""
+        seen: dict[str, tuple[float, int]] = {}
+        for r in results:
+            seen.update(r.stats)
+        current = {m.vpath: (m.mtime, m.size) for m in self.store.memories()}
+        for vpath in set(seen) | set(current):
+            if seen.get(vpath) != current.get(vpath):
+                self.recheck(vpath)
+        for uri in list(self.workspace.text_documents):
+            vpath = self.vpath_of(uri)
+            if vpath:
+                self.recheck(vpath)
 
     def publish_all(self) -> None:
-        results = check_store(self.store, self.context())
-        for vpath in list(self.published):
-            if vpath not in results:
-                self.publish(vpath, [])
-        for vpath, findings in results.items():
-            self.publish(vpath, findings)
+        self.send_store_frames(*self.store_frames())
+
+    def log_scan_problems(self) -> None:
+        """Entries the scan skipped (a folder named x.md, a symlink out of the store) have no document to
+        carry a diagnostic: each gets a logged reason, once."""
+        logged = self.__dict__.setdefault("_logged_problems", set())
+        for problem in self.store.problems:
+            if (problem.vpath, problem.reason) not in logged:
+                logged.add((problem.vpath, problem.reason))
+                self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Warning,
+                                                             message=f"kin-memory: {problem.vpath}: {problem.reason}"))
 
     def recheck(self, vpath: str) -> None:
         """Recompute one file, and MEMORY.md when the listing may have changed."""

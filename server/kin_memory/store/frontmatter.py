@@ -82,6 +82,14 @@ def _is_fence(line: str) -> bool:
     return line.rstrip() == FENCE
 
 
+def _closing_fence(lines: list[str]) -> int:
+    for n in range(1, len(lines)):
+        line = lines[n]
+        if line[:3] in ("---", "...") and line.rstrip() in ("---", "..."):
+            return n
+    return -1
+
+
 def parse_frontmatter(text: str, lines: list[str] | None = None) -> Frontmatter:
     lines = split_lines(text) if lines is None else lines
     first = lines[0] if lines else ""
@@ -90,9 +98,12 @@ def parse_frontmatter(text: str, lines: list[str] | None = None) -> Frontmatter:
         if _BARE_KEY.match(first[offset:]):
             return Frontmatter("bare")
         return Frontmatter("none")
-    close = next((n for n in range(1, len(lines)) if _is_fence(lines[n]) or lines[n].rstrip() == "..."), -1)
+    close = _closing_fence(lines)
     if close < 0:
         return Frontmatter("unclosed", error="the frontmatter's opening `---` has no closing fence")
+    simple = _simple_entries(lines, close)
+    if simple is not None:
+        return Frontmatter("ok", 0, close, simple, body_line=close + 1)
     yaml_text = "\n".join(lines[1:close])
     if len(yaml_text) > MAX_FRONTMATTER_CHARS:
         span = Span(1, 0, close - 1, len(lines[close - 1]))
@@ -123,6 +134,33 @@ def parse_frontmatter(text: str, lines: list[str] | None = None) -> Frontmatter:
                            error_span=span, body_line=close + 1)
     entries = tuple(_entry(k, v, lines, close) for k, v in node.value)
     return Frontmatter("ok", 0, close, entries, body_line=close + 1)
+
+
+# `key: plain value` with nothing YAML could read differently: no quotes, flow or block indicators,
+# anchors, tags, comments, tabs or `: ` inside the value. Such lines (nearly every real memory) are
+# read without libyaml; anything else takes the full YAML path, which gives the same answer here.
+_SIMPLE_LINE = re.compile(r"([A-Za-z_][\w-]*):( +)([A-Za-z0-9/~_.][^\t#:'\"\[\]{},&*!|>%@`]*?) *")
+_RESOLVER = yaml.resolver.Resolver()
+# PyYAML's implicit resolvers key on the first character: only these can read as non-strings.
+_TYPED_START = frozenset("0123456789+-.~")
+_TYPED_WORDS = frozenset("yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF null Null NULL y Y n N".split())
+
+
+def _simple_entries(lines: list[str], close: int) -> tuple[Entry, ...] | None:
+    entries = []
+    for n in range(1, close):
+        line = lines[n]
+        m = _SIMPLE_LINE.fullmatch(line)
+        if m is None:
+            return None
+        value = m.group(3)
+        if (value[0] in _TYPED_START or value in _TYPED_WORDS) and \
+                _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) != STR_TAG:
+            return None  # a number, bool, null or date: let YAML construct it
+        key = m.group(1)
+        col = m.end(2)
+        entries.append(Entry(key, Span(n, 0, n, len(key)), Span(n, col, n, col + len(value)), value, True, True, value))
+    return tuple(entries) if entries else None
 
 
 def _span(start: yaml.Mark, end: yaml.Mark, lines: list[str], close: int) -> Span:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .memory import Memory
@@ -41,16 +42,31 @@ def listing_line(memory: Memory) -> str:
     return f"- {memory.vpath} ({memory.category}) — {memory.title}"
 
 
-def compose(memories: list[Memory], index: Memory | None, active: tuple[str, ...]) -> PromptBlock:
-    lines = [BlockLine("# Memory", "header")]
+def listing(memories: Iterable[Memory], active: tuple[str, ...]) -> tuple[list[tuple[str, str]], int]:
+    """(vpath, listing line) for every memory the agent would list, and how many are hidden.
+
+    Split from compose so shards of the store can be listed separately and merged (sorted by vpath).
+    """
+    listed: list[tuple[str, str]] = []
     hidden = 0
-    for memory in sorted(memories, key=lambda m: m.vpath):
+    for memory in memories:
         if memory.category == "session":
             continue
         if visibility(memory.stamp, active).visible:
-            lines.append(BlockLine(listing_line(memory), "listing"))
+            listed.append((memory.vpath, listing_line(memory)))
         else:
             hidden += 1
+    return listed, hidden
+
+
+def compose(memories: Iterable[Memory], index: Memory | None, active: tuple[str, ...]) -> PromptBlock:
+    listed, hidden = listing(memories, active)
+    return compose_from(listed, hidden, index)
+
+
+def compose_from(listed: list[tuple[str, str]], hidden: int, index: Memory | None) -> PromptBlock:
+    lines = [BlockLine("# Memory", "header")]
+    lines += [BlockLine(text, "listing") for _, text in sorted(listed)]
     if hidden:
         lines.append(BlockLine(f"- … and {hidden} memories of other workspaces (not listed)", "summary"))
     if index is not None and not index.read_error:

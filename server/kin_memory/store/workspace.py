@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,13 +95,16 @@ def _git_toplevel(cwd: str) -> str | None:
     return None
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+
+
 def stamp_kind(stamp: object) -> str:
     """Classify a raw `workspace` value: absent, global, path, label or invalid."""
     if stamp is None:
         return "absent"
     if not isinstance(stamp, str):
         return "invalid"
-    if len(stamp.encode("utf-8", "surrogatepass")) > MAX_STAMP_BYTES or any(ord(c) < 32 or ord(c) == 127 for c in stamp):
+    if len(stamp.encode("utf-8", "surrogatepass")) > MAX_STAMP_BYTES or _CONTROL.search(stamp):
         return "invalid"
     if stamp == GLOBAL:
         return "global"

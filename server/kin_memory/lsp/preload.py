@@ -1,0 +1,214 @@
+"""Cold-start shards: the store is read and parsed by forked workers while the LSP stack imports.
+
+Importing pygls/lsprotocol takes about a third of a second of pure CPU, and a big store takes seconds
+to parse on one core. `kin-memory serve` therefore forks one worker per core *before* it imports the
+LSP stack (no threads exist yet, so forking is safe). Each worker scans the store, keeps every Nth
+file, reads and parses it, then waits for the session's check context (known only after `initialize`
+and `workspace/configuration`), checks its files and sends back framed publishDiagnostics bytes, its
+share of the prompt-block listing and the (mtime, size) it saw per file.
+
+The server uses the shards only when they were started for the root it ends up serving; otherwise,
+or when a worker fails, it checks in-process as before. The workers hold no state the server needs
+later: the server loads its own Store afterwards, off the critical path, and rechecks any file whose
+(mtime, size) moved in between.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import select
+import signal
+import struct
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+log = logging.getLogger("kin_memory.lsp")
+
+MIN_FILES_PER_WORKER = 2000  # below this a fork costs more than it saves
+_HEADER = struct.Struct("!Q")
+
+
+@dataclass
+class ShardResult:
+    frames: bytes
+    with_findings: list[str]
+    listed: list[tuple[str, str]]
+    hidden: int
+    stats: dict[str, tuple[float, int]]  # vpath -> (mtime, size) as read
+    index_vpath: str | None = None
+
+
+@dataclass
+class Shards:
+    root: Path
+    pids: list[int] = field(default_factory=list)
+    requests: list[int] = field(default_factory=list)  # write ends: parent -> worker
+    results: list[int] = field(default_factory=list)  # read ends: worker -> parent
+
+    @classmethod
+    def start(cls, root: Path, workers: int | None = None) -> Shards | None:
+        """Fork the workers; None when the store is small, missing, or forking is unavailable."""
+        if not hasattr(os, "fork") or not root.is_dir():
+            return None
+        count = workers or _default_workers(root)
+        if count < 1:
+            return None
+        shards = cls(root)
+        for index in range(count):
+            req_r, req_w = os.pipe()
+            res_r, res_w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the worker
+                os.close(req_w)
+                os.close(res_r)
+                for fd in (*shards.requests, *shards.results):
+                    os.close(fd)
+                _worker_main(root, index, count, req_r, res_w)  # never returns
+            os.close(req_r)
+            os.close(res_w)
+            shards.pids.append(pid)
+            shards.requests.append(req_w)
+            shards.results.append(res_r)
+        return shards
+
+    def collect(self, ctx: object, encoding: str, timeout: float = 120.0) -> list[ShardResult] | None:
+        """Send the check context, gather every worker's result; None if any worker fails."""
+        request = pickle.dumps((ctx, encoding))
+        try:
+            for fd in self.requests:
+                _send(fd, request)
+            results = [_receive(fd, time.monotonic() + timeout) for fd in self.results]
+        except (OSError, EOFError, pickle.UnpicklingError, TimeoutError) as exc:
+            log.warning("cold-start workers failed (%s): checking in-process", exc)
+            results = None
+        self.close()
+        return results
+
+    def close(self) -> None:
+        for fd in (*self.requests, *self.results):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.requests, self.results = [], []
+        for pid in self.pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+        self.pids = []
+
+
+def _default_workers(root: Path) -> int:
+    """One worker per core for big stores, none for small ones (estimated from the top folders)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    estimate = _estimate_files(root)
+    if estimate < MIN_FILES_PER_WORKER:
+        return 0
+    return max(1, min(cores, estimate // MIN_FILES_PER_WORKER))
+
+
+def _estimate_files(root: Path, budget: int = 64) -> int:
+    """A cheap guess at the store size: count files, sampling at most `budget` folders."""
+    total, seen, stack = 0, 0, [str(root)]
+    folders_total = 1
+    while stack and seen < budget:
+        directory = stack.pop()
+        seen += 1
+        try:
+            with os.scandir(directory) as it:
+                for entry in it:
+                    if entry.name.startswith("."):
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                        folders_total += 1
+                    elif entry.name.endswith(".md"):
+                        total += 1
+        except OSError:
+            continue
+    if not stack:
+        return total
+    return int(total * folders_total / max(seen, 1))
+
+
+def _send(fd: int, payload: bytes) -> None:
+    data = _HEADER.pack(len(payload)) + payload
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _read_exact(fd: int, n: int, deadline: float) -> bytes:
+    chunks, remaining = [], n
+    while remaining:
+        wait = deadline - time.monotonic()
+        if wait <= 0 or not select.select([fd], [], [], wait)[0]:
+            raise TimeoutError("worker did not answer in time")
+        chunk = os.read(fd, min(remaining, 1 << 20))
+        if not chunk:
+            raise EOFError("worker exited early")
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def _receive(fd: int, deadline: float) -> ShardResult:
+    (length,) = _HEADER.unpack(_read_exact(fd, _HEADER.size, deadline))
+    result = pickle.loads(_read_exact(fd, length, deadline))
+    if not isinstance(result, ShardResult):
+        raise EOFError("worker sent an unexpected result")
+    return result
+
+
+def _worker_main(root: Path, index: int, count: int, req_fd: int, res_fd: int) -> None:
+    code = 0
+    try:
+        # Let go of the editor's pipes at once: the client must see EOF when the server exits.
+        devnull = os.open(os.devnull, os.O_RDWR)
+        os.dup2(devnull, 0)
+        os.dup2(devnull, 1)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _send(res_fd, pickle.dumps(_work(root, index, count, req_fd)))
+    except BaseException:  # noqa: BLE001 - the parent falls back to checking in-process
+        code = 1
+    os._exit(code)
+
+
+def _work(root: Path, index: int, count: int, req_fd: int) -> ShardResult:
+    from ..findings.run import check_memory
+    from ..store.memory import load
+    from ..store.prompt_block import listing
+    from ..store.store import scan
+    from . import frames
+
+    files, _ = scan(root)
+    mine = [f for n, f in enumerate(files) if n % count == index]
+    memories = [load(path, vpath, is_index=is_index) for path, vpath, is_index in mine if not is_index]
+    index_vpath = next((vpath for _, vpath, is_index in files if is_index), None)
+    (length,) = _HEADER.unpack(_read_exact(req_fd, _HEADER.size, time.monotonic() + 600))
+    ctx, encoding = pickle.loads(_read_exact(req_fd, length, time.monotonic() + 60))
+
+    from pygls.uris import from_fs_path  # light: no lsprotocol; the same URIs the server makes
+
+    def uri_of(vpath: str) -> str:
+        return from_fs_path(str(root / vpath[len("/memories/"):])) or ""
+
+    out: list[bytes] = []
+    with_findings: list[str] = []
+    for memory in memories:
+        findings = check_memory(memory, ctx)
+        if findings:
+            with_findings.append(memory.vpath)
+            out.append(frames.diagnostics_frame(uri_of(memory.vpath), findings, memory.lines, encoding, uri_of))
+    listed, hidden = listing(memories, ctx.active)
+    stats = {m.vpath: (m.mtime, m.size) for m in memories}
+    return ShardResult(b"".join(out), with_findings, listed, hidden, stats, index_vpath)

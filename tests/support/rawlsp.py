@@ -1,0 +1,96 @@
+"""A minimal JSON-RPC client over a real server process's stdio, for tests that need the raw wire."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+
+
+class RawClient:
+    def __init__(self, env: dict[str, str], args: tuple[str, ...] = ()) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "kin_memory", "serve", *args], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        self.messages: list[dict] = []
+        self.cond = threading.Condition()
+        self.next_id = 0
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        out = self.proc.stdout
+        assert out is not None
+        while True:
+            header = b""
+            while not header.endswith(b"\r\n\r\n"):
+                ch = out.read(1)
+                if not ch:
+                    return
+                header += ch
+            length = next(int(h.split(b":")[1]) for h in header.split(b"\r\n") if h.lower().startswith(b"content-length"))
+            msg = json.loads(out.read(length))
+            if "id" in msg and "method" in msg:  # server → client request: answer like a plain editor
+                self.send({"jsonrpc": "2.0", "id": msg["id"], "result": [None] if msg["method"] == "workspace/configuration" else None})
+            with self.cond:
+                self.messages.append(msg)
+                self.cond.notify_all()
+
+    def send(self, msg: dict) -> None:
+        data = json.dumps(msg).encode()
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(data) + data)
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: dict) -> int:
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        return self.next_id
+
+    def notify(self, method: str, params: dict) -> None:
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def wait(self, pred: Callable[[dict], bool], timeout: float = 30.0) -> dict:
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            seen = 0
+            while True:
+                for msg in self.messages[seen:]:
+                    if pred(msg):
+                        return msg
+                seen = len(self.messages)
+                if not self.cond.wait(max(deadline - time.monotonic(), 0)):
+                    raise AssertionError(f"timed out; last messages: {self.messages[-3:]}")
+
+    def initialize(self, encodings: list[str] | None = None) -> dict:
+        caps: dict = {"window": {"workDoneProgress": False}}
+        if encodings:
+            caps["general"] = {"positionEncodings": encodings}
+        rid = self.request("initialize", {"processId": None, "rootUri": None, "capabilities": caps, "workspaceFolders": []})
+        reply = self.wait(lambda m: m.get("id") == rid)
+        self.notify("initialized", {})
+        return reply
+
+    def wait_checked(self, timeout: float = 60.0) -> dict:
+        return self.wait(lambda m: m.get("method") == "window/logMessage" and "checked in" in m["params"]["message"], timeout)
+
+    def diagnostics(self) -> dict[str, list]:
+        """The latest diagnostics per URI, as published so far."""
+        with self.cond:
+            out: dict[str, list] = {}
+            for msg in self.messages:
+                if msg.get("method") == "textDocument/publishDiagnostics":
+                    out[msg["params"]["uri"]] = msg["params"]["diagnostics"]
+            return out
+
+    def close(self) -> str:
+        try:
+            rid = self.request("shutdown", {})
+            self.wait(lambda m: m.get("id") == rid, 10)
+            self.notify("exit", {})
+            self.proc.wait(10)
+        except Exception:  # noqa: BLE001 - a dead server is reported by the caller's assertions
+            self.proc.kill()
+        stderr = self.proc.stderr.read().decode(errors="replace") if self.proc.stderr else ""
+        return stderr
