@@ -15,7 +15,7 @@ def register(subparsers, common: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    shards = _start_shards(args.root)  # before the LSP stack imports: see lsp/preload.py
+    shards = _start_shards(args.root, args.workspace)  # before the LSP stack imports: see lsp/preload.py
     from .lsp.server import create_server
 
     server = create_server(root=args.root, workspace=args.workspace)
@@ -29,18 +29,24 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _start_shards(root_arg: str | None):
-    """Cold-start workers, unless KIN_MEMORY_WORKERS=0 (a number forces that many, for any size)."""
+def _start_shards(root_arg: str | None, workspace_arg: str | None):
+    """Cold-start workers, unless KIN_MEMORY_WORKERS=0 (a number forces that many workers)."""
     import os
+    import time
 
+    from .findings.model import Context
     from .lsp.preload import Shards
     from .store.root import resolve_root
+    from .store.workspace import active_workspaces
 
     setting = os.environ.get("KIN_MEMORY_WORKERS", "")
     workers = int(setting) if setting.isdigit() else None
     if workers == 0:
         return None
     try:
-        return Shards.start(resolve_root(root_arg).path, workers)
+        root = resolve_root(root_arg).path
+        # The context of a client that sends no folders and no settings (the server's defaults).
+        guess = Context(root=root, active=active_workspaces([], root, workspace_arg), now=time.time())
+        return Shards.start(root, workers, guess)
     except OSError:
         return None

@@ -27,7 +27,7 @@ from pathlib import Path
 
 log = logging.getLogger("kin_memory.lsp")
 
-MIN_FILES_PER_WORKER = 2000  # below this a fork costs more than it saves
+MAX_WORKERS = 4
 _HEADER = struct.Struct("!Q")
 
 
@@ -49,13 +49,11 @@ class Shards:
     results: list[int] = field(default_factory=list)  # read ends: worker -> parent
 
     @classmethod
-    def start(cls, root: Path, workers: int | None = None) -> Shards | None:
-        """Fork the workers; None when the store is small, missing, or forking is unavailable."""
+    def start(cls, root: Path, workers: int | None = None, guess: object = None) -> Shards | None:
+        """Fork the workers; None when the store is missing or forking is unavailable."""
         if not hasattr(os, "fork") or not root.is_dir():
             return None
-        count = workers or _default_workers(root)
-        if count < 1:
-            return None
+        count = workers or _default_workers()
         shards = cls(root)
         for index in range(count):
             req_r, req_w = os.pipe()
@@ -66,7 +64,7 @@ class Shards:
                 os.close(res_r)
                 for fd in (*shards.requests, *shards.results):
                     os.close(fd)
-                _worker_main(root, index, count, req_r, res_w)  # never returns
+                _worker_main(root, index, count, req_r, res_w, guess)  # never returns
             os.close(req_r)
             os.close(res_w)
             shards.pids.append(pid)
@@ -106,37 +104,11 @@ class Shards:
         self.pids = []
 
 
-def _default_workers(root: Path) -> int:
-    """One worker per core for big stores, none for small ones (estimated from the top folders)."""
+def _default_workers() -> int:
+    """One worker per core (at most 4). Small stores cost the workers a few milliseconds; estimating
+    the store's size first would cost the parent a scan on the critical path."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    estimate = _estimate_files(root)
-    if estimate < MIN_FILES_PER_WORKER:
-        return 0
-    return max(1, min(cores, estimate // MIN_FILES_PER_WORKER))
-
-
-def _estimate_files(root: Path, budget: int = 64) -> int:
-    """A cheap guess at the store size: count files, sampling at most `budget` folders."""
-    total, seen, stack = 0, 0, [str(root)]
-    folders_total = 1
-    while stack and seen < budget:
-        directory = stack.pop()
-        seen += 1
-        try:
-            with os.scandir(directory) as it:
-                for entry in it:
-                    if entry.name.startswith("."):
-                        continue
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
-                        folders_total += 1
-                    elif entry.name.endswith(".md"):
-                        total += 1
-        except OSError:
-            continue
-    if not stack:
-        return total
-    return int(total * folders_total / max(seen, 1))
+    return max(1, min(cores, MAX_WORKERS))
 
 
 def _send(fd: int, payload: bytes) -> None:
@@ -169,7 +141,7 @@ def _receive(fd: int, deadline: float) -> ShardResult:
     return result
 
 
-def _worker_main(root: Path, index: int, count: int, req_fd: int, res_fd: int) -> None:
+def _worker_main(root: Path, index: int, count: int, req_fd: int, res_fd: int, guess: object) -> None:
     code = 0
     try:
         # Let go of the editor's pipes at once: the client must see EOF when the server exits.
@@ -177,27 +149,42 @@ def _worker_main(root: Path, index: int, count: int, req_fd: int, res_fd: int) -
         os.dup2(devnull, 0)
         os.dup2(devnull, 1)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        _send(res_fd, pickle.dumps(_work(root, index, count, req_fd)))
+        _send(res_fd, pickle.dumps(_work(root, index, count, req_fd, guess)))
     except BaseException:  # noqa: BLE001 - the parent falls back to checking in-process
         code = 1
     os._exit(code)
 
 
-def _work(root: Path, index: int, count: int, req_fd: int) -> ShardResult:
-    from ..findings.run import check_memory
+def _work(root: Path, index: int, count: int, req_fd: int, guess: object) -> ShardResult:
     from ..store.memory import load
-    from ..store.prompt_block import listing
     from ..store.store import scan
-    from . import frames
 
     files, _ = scan(root)
     mine = [f for n, f in enumerate(files) if n % count == index]
     memories = [load(path, vpath, is_index=is_index) for path, vpath, is_index in mine if not is_index]
     index_vpath = next((vpath for _, vpath, is_index in files if is_index), None)
+    # Most sessions check with the default context: compute it while the server is still starting.
+    speculative = _check(root, memories, guess, "utf-16", index_vpath) if guess is not None else None
     (length,) = _HEADER.unpack(_read_exact(req_fd, _HEADER.size, time.monotonic() + 600))
     ctx, encoding = pickle.loads(_read_exact(req_fd, length, time.monotonic() + 60))
+    if speculative is not None and encoding == "utf-16" and same_check(guess, ctx):
+        return speculative
+    return _check(root, memories, ctx, encoding, index_vpath)
 
+
+def same_check(a: object, b: object) -> bool:
+    """Whether two contexts give the same findings (clocks a few seconds apart count as the same)."""
+    return (getattr(a, "root", None) == getattr(b, "root", None) and a.active == b.active  # type: ignore[attr-defined]
+            and a.thresholds == b.thresholds and a.severity == b.severity  # type: ignore[attr-defined]
+            and abs(a.now - b.now) < 5)  # type: ignore[attr-defined]
+
+
+def _check(root: Path, memories: list, ctx, encoding: str, index_vpath: str | None) -> ShardResult:
     from pygls.uris import from_fs_path  # light: no lsprotocol; the same URIs the server makes
+
+    from ..findings.run import check_memory
+    from ..store.prompt_block import listing
+    from . import frames
 
     def uri_of(vpath: str) -> str:
         return from_fs_path(str(root / vpath[len("/memories/"):])) or ""
