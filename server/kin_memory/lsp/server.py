@@ -20,20 +20,24 @@ from ..findings.model import Context, Finding
 from ..findings.run import check_memory, check_store
 from ..store.lifecycle import Thresholds
 from ..store.paths import relative_parts
-from ..store.prompt_block import compose, compose_from
+from ..store.prompt_block import compose, compose_from, listing_line
 from ..store.root import resolve_root
 from ..store.store import Store
 from ..store.workspace import active_workspaces
 from . import frames
 
 log = logging.getLogger("kin_memory.lsp")
+_UNSEEN = object()
 
 
 def uri_to_path(uri: str) -> Path | None:
     parsed = urlparse(uri)
     if parsed.scheme != "file":
         return None
-    return Path(os.path.abspath(unquote(parsed.path)))
+    path = unquote(parsed.path)
+    if "\x00" in path:  # no file has such a name; os functions would raise on it
+        return None
+    return Path(os.path.abspath(path))
 
 
 class KinMemoryServer(LanguageServer):
@@ -49,7 +53,19 @@ class KinMemoryServer(LanguageServer):
         self.published: set[str] = set()
         self.watcher_stop = threading.Event()
         self._uris: dict[tuple[Path, str], str] = {}
+        self._listing: dict[str, object] = {}  # vpath -> listing entry last seen (see recheck)
+        self._index_timer: asyncio.TimerHandle | None = None
         self.shards = None  # cold-start workers forked by `kin-memory serve` (preload.Shards)
+
+    def report_server_error(self, error: Exception, source: type) -> None:
+        """Out-of-band errors (a notification that could not be applied, e.g. didChange of a document
+        never opened) are logged, never popped up: the client caused them and nothing awaits an answer.
+        Request errors already travel in their response."""
+        if getattr(source, "__name__", "") == "FeatureRequestError":
+            return
+        log.warning("%s: %r", getattr(source, "__name__", "error"), error)
+        self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Warning,
+                                                     message=f"kin-memory: could not handle a notification: {error!r}"))
 
     # -- context -------------------------------------------------------------------------------
     @property
@@ -114,13 +130,15 @@ class KinMemoryServer(LanguageServer):
             asyncio.ensure_future(res)
 
     def publish(self, vpath: str, findings: list[Finding]) -> None:
-        if not findings and vpath not in self.published:
+        # Closed files with nothing to report stay silent (100k empty publishes at startup would
+        # flood the client); an open buffer always gets an answer for its version.
+        doc = self.workspace.text_documents.get(self.uri_of(vpath))
+        if not findings and vpath not in self.published and doc is None:
             return
         if findings:
             self.published.add(vpath)
         else:
             self.published.discard(vpath)
-        doc = self.workspace.text_documents.get(self.uri_of(vpath))
         self.send_frames(self.diagnostics_frame(vpath, findings, doc.version if doc else None))
 
     def store_frames(self) -> tuple[bytes, set[str]]:
@@ -195,18 +213,58 @@ class KinMemoryServer(LanguageServer):
                                                              message=f"kin-memory: {problem.vpath}: {problem.reason}"))
 
     def recheck(self, vpath: str) -> None:
-        """Recompute one file, and MEMORY.md when the listing may have changed."""
-        ctx = self.context()
+        """Recompute one file now; MEMORY.md (which depends on the whole listing) only when this file's
+        listing entry changed, debounced and off the loop: at 100k memories composing the prompt block
+        costs far more than a keystroke may."""
         memory = self.store.get(vpath)
         if memory is None:
             self.publish(vpath, [])
         elif not memory.is_index:
-            self.publish(vpath, check_memory(memory, ctx))
+            self.publish(vpath, check_memory(memory, self.context()))
+        if (memory is not None and memory.is_index) or self._listing_changed(vpath, memory):
+            self.schedule_index_check()
+
+    def _listing_changed(self, vpath: str, memory) -> bool:
+        key = None if memory is None or memory.is_index else (memory.category, memory.stamp, listing_line(memory))
+        changed = self._listing.get(vpath, _UNSEEN) != key
+        self._listing[vpath] = key
+        return changed
+
+    def schedule_index_check(self, delay: float = 0.15) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not on the loop (a direct call): do it now
+            self._publish_index(self._index_findings())
+            return
+        if self._index_timer is not None:
+            self._index_timer.cancel()
+        self._index_timer = loop.call_later(delay, self._start_index_check, loop)
+
+    def _start_index_check(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._index_timer = None
+        future = loop.run_in_executor(None, self._index_findings)
+        future.add_done_callback(self._index_done)
+
+    def _index_done(self, future: asyncio.Future) -> None:
+        if future.cancelled():
+            return
+        if future.exception() is not None:
+            log.warning("MEMORY.md check failed: %r", future.exception())
+            return
+        self._publish_index(future.result())
+
+    def _index_findings(self) -> tuple[str, list[Finding]] | None:
         index = self.store.index_file()
-        if index is not None:
-            memories = list(self.store.memories())
-            block = compose(memories, index, ctx.active)
-            self.publish(index.vpath, check_memory(index, ctx, block=block, known={m.vpath for m in memories}))
+        if index is None:
+            return None
+        ctx = self.context()
+        memories = list(self.store.memories())
+        return index.vpath, check_memory(index, ctx, block=compose(memories, index, ctx.active),
+                                         known={m.vpath for m in memories})
+
+    def _publish_index(self, result: tuple[str, list[Finding]] | None) -> None:
+        if result is not None and self.store.index_file() is not None:
+            self.publish(*result)
 
     def findings_for(self, vpath: str) -> list[Finding]:
         memory = self.store.get(vpath)
