@@ -99,14 +99,18 @@ def register(server: KinMemoryServer) -> None:
         return actions
 
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
-    def hover(ls: KinMemoryServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    async def hover(ls: KinMemoryServer, params: lsp.HoverParams) -> lsp.Hover | None:
         vpath = ls.vpath_of(params.text_document.uri)
         memory = ls.store.get(vpath) if vpath else None
         if memory is None or memory.is_index:
             return None
-        line = memory.lines[params.position.line] if params.position.line < len(memory.lines) else ""
+        n = params.position.line
+        line = memory.lines[n] if 0 <= n < len(memory.lines) else ""
         col = convert.col_from_client(line, params.position.character, ls.encoding)
-        text = frontmatter_hover(memory, params.position.line, col, ls.context())
+        text = frontmatter_hover(memory, n, col, ls.context())
+        if text is None and ls.body_hover is not None and memory.body_line <= n < len(memory.lines) and line.strip():
+            # Recall runs in a worker thread: the loop keeps serving keystrokes meanwhile.
+            text = await asyncio.get_running_loop().run_in_executor(ls.query_pool, ls.body_hover, memory, n, col)
         if text is None:
             return None
         return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text))
@@ -295,6 +299,11 @@ async def startup(ls: KinMemoryServer) -> None:
         count = sum(1 for _ in ls.store.memories())
         log_checked(ls, count, started)
     ls.ready.set()
+    for hook in ls.ready_hooks:
+        try:
+            hook()
+        except Exception as exc:  # noqa: BLE001 - an extension failing must not stop the server
+            log.warning("ready hook failed: %r", exc)
     if progress:
         ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=f"{count} memories checked"))
     start_watcher(ls, loop)

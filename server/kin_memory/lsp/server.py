@@ -8,6 +8,8 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -56,6 +58,14 @@ class KinMemoryServer(LanguageServer):
         self._listing: dict[str, object] = {}  # vpath -> listing entry last seen (see recheck)
         self._index_timer: asyncio.TimerHandle | None = None
         self.shards = None  # cold-start workers forked by `kin-memory serve` (preload.Shards)
+        # Feature modules extend the shell without it knowing them: hooks run after each recheck
+        # (recall keeps its index in step), and findings computed elsewhere (KM601, from recall)
+        # are published together with the file's own.
+        self.recheck_hooks: list[Callable[[str, object], None]] = []
+        self.ready_hooks: list[Callable[[], None]] = []
+        self.extra_findings: dict[str, list[Finding]] = {}
+        self.body_hover: Callable[[object, int, int], str | None] | None = None  # set by recall
+        self.query_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kin-memory-query")
 
     def report_server_error(self, error: Exception, source: type) -> None:
         """Out-of-band errors (a notification that could not be applied, e.g. didChange of a document
@@ -218,11 +228,29 @@ class KinMemoryServer(LanguageServer):
         costs far more than a keystroke may."""
         memory = self.store.get(vpath)
         if memory is None:
+            self.extra_findings.pop(vpath, None)
             self.publish(vpath, [])
         elif not memory.is_index:
-            self.publish(vpath, check_memory(memory, self.context()))
+            self.publish(vpath, check_memory(memory, self.context()) + self.extra_findings.get(vpath, []))
         if (memory is not None and memory.is_index) or self._listing_changed(vpath, memory):
             self.schedule_index_check()
+        for hook in self.recheck_hooks:
+            try:
+                hook(vpath, memory)
+            except Exception as exc:  # noqa: BLE001 - an extension failing must not stop diagnostics
+                log.warning("recheck hook failed for %s: %r", vpath, exc)
+
+    def set_extra_findings(self, vpath: str, findings: list[Finding]) -> None:
+        """Replace the findings another feature computed for vpath and republish when they changed."""
+        if self.extra_findings.get(vpath, []) == findings:
+            return
+        if findings:
+            self.extra_findings[vpath] = findings
+        else:
+            self.extra_findings.pop(vpath, None)
+        memory = self.store.get(vpath)
+        if memory is not None and not memory.is_index:
+            self.publish(vpath, check_memory(memory, self.context()) + findings)
 
     def _listing_changed(self, vpath: str, memory) -> bool:
         key = None if memory is None or memory.is_index else (memory.category, memory.stamp, listing_line(memory))
@@ -274,7 +302,7 @@ class KinMemoryServer(LanguageServer):
         if memory.is_index:
             memories = list(self.store.memories())
             return check_memory(memory, ctx, block=compose(memories, memory, ctx.active), known={m.vpath for m in memories})
-        return check_memory(memory, ctx)
+        return check_memory(memory, ctx) + self.extra_findings.get(vpath, [])
 
 
 def _num(value: object, default: float) -> float:

@@ -1,8 +1,18 @@
-"""Persistent SQLite FTS5 recall index inside the store root."""
+"""The persistent recall index: SQLite FTS5 in the store's hidden folder.
+
+One row per memory in `docs` (virtual path, title, category, workspace stamp, the scope the workspace
+filter compares, mtime, size) and, except for session memories, one row in the FTS5 table `fts` (path,
+title, body). `docs` is what a warm restart compares against the disk by (mtime, size), so an unchanged
+store is re-read for nothing. The database is a cache: when it is corrupt, of another schema version,
+deleted or replaced underneath us, it is rebuilt from the files with a log line, never a crash.
+
+Each thread uses its own connection (WAL: readers never wait for the writer).
+"""
 
 from __future__ import annotations
 
 import logging
+import math
 import os
 import sqlite3
 import threading
@@ -12,31 +22,36 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..store.workspace import GLOBAL
-from .query import match_expr
-from .records import RecallDoc
-from .snippet import snippet
+from .query import Phrase, match_expr, phrases
+from .records import RecallDoc, path_text
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("kin_memory.recall")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 INDEX_DIR = ".kin-index"
 DB_NAME = "recall.sqlite3"
-PREFERENCE_BOOST = 2.0
+WEIGHTS = (6.0, 4.0, 1.0)  # bm25 column weights: path, title, body
 PREFERENCE_HALF_LIFE_DAYS = 90.0
+COMMON_SHARE = 0.02  # a term in more than 2% of memories says little about what is related
+MAX_RELATED_TERMS = 12
+MIN_COMMON = 50  # in a small store no word is too common to relate memories
+DF_REFRESH = 30.0
+BROAD = 2000  # matches beyond which a query is ranked over the most recent (see _ranked)
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS docs(
+CREATE TABLE docs(
   id INTEGER PRIMARY KEY,
   vpath TEXT UNIQUE NOT NULL,
   title TEXT NOT NULL,
   category TEXT NOT NULL,
   workspace TEXT,
+  scope TEXT,
   mtime REAL NOT NULL,
   size INTEGER NOT NULL
 );
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-  vpath, title, body, tokenize='unicode61', prefix='2 3'
-);
+CREATE INDEX docs_scope ON docs(scope);
+CREATE VIRTUAL TABLE fts USING fts5(path, title, body, tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, 'row');
 """
 
 
@@ -46,72 +61,60 @@ class Hit:
     title: str
     category: str
     workspace: str | None
-    snippet: str
-    score: float
+    body: str  # capped body, for snippets and duplicate checks
+    score: float  # higher is better
     mtime: float
 
 
+@dataclass(frozen=True)
+class SyncStats:
+    files: int  # memories on disk
+    read: int  # files (re)read because they were new or changed
+    removed: int
+    seconds: float
+
+
+class IndexUnavailable(Exception):
+    """The database cannot be opened even after a rebuild (e.g. the store is read-only)."""
+
+
 class RecallIndex:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
         self.dir = self.root / INDEX_DIR
         self.path = self.dir / DB_NAME
         self._local = threading.local()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        self.rebuilds = 0
+        self._count_cache: tuple[int, float] | None = None
+        self._df: dict[str, int] | None = None
+        self._df_time = 0.0
+        self._df_dirty = False
 
-    @classmethod
-    def open(cls, root: str | os.PathLike[str]) -> RecallIndex:
-        idx = cls(Path(root))
-        idx._conn()
-        return idx
-
-    # -- connection management -------------------------------------------------
-
+    # -- connections ---------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
         self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.path, timeout=5.0, check_same_thread=False, isolation_level=None)
         try:
-            os.chmod(self.dir, 0o700)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            if version == 0 and not tables:
+                conn.executescript(_SCHEMA)
+                conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            elif version != SCHEMA_VERSION or not {"docs", "fts", "vocab"} <= tables:
+                raise sqlite3.DatabaseError(f"schema version {version}, this version uses {SCHEMA_VERSION}")
+            else:
+                conn.execute("SELECT count(*) FROM docs").fetchone()
+                conn.execute("SELECT rowid FROM fts LIMIT 1").fetchall()
+        except BaseException:
+            conn.close()
+            raise
+        try:
+            os.chmod(self.path, 0o600)
         except OSError:
             pass
-        conn = sqlite3.connect(self.path, timeout=5.0, check_same_thread=False)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if version == 0 and not tables:
-            conn.executescript(_SCHEMA)
-            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-            conn.commit()
-        elif version != SCHEMA_VERSION or not {"docs", "fts"} <= tables:
-            conn.close()
-            raise sqlite3.DatabaseError(f"schema version {version}, expected {SCHEMA_VERSION}")
-        else:
-            conn.execute("SELECT count(*) FROM docs").fetchone()
-            conn.execute("SELECT count(*) FROM fts").fetchone()
-        return conn
-
-    def _wipe(self) -> None:
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            try:
-                os.unlink(str(self.path) + suffix)
-            except FileNotFoundError:
-                pass
-            except OSError as exc:
-                log.warning("recall index: cannot remove %s%s: %s", self.path, suffix, exc)
-
-    def _rebuild(self, reason: object) -> sqlite3.Connection:
-        log.warning("recall index at %s unusable (%s); rebuilding", self.path, reason)
-        old = getattr(self._local, "conn", None)
-        if old is not None:
-            try:
-                old.close()
-            except sqlite3.Error:
-                pass
-            self._local.conn = None
-        self._wipe()
-        conn = self._connect()
-        self._local.conn = conn
-        self._local.ino = self._inode()
         return conn
 
     def _inode(self) -> int | None:
@@ -120,13 +123,45 @@ class RecallIndex:
         except OSError:
             return None
 
+    def _wipe(self) -> None:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            try:
+                os.unlink(f"{self.path}{suffix}")
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                log.warning("recall index: cannot remove %s%s: %s", DB_NAME, suffix, exc)
+
+    def _drop_local(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        self._local.conn = None
+        if conn is not None:
+            try:
+                conn.close()
+            except sqlite3.Error:
+                pass
+
+    def _rebuild(self, reason: object) -> sqlite3.Connection:
+        log.warning("recall index unusable (%s): rebuilding it from the files", reason)
+        self.rebuilds += 1
+        self._df = None
+        self._drop_local()
+        self._wipe()
+        try:
+            conn = self._connect()
+        except (sqlite3.Error, OSError) as exc:
+            raise IndexUnavailable(str(exc)) from exc
+        self._local.conn = conn
+        self._local.ino = self._inode()
+        return conn
+
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
-        if conn is not None and self._inode() == self._local.ino:
+        if conn is not None and self._local.ino == self._inode():
             return conn
         with self._lock:
-            if conn is not None:
-                return self._rebuild("database deleted or replaced while open")
+            if conn is not None:  # the file was deleted or replaced underneath this connection
+                self._drop_local()
             try:
                 conn = self._connect()
             except (sqlite3.Error, OSError) as exc:
@@ -136,138 +171,245 @@ class RecallIndex:
             return conn
 
     def _run(self, fn: Callable[[sqlite3.Connection], object]) -> object:
-        """Run fn on this thread's connection; on database corruption, rebuild and retry once."""
+        """fn on this thread's connection; a corrupt database is rebuilt and fn retried once. A database
+        locked by another live process is not corruption: that error propagates."""
         conn = self._conn()
         try:
             return fn(conn)
         except sqlite3.DatabaseError as exc:
-            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+            if isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc)):
                 raise
-            try:
-                conn.rollback()
-            except sqlite3.Error:
-                pass
+            if conn.in_transaction:
+                try:
+                    conn.rollback()
+                except sqlite3.Error:
+                    pass
             with self._lock:
                 conn = self._rebuild(exc)
             return fn(conn)
 
     def close(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
+        self._drop_local()
 
-    # -- writes ------------------------------------------------------------------
-
+    # -- writes --------------------------------------------------------------------------------
     def known(self) -> dict[str, tuple[float, int]]:
-        def fn(c: sqlite3.Connection) -> dict[str, tuple[float, int]]:
-            return {v: (m, s) for v, m, s in c.execute("SELECT vpath, mtime, size FROM docs")}
-        return fn_result(self._run(fn))
+        rows = self._run(lambda c: c.execute("SELECT vpath, mtime, size FROM docs").fetchall())
+        return {v: (m, s) for v, m, s in rows}  # type: ignore[union-attr]
 
     def count(self) -> int:
-        return int(self._run(lambda c: c.execute("SELECT count(*) FROM docs").fetchone()[0]))
+        """Memories in the full-text table (session memories are recorded in docs only)."""
+        return int(self._run(lambda c: c.execute("SELECT count(*) FROM fts").fetchone()[0]))  # type: ignore[index]
 
     @staticmethod
     def _delete(c: sqlite3.Connection, vpath: str) -> None:
         row = c.execute("SELECT id FROM docs WHERE vpath=?", (vpath,)).fetchone()
         if row:
-            c.execute("DELETE FROM fts WHERE rowid=?", (row[0],))
-            c.execute("DELETE FROM docs WHERE id=?", (row[0],))
+            c.execute("DELETE FROM fts WHERE rowid=?", row)
+            c.execute("DELETE FROM docs WHERE id=?", row)
 
-    def upsert(self, docs: Iterable[RecallDoc]) -> None:
+    def _write(self, fn: Callable[[sqlite3.Connection], None]) -> None:
+        def tx(c: sqlite3.Connection) -> None:
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                fn(c)
+            except BaseException:
+                c.execute("ROLLBACK")
+                raise
+            c.execute("COMMIT")
+        self._run(tx)
+        self._df_dirty = True
+
+    def upsert(self, docs: Iterable[RecallDoc]) -> int:
         batch = list(docs)
 
         def fn(c: sqlite3.Connection) -> None:
-            with c:
-                for d in batch:
-                    self._delete(c, d.vpath)
-                    if d.category == "session":
-                        continue
-                    cur = c.execute(
-                        "INSERT INTO docs(vpath,title,category,workspace,mtime,size) VALUES(?,?,?,?,?,?)",
-                        (d.vpath, d.title, d.category, d.workspace, d.mtime, d.size))
-                    c.execute("INSERT INTO fts(rowid,vpath,title,body) VALUES(?,?,?,?)",
-                              (cur.lastrowid, d.vpath, d.title, d.body))
-        self._run(fn)
+            for d in batch:
+                self._delete(c, d.vpath)
+                cur = c.execute("INSERT INTO docs(vpath,title,category,workspace,scope,mtime,size) VALUES(?,?,?,?,?,?,?)",
+                                (d.vpath, d.title, d.category, d.workspace, d.scope, d.mtime, d.size))
+                if d.indexed:
+                    c.execute("INSERT INTO fts(rowid,path,title,body) VALUES(?,?,?,?)",
+                              (cur.lastrowid, path_text(d.vpath), d.title, d.body))
+        if batch:
+            self._write(fn)
+        return len(batch)
 
-    def remove(self, vpaths: Iterable[str]) -> None:
+    def remove(self, vpaths: Iterable[str]) -> int:
         batch = list(vpaths)
 
         def fn(c: sqlite3.Connection) -> None:
-            with c:
-                for v in batch:
-                    self._delete(c, v)
-        self._run(fn)
+            for v in batch:
+                self._delete(c, v)
+        if batch:
+            self._write(fn)
+        return len(batch)
 
-    def refresh(self, stats: Mapping[str, tuple[float, int]],
-                load: Callable[[str], RecallDoc | None]) -> int:
-        """Bring the index in line with stats {vpath: (mtime, size)}; load only changed docs."""
+    def sync(self, stats: Mapping[str, tuple[float, int]], load: Callable[[str], RecallDoc | None],
+             *, progress: Callable[[int, int], None] | None = None,
+             cancelled: Callable[[], bool] | None = None, chunk: int = 2000) -> SyncStats:
+        """Bring the index in line with stats {vpath: (mtime, size)}, loading only new or changed files.
+        Committed in chunks, so progress shows and a cancelled or killed sync keeps what it did."""
+        start = time.perf_counter()
         known = self.known()
         gone = [v for v in known if v not in stats]
-        changed = [v for v, st in stats.items() if known.get(v) != tuple(st)]
-        docs: list[RecallDoc] = []
-        for v in changed:
-            d = load(v)
-            if d is None:
-                gone.append(v)
-            else:
-                docs.append(d)
-        if gone:
-            self.remove(gone)
-        if docs:
+        changed = [v for v, st in stats.items() if known.get(v) != (st[0], st[1])]
+        self.remove(gone)
+        done = 0
+        for i in range(0, len(changed), chunk):
+            if cancelled is not None and cancelled():
+                break
+            docs = []
+            for v in changed[i:i + chunk]:
+                doc = load(v)
+                if doc is None:
+                    self.remove([v])
+                else:
+                    docs.append(doc)
             self.upsert(docs)
-        return len(changed)
+            done += len(changed[i:i + chunk])
+            if progress is not None:
+                progress(done, len(changed))
+        return SyncStats(len(stats), done, len(gone), time.perf_counter() - start)
 
-    def body(self, vpath: str) -> str | None:
-        def fn(c: sqlite3.Connection) -> str | None:
-            row = c.execute("SELECT f.body FROM docs d JOIN fts f ON f.rowid=d.id WHERE d.vpath=?",
-                            (vpath,)).fetchone()
-            return row[0] if row else None
-        return self._run(fn)  # type: ignore[return-value]
+    def clear(self) -> None:
+        with self._lock:
+            self._drop_local()
+            self._wipe()
+            self._df = None
 
-    # -- queries -----------------------------------------------------------------
+    # -- reads ---------------------------------------------------------------------------------
+    def doc_frequencies(self, terms: Iterable[str]) -> dict[str, int]:
+        """How many memories contain each term. Read from a snapshot of the whole vocabulary (one
+        pass over the index, tens of milliseconds at 10k) rather than term by term (counting a
+        common term's documents costs ~0.1 ms each); the snapshot is refreshed after writes, at most
+        every DF_REFRESH seconds: a slightly stale count ranks just as well."""
+        df = self._df_snapshot()
+        out = {}
+        for t in dict.fromkeys(terms):
+            n = df.get(t)
+            if n is None:
+                n = df[t] = self._df_of(t)
+            out[t] = n
+        return out
 
-    def query(self, text: str, active: tuple[str, ...] = (), limit: int = 5,
-              exclude: str | None = None) -> list[Hit]:
-        try:
-            for mode in ("AND", "OR"):
-                expr = match_expr(text, mode)
-                if expr is None:
-                    return []
-                hits = self._query(expr, text, active, limit, exclude)
-                if hits:
-                    return hits
-        except sqlite3.Error as exc:
-            log.warning("recall query failed: %s", exc)
+    def _df_snapshot(self) -> dict[str, int]:
+        now = time.monotonic()
+        with self._lock:
+            if self._df is None or (self._df_dirty and now - self._df_time > DF_REFRESH):
+                rows = self._run(lambda c: c.execute("SELECT term, doc FROM vocab").fetchall())
+                self._df = dict(rows)  # type: ignore[arg-type]
+                self._df_time, self._df_dirty = now, False
+            return self._df
+
+    def _df_of(self, term: str) -> int:
+        row = self._run(lambda c: c.execute("SELECT doc FROM vocab WHERE term=?", (term,)).fetchone())
+        return row[0] if row else 0  # type: ignore[index]
+
+    def search(self, text: str, active: tuple[str, ...] | None, limit: int = 5, *,
+               exclude: str | None = None, prefix_last: bool = False) -> list[Hit]:
+        """A user's query: every word must match (AND), else any (OR). active None or () is the
+        operator's unfiltered view; otherwise only global, legacy and active-workspace memories."""
+        items = phrases(text, prefix_last=prefix_last)
+        if not items:
+            return []
+        df = self.doc_frequencies(p.text for p in items if not p.prefix)
+        prefixed = any(p.prefix for p in items)
+        for mode in ("AND", "OR"):
+            counts = [df[p.text] for p in items if not p.prefix]
+            if prefixed:
+                estimate = BROAD + 1  # a prefix can stand for any number of words
+            else:
+                estimate = min(counts) if mode == "AND" else sum(counts)
+            hits = self._ranked(match_expr(items, mode), active, limit, exclude, estimate)
+            if hits or len(items) < 2:
+                return hits
         return []
 
-    def _query(self, expr: str, text: str, active: tuple[str, ...], limit: int,
-               exclude: str | None) -> list[Hit]:
-        where = ""
-        params: list[object] = [expr]
+    def related(self, text: str, active: tuple[str, ...] | None, limit: int = 5, *,
+                exclude: str | None = None) -> list[Hit]:
+        """Memories related to a piece of text: its most distinctive words (rarest in the store; the
+        very common ones dropped, which also keeps the query cheap at 100k memories), any of them."""
+        terms = self.distinctive(text)
+        estimate = sum(self.doc_frequencies(p.text for p in terms).values()) if terms else 0
+        return self._ranked(match_expr(terms), active, limit, exclude, estimate)
+
+    def distinctive(self, text: str, keep: int = MAX_RELATED_TERMS) -> list[Phrase]:
+        items = [p for p in phrases(text, limit=256) if len(p.text) > 1]
+        if not items:
+            return []
+        df = self.doc_frequencies(p.text for p in items)
+        present = [p for p in items if df.get(p.text, 0) > 0]
+        if not present:
+            return []
+        total = max(self._total(), 1)
+        cutoff = max(COMMON_SHARE * total, MIN_COMMON)
+        rare = [p for p in present if df[p.text] <= cutoff]
+        pool = sorted(rare or present, key=lambda p: (df[p.text], -len(p.text)))
+        # The rarest words first, as many as keep the query's matches under BROAD (at least two):
+        # a small store gets every word, a large one only those that are cheap and telling.
+        chosen: list[Phrase] = []
+        work = 0
+        for p in pool:
+            if len(chosen) >= keep or (len(chosen) >= 2 and work + df[p.text] > BROAD):
+                break
+            chosen.append(p)
+            work += df[p.text]
+        return chosen
+
+    def _total(self) -> int:
+        """How many memories are indexed, for the common-word cutoff: an estimate is enough, so it is
+        cached for a few seconds (a full count of the FTS table costs milliseconds at 10k)."""
+        now = time.monotonic()
+        cached = self._count_cache
+        if cached is None or now - cached[1] > 5.0:
+            count = int(self._run(lambda c: c.execute("SELECT count(*) FROM docs WHERE category <> 'session'").fetchone()[0]))  # type: ignore[index]
+            self._count_cache = cached = (count, now)
+        return cached[0]
+
+    def _ranked(self, expr: str | None, active: tuple[str, ...] | None, limit: int,
+                exclude: str | None, estimate: int = 0) -> list[Hit]:
+        """Top hits by bm25. A query matching more than BROAD memories (a very common word) is ranked
+        over the BROAD most recently indexed of them: bm25 must score every match, which at 100k
+        memories would cost far more than a keystroke's budget, and over so many matches the word
+        says little anyway; recent memories are the better guess."""
+        if expr is None or limit <= 0:
+            return []
+        where, params = "", [expr]
         if active:
-            where = f" AND (d.workspace IS NULL OR d.workspace = ? OR d.workspace IN ({','.join('?' * len(active))}))"
+            where = f" AND d.scope IN ({','.join('?' * (len(active) + 1))})"
             params += [GLOBAL, *active]
         if exclude is not None:
             where += " AND d.vpath <> ?"
             params.append(exclude)
-        pool = max(limit * 4, 20)
-        params.append(pool)
-        sql = ("SELECT d.vpath, d.title, d.category, d.workspace, d.mtime, f.body, "
-               "bm25(fts, 5.0, 3.0, 1.0) AS r FROM fts f JOIN docs d ON d.id = f.rowid "
-               f"WHERE fts MATCH ?{where} ORDER BY r LIMIT ?")
-        rows = self._run(lambda c: c.execute(sql, params).fetchall())
-        now = time.time()
-        hits = []
-        for vpath, title, cat, ws, mtime, body, rank in rows:  # type: ignore[union-attr]
-            score = -float(rank)
-            if cat == "preference":
-                age_days = max(0.0, (now - mtime) / 86400.0)
-                score *= 1.0 + (PREFERENCE_BOOST - 1.0) * 0.5 ** (age_days / PREFERENCE_HALF_LIFE_DAYS) + 0.25
-            hits.append(Hit(vpath, title, cat, ws, snippet(body, text), round(score, 4), mtime))
-        hits.sort(key=lambda h: -h.score)
-        return hits[:limit]
+        pool = max(limit * 4, 20)  # room for the preference re-ranking below
+        rank = f"bm25(fts, {', '.join(map(str, WEIGHTS))})"
+        cols = f"d.id, d.vpath, d.title, d.category, d.workspace, d.mtime, {rank} AS r"
+        base = f"FROM fts f JOIN docs d ON d.id = f.rowid WHERE fts MATCH ?{where}"
+        if estimate > BROAD:
+            sql = f"SELECT * FROM (SELECT {cols} {base} ORDER BY f.rowid DESC LIMIT {BROAD}) ORDER BY r LIMIT {pool}"
+        else:
+            sql = f"SELECT {cols} {base} ORDER BY r LIMIT {pool}"
+
+        def fn(c: sqlite3.Connection) -> list[Hit]:
+            now = time.time()
+            rows = sorted(c.execute(sql, params).fetchall(), key=lambda row: -_score(-row[6], row[3], row[5], now))
+            hits = []
+            for rowid, v, t, cat, ws, mtime, r in rows[:limit]:
+                # Bodies only for what is shown: reading every match's body would cost more than ranking.
+                body = c.execute("SELECT body FROM fts WHERE rowid=?", (rowid,)).fetchone()
+                hits.append(Hit(v, t, cat, ws, body[0] if body else "", _score(-r, cat, mtime, now), mtime))
+            return hits
+        try:
+            return self._run(fn)  # type: ignore[return-value]
+        except sqlite3.OperationalError as exc:  # a locked database: recall is best-effort
+            log.warning("recall query failed: %s", exc)
+            return []
 
 
-def fn_result(x: object) -> dict[str, tuple[float, int]]:
-    return x  # type: ignore[return-value]
+def _score(relevance: float, category: str, mtime: float, now: float) -> float:
+    """bm25 relevance, with preferences weighted by recency: a preference is few words, often
+    outranked by long episodic bodies, yet it is what the user wants honoured (recent ones most)."""
+    if category == "preference":
+        age_days = max(0.0, (now - mtime) / 86400.0)
+        relevance *= 1.15 + 0.5 * math.pow(0.5, age_days / PREFERENCE_HALF_LIFE_DAYS)
+    return relevance

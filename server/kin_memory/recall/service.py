@@ -1,0 +1,125 @@
+"""Recall over a store: keeps the index in step with the files and answers related/search queries.
+
+Plain Python shared by the language server and the command line. The server hands it the memories it
+has already parsed (so indexing never parses twice); the command line lets it stat the files and read
+only what changed since the last run.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..store.memory import Memory, load
+from ..store.store import scan
+from .duplicates import Duplicate, near_duplicates, rank_duplicates_first
+from .index import Hit, IndexUnavailable, RecallIndex, SyncStats
+from .query import words_near
+from .records import doc_from_memory
+from .snippet import snippet
+
+log = logging.getLogger("kin_memory.recall")
+
+
+@dataclass(frozen=True)
+class Related:
+    hit: Hit
+    similarity: float  # word-shingle Jaccard with the hovered memory
+    snippet: str
+
+    @property
+    def likely_duplicate(self) -> bool:
+        from .duplicates import THRESHOLD
+        return self.similarity >= THRESHOLD
+
+
+class Recall:
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+        self.index = RecallIndex(self.root)
+
+    # -- keeping the index in step ---------------------------------------------------------------
+    def sync_memories(self, memories: Iterable[Memory], **kw) -> SyncStats:
+        """From memories already parsed: only those whose (mtime, size) the index lacks are written."""
+        by_vpath = {m.vpath: m for m in memories if not m.is_index}
+        stats = {v: (m.mtime, m.size) for v, m in by_vpath.items()}
+        return self.index.sync(stats, lambda v: doc_from_memory(by_vpath[v]), **kw)
+
+    def sync_disk(self, **kw) -> SyncStats:
+        """From the files: stat every memory, parse only the new and changed ones."""
+        files, _ = scan(self.root)
+        paths: dict[str, Path] = {}
+        stats: dict[str, tuple[float, int]] = {}
+        for path, vpath, is_index in files:
+            if is_index:
+                continue
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            paths[vpath] = path
+            stats[vpath] = (st.st_mtime, st.st_size)
+        return self.index.sync(stats, lambda v: doc_from_memory(load(paths[v], v)), **kw)
+
+    def update(self, memory: Memory, *, overlay: bool = False) -> None:
+        doc = doc_from_memory(memory, overlay=overlay)
+        if doc is None:
+            self.index.remove([memory.vpath])
+        else:
+            self.index.upsert([doc])
+
+    def remove(self, vpath: str) -> None:
+        self.index.remove([vpath])
+
+    def reindex(self, memories: Iterable[Memory] | None = None, **kw) -> SyncStats:
+        self.index.clear()
+        return self.sync_disk(**kw) if memories is None else self.sync_memories(memories, **kw)
+
+    # -- queries ---------------------------------------------------------------------------------
+    def related_to(self, memory: Memory, line: int, col: int, active: tuple[str, ...] | None,
+                   limit: int = 5) -> list[Related]:
+        """The memories related to the text under the pointer, likely duplicates of this memory first."""
+        text = memory.lines[line] if 0 <= line < len(memory.lines) else ""
+        paragraph = _paragraph(memory.lines, line)
+        query = words_near(paragraph, _offset_in(paragraph, text, col))
+        body = memory.body
+        hits = self._safe(lambda: self.index.related(query + "\n" + memory.title, active, limit=limit,
+                                                     exclude=memory.vpath))
+        return [Related(h, sim, snippet(h.body, query)) for h, sim in rank_duplicates_first(body, hits)]
+
+    def search(self, query: str, active: tuple[str, ...] | None, limit: int = 5, *,
+               prefix_last: bool = False) -> list[tuple[Hit, str]]:
+        hits = self._safe(lambda: self.index.search(query, active, limit=limit, prefix_last=prefix_last))
+        return [(h, snippet(h.body, query)) for h in hits]
+
+    def duplicates_of(self, memory: Memory, active: tuple[str, ...] | None) -> list[Duplicate]:
+        if memory.is_index or memory.read_error or memory.category == "session":
+            return []
+        return self._safe(lambda: near_duplicates(self.index, memory.vpath, memory.body, active))
+
+    def _safe(self, fn: Callable[[], list]) -> list:
+        try:
+            return fn()
+        except IndexUnavailable as exc:
+            log.warning("recall unavailable: %s", exc)
+            return []
+
+
+def _paragraph(lines: tuple[str, ...], line: int) -> str:
+    if not 0 <= line < len(lines):
+        return ""
+    start = line
+    while start > 0 and lines[start - 1].strip() and line - start < 20:
+        start -= 1
+    end = line
+    while end + 1 < len(lines) and lines[end + 1].strip() and end - line < 20:
+        end += 1
+    return "\n".join(lines[start:end + 1])
+
+
+def _offset_in(paragraph: str, line_text: str, col: int) -> int:
+    at = paragraph.find(line_text)
+    return max(0, at) + max(0, col)

@@ -1,0 +1,211 @@
+"""The recall index on real SQLite FTS5 over real files."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kin_memory.recall.index import DB_NAME, INDEX_DIR, SCHEMA_VERSION, RecallIndex
+from kin_memory.recall.service import Recall
+from support.memfiles import memory, write
+
+WS = "/srv/repos/app"
+OTHER = "/srv/repos/other"
+
+
+def paths(hits) -> list[str]:
+    return [h.vpath if hasattr(h, "vpath") else h[0].vpath for h in hits]
+
+
+def crafted(root: Path) -> None:
+    write(root, "facts/deploy-topology.md", memory("project-fact", "# Deploy topology\n\nThe API runs on three nodes behind the gateway.\n", WS))
+    write(root, "facts/database.md", memory("project-fact", "# Database\n\nPostgres primary with one replica; deploy migrations before the API.\n", WS))
+    write(root, "notes/long-episode.md", memory("episodic", "# Friday\n\n" + "We talked about lunch and the weather. " * 40 + "Someone mentioned deploy once.\n", WS))
+    write(root, "prefs/tabs.md", memory("preference", "# Indentation\n\nThe user prefers tabs over spaces in Go code.\n"))
+    write(root, "foreign/secret-plan.md", memory("project-fact", "# Other deploy\n\nThe other team deploys with a blue green gateway.\n", OTHER))
+    write(root, "legacy.md", "No frontmatter at all: the gateway timeout is 30 seconds.\n")
+    write(root, "session/today.md", memory("session", "# Scratch\n\nThe gateway password rotation is in progress today.\n"))
+    write(root, "MEMORY.md", "# Index\n\n- gateway notes\n")
+
+
+def test_ranking_prefers_path_and_title_matches(store: Path) -> None:
+    crafted(store)
+    r = Recall(store)
+    r.sync_disk()
+    hits = r.search("deploy", (WS,))
+    assert paths(hits)[0] == "/memories/facts/deploy-topology.md"  # in path and title, not only in body
+    assert "/memories/notes/long-episode.md" in paths(hits)
+    assert paths(hits).index("/memories/notes/long-episode.md") > paths(hits).index("/memories/facts/database.md")
+
+
+def test_workspace_filter_is_hard_and_operator_view_sees_all(store: Path) -> None:
+    crafted(store)
+    r = Recall(store)
+    r.sync_disk()
+    assert "/memories/foreign/secret-plan.md" not in paths(r.search("gateway", (WS,), limit=50))
+    assert "/memories/foreign/secret-plan.md" not in paths(r.search("other team blue green", (WS,), limit=50))
+    assert "/memories/foreign/secret-plan.md" in paths(r.search("gateway", (), limit=50))
+    assert "/memories/foreign/secret-plan.md" in paths(r.search("gateway", (OTHER,), limit=50))
+    # legacy (no stamp) and global memories are visible from every workspace
+    assert "/memories/legacy.md" in paths(r.search("gateway timeout", (OTHER,)))
+    assert "/memories/prefs/tabs.md" in paths(r.search("tabs", (OTHER,)))
+
+
+def test_session_memories_and_memory_md_are_never_indexed(store: Path) -> None:
+    crafted(store)
+    r = Recall(store)
+    r.sync_disk()
+    assert paths(r.search("password rotation", ())) == []
+    assert "/memories/MEMORY.md" not in paths(r.search("gateway notes", (), limit=50))
+    # recorded, so a warm restart does not re-read them either
+    assert "/memories/session/today.md" in r.index.known()
+    assert "/memories/MEMORY.md" not in r.index.known()
+
+
+def test_preferences_are_recency_weighted(store: Path) -> None:
+    body = "# Review style\n\nThe user wants short review comments about naming and tests.\n"
+    write(store, "prefs/review-new.md", memory("preference", body))
+    write(store, "prefs/review-old.md", memory("preference", body), age_days=700)
+    # an episode that repeats the words more often than the preference states them
+    write(store, "notes/friday.md", memory("episodic", "# Friday\n\nWe wrote review comments on naming; review comments on naming again.\n", "global"))
+    r = Recall(store)
+    r.sync_disk()
+    order = paths(r.search("review comments naming", ()))
+    assert order.index("/memories/prefs/review-new.md") < order.index("/memories/prefs/review-old.md")
+    assert order[0] == "/memories/prefs/review-new.md"
+
+
+HOSTILE = ['', '   ', '"', '""', "'", 'deploy-topology', 'a/b/c', 'NEAR(deploy api)', 'deploy AND', 'AND OR NOT',
+           '*', 'dep*', '**', '(', ')', '((deploy', 'deploy)', '😀', 'gateway 😀 deploy', 'title:deploy', '^deploy',
+           'deploy + api', '-deploy', 'col:"x"', '\x00', 'NEAR', '"unbalanced', "x" * 5000, "ü∂ƒ©", "日本語のメモ"]
+
+
+@pytest.mark.parametrize("query", HOSTILE)
+def test_hostile_queries_never_raise(store: Path, query: str) -> None:
+    crafted(store)
+    r = Recall(store)
+    r.sync_disk()
+    for active in ((), (WS,)):
+        r.search(query, active)
+        r.search(query, active, prefix_last=True)
+        r.index.related(query, active)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(max_size=80))
+def test_any_text_is_a_safe_query(store: Path, query: str) -> None:
+    if not (store / INDEX_DIR).exists():
+        crafted(store)
+        Recall(store).sync_disk()
+    r = Recall(store)
+    hits = r.search(query, (WS,), prefix_last=True)
+    assert all(h.vpath != "/memories/foreign/secret-plan.md" for h, _ in hits)
+
+
+def test_and_falls_back_to_or(store: Path) -> None:
+    crafted(store)
+    r = Recall(store)
+    r.sync_disk()
+    # no memory has both words: the AND query is empty, the OR query is not
+    assert paths(r.search("postgres weather", (WS,)))[:2] != []
+
+
+def test_warm_restart_reads_zero_files(store: Path) -> None:
+    crafted(store)
+    first = Recall(store).sync_disk()
+    assert first.read == 7  # every memory but MEMORY.md
+    again = Recall(store).sync_disk()
+    assert again.read == 0 and again.removed == 0 and again.files == 7
+    write(store, "facts/database.md", memory("project-fact", "# Database\n\nNow MySQL.\n", WS))
+    (store / "legacy.md").unlink()
+    third = Recall(store).sync_disk()
+    assert (third.read, third.removed) == (1, 1)
+    assert paths(Recall(store).search("mysql", (WS,))) == ["/memories/facts/database.md"]
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncate", "delete", "version", "wrong-schema"])
+def test_broken_database_is_rebuilt(store: Path, damage: str, caplog) -> None:
+    crafted(store)
+    first = Recall(store)
+    first.sync_disk()
+    first.index.close()  # the last connection closing checkpoints the WAL into the file
+    db = store / INDEX_DIR / DB_NAME
+    if damage == "garbage":
+        db.write_bytes(b"this is not a database" * 500)
+    elif damage == "truncate":
+        db.write_bytes(db.read_bytes()[:1500])
+    elif damage == "delete":
+        db.unlink()
+    elif damage == "version":
+        with sqlite3.connect(db) as c:
+            c.execute(f"PRAGMA user_version={SCHEMA_VERSION + 7}")
+    else:
+        db.unlink()
+        with sqlite3.connect(db) as c:
+            c.execute("CREATE TABLE unrelated(x)")
+    r = Recall(store)
+    stats = r.sync_disk()
+    assert stats.read == 7
+    assert paths(r.search("deploy topology", (WS,)))[0] == "/memories/facts/deploy-topology.md"
+    if damage != "delete":
+        assert r.index.rebuilds == 1
+        assert "rebuilding" in caplog.text
+
+
+def test_database_deleted_while_open_is_rebuilt(store: Path) -> None:
+    crafted(store)
+    r = Recall(store)
+    r.sync_disk()
+    assert r.search("deploy", (WS,))
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{store / INDEX_DIR / DB_NAME}{suffix}").unlink(missing_ok=True)
+    assert r.search("deploy", (WS,)) == []  # a fresh, empty index: no crash
+    assert r.sync_disk().read == 7
+    assert r.search("deploy", (WS,))
+
+
+def test_index_lives_in_the_hidden_folder_with_private_modes(store: Path) -> None:
+    crafted(store)
+    Recall(store).sync_disk()
+    folder = store / INDEX_DIR
+    assert folder.name.startswith(".")
+    assert oct(folder.stat().st_mode & 0o777) == "0o700"
+    assert oct((folder / DB_NAME).stat().st_mode & 0o777) == "0o600"
+
+
+def test_unreadable_store_folder_gives_no_crash(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere" / "memory"
+    (tmp_path / "nowhere").write_text("a file where the store's parent folder should be")
+    r = Recall(missing)
+    assert r.search("deploy", ()) == []
+
+
+def test_body_reads_are_capped(store: Path) -> None:
+    write(store, "big.md", memory("project-fact", "# Big\n\n" + "filler " * 20000 + "needle-at-the-end\n", "global"))
+    r = Recall(store)
+    r.sync_disk()
+    assert r.search("filler", ())
+    assert r.search("needle", ()) == []  # past the 64 KB cap: never recalled
+    assert len(r.search("filler", ())[0][0].body.encode()) <= 64 * 1024
+
+
+def test_sync_reports_progress_and_honours_cancel(store: Path) -> None:
+    for i in range(30):
+        write(store, f"n/{i}.md", memory("episodic", f"# N{i}\n\nnote {i}\n", "global"))
+    seen: list[tuple[int, int]] = []
+    stats = RecallIndex(store).sync({}, lambda v: None)
+    assert stats.read == 0
+    r = Recall(store)
+    calls = {"n": 0}
+
+    def cancelled() -> bool:
+        calls["n"] += 1
+        return calls["n"] > 2
+
+    partial = r.sync_disk(progress=lambda d, t: seen.append((d, t)), cancelled=cancelled, chunk=10)
+    assert partial.read == 20 and seen == [(10, 30), (20, 30)]
+    assert Recall(store).sync_disk().read == 10  # the rest, next time
