@@ -287,7 +287,7 @@ async def startup(ls: KinMemoryServer) -> None:
     if results is not None:
         count = ls.send_shard_results(results)
         log_checked(ls, count, started, f" by {len(results)} worker processes")
-        await loop.run_in_executor(None, ls.store.load_all)
+        await loop.run_in_executor(None, lambda: ls.store.load_all(compact=True))
         ls.reconcile(results)
     else:
         def load_and_check() -> tuple[bytes, set[str]]:

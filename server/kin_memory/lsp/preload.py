@@ -156,20 +156,18 @@ def _worker_main(root: Path, index: int, count: int, req_fd: int, res_fd: int, g
 
 
 def _work(root: Path, index: int, count: int, req_fd: int, guess: object) -> ShardResult:
-    from ..store.memory import load
     from ..store.store import scan
 
     files, _ = scan(root)
-    mine = [f for n, f in enumerate(files) if n % count == index]
-    memories = [load(path, vpath, is_index=is_index) for path, vpath, is_index in mine if not is_index]
+    mine = [(path, vpath) for n, (path, vpath, is_index) in enumerate(files) if n % count == index and not is_index]
     index_vpath = next((vpath for _, vpath, is_index in files if is_index), None)
     # Most sessions check with the default context: compute it while the server is still starting.
-    speculative = _check(root, memories, guess, "utf-16", index_vpath) if guess is not None else None
+    speculative = _check(root, mine, guess, "utf-16", index_vpath) if guess is not None else None
     (length,) = _HEADER.unpack(_read_exact(req_fd, _HEADER.size, time.monotonic() + 600))
     ctx, encoding = pickle.loads(_read_exact(req_fd, length, time.monotonic() + 60))
     if speculative is not None and encoding == "utf-16" and same_check(guess, ctx):
         return speculative
-    return _check(root, memories, ctx, encoding, index_vpath)
+    return _check(root, mine, ctx, encoding, index_vpath)
 
 
 def same_check(a: object, b: object) -> bool:
@@ -179,10 +177,13 @@ def same_check(a: object, b: object) -> bool:
             and abs(a.now - b.now) < 5)  # type: ignore[attr-defined]
 
 
-def _check(root: Path, memories: list, ctx, encoding: str, index_vpath: str | None) -> ShardResult:
+def _check(root: Path, files: list[tuple[Path, str]], ctx, encoding: str, index_vpath: str | None) -> ShardResult:
+    """Read, check and frame one file at a time, keeping only its compacted form: a worker's memory
+    stays that of its listing, not of its share of the store's text."""
     from pygls.uris import from_fs_path  # light: no lsprotocol; the same URIs the server makes
 
     from ..findings.run import check_memory
+    from ..store.memory import load
     from ..store.prompt_block import listing
     from . import frames
 
@@ -191,11 +192,14 @@ def _check(root: Path, memories: list, ctx, encoding: str, index_vpath: str | No
 
     out: list[bytes] = []
     with_findings: list[str] = []
-    for memory in memories:
+    kept = []
+    for path, vpath in files:
+        memory = load(path, vpath)
         findings = check_memory(memory, ctx)
         if findings:
-            with_findings.append(memory.vpath)
-            out.append(frames.diagnostics_frame(uri_of(memory.vpath), findings, memory.lines, encoding, uri_of))
-    listed, hidden = listing(memories, ctx.active)
-    stats = {m.vpath: (m.mtime, m.size) for m in memories}
+            with_findings.append(vpath)
+            out.append(frames.diagnostics_frame(uri_of(vpath), findings, memory.lines, encoding, uri_of))
+        kept.append(memory.compacted())
+    listed, hidden = listing(kept, ctx.active)
+    stats = {m.vpath: (m.mtime, m.size) for m in kept}
     return ShardResult(b"".join(out), with_findings, listed, hidden, stats, index_vpath)

@@ -155,6 +155,7 @@ class KinMemoryServer(LanguageServer):
         """Check the whole store and frame every non-empty result (thread-safe: touches no protocol state)."""
         results = check_store(self.store, self.context())
         frames = [self.diagnostics_frame(v, f) for v, f in results.items() if f]
+        self.store.compact()  # checked: closed files need no more than their listing entry now
         return b"".join(frames), {v for v, f in results.items() if f}
 
     def send_store_frames(self, data: bytes, with_findings: set[str]) -> None:
@@ -193,10 +194,13 @@ class KinMemoryServer(LanguageServer):
                 block = compose_from(listed, sum(r.hidden for r in results), index)
                 known = {v for r in results for v in r.stats}
                 self.publish(index_vpath, check_memory(index, self.context(), block=block, known=known))
+        for r in results:  # sent: at 100k memories these are tens of MB, not worth keeping
+            r.frames, r.listed = b"", []
         return sum(len(r.stats) for r in results)
 
     def reconcile(self, results: list) -> None:
         """After the server's own load: recheck what moved since the shards read it, and open buffers."""
+        self.log_scan_problems()  # the shards publish only files: folders named x.md etc. get their reason here
         seen: dict[str, tuple[float, int]] = {}
         for r in results:
             seen.update(r.stats)

@@ -46,7 +46,11 @@ class Recall:
         """From memories already parsed: only those whose (mtime, size) the index lacks are written."""
         by_vpath = {m.vpath: m for m in memories if not m.is_index}
         stats = {v: (m.mtime, m.size) for v, m in by_vpath.items()}
-        return self.index.sync(stats, lambda v: doc_from_memory(by_vpath[v]), **kw)
+
+        def whole(vpath: str):
+            m = by_vpath[vpath]
+            return doc_from_memory(load(m.path, vpath) if m.compact else m)
+        return self.index.sync(stats, whole, **kw)
 
     def sync_disk(self, **kw) -> SyncStats:
         """From the files: stat every memory, parse only the new and changed ones."""

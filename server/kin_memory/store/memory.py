@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import stat as stat_mod
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .categories import effective_category
@@ -32,6 +32,18 @@ class Memory:
     has_nul: bool = False
     read_error: str = ""  # why the file could not be read (unreadable, too big, not a file)
     is_index: bool = False  # the root MEMORY.md
+    compact: bool = False  # text, lines and frontmatter entries dropped to save memory (see compacted)
+    kept_title: str = ""  # the title of a compacted memory
+
+    def compacted(self) -> Memory:
+        """What a closed file keeps between changes: enough for the listing, visibility, lifecycle and
+        completion. At 100k memories the full text, lines and YAML spans of every file would cost
+        several hundred MB; the Store re-reads a compacted file when something needs the whole of it."""
+        if self.compact or self.is_index:
+            return self
+        fm = Frontmatter(self.frontmatter.status, self.frontmatter.open_line, self.frontmatter.close_line,
+                         body_line=self.frontmatter.body_line)
+        return replace(self, text="", lines=(), frontmatter=fm, compact=True, kept_title=self.title)
 
     @property
     def body_line(self) -> int:
@@ -43,6 +55,8 @@ class Memory:
 
     @property
     def title(self) -> str:
+        if self.compact:
+            return self.kept_title
         for line in self.lines[self.body_line:self.body_line + 40]:
             m = _HEADING.match(line)
             if m:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,6 +13,7 @@ from .memory import Memory, from_text, load
 from .paths import INDEX_NAME, is_memory_rel, virtual_path
 
 MAX_DEPTH = 32
+EXPANDED_KEPT = 64  # compacted files recently read whole, kept whole
 
 
 @dataclass(frozen=True)
@@ -85,17 +87,47 @@ class Store:
     overlays: dict[str, Memory] = field(default_factory=dict)
     problems: list[ScanProblem] = field(default_factory=list)
     lock: threading.RLock = field(default_factory=threading.RLock)
+    _expanded: OrderedDict[str, Memory] = field(default_factory=OrderedDict, repr=False)
+    compacting: bool = False  # closed files are kept compacted (the language server's mode)
 
-    def load_all(self) -> None:
+    def load_all(self, *, compact: bool = False) -> None:
+        """Read every file; with compact, keep each closed file compacted as soon as it is read (the
+        peak memory of a 100k store is then never that of 100k full texts)."""
         files, problems = scan(self.root)
-        disk = {vpath: load(path, vpath, is_index=is_index) for path, vpath, is_index in files}
+        if compact:
+            disk = {vpath: load(path, vpath, is_index=is_index).compacted() for path, vpath, is_index in files}
+        else:
+            disk = {vpath: load(path, vpath, is_index=is_index) for path, vpath, is_index in files}
         with self.lock:
             self.disk = disk
             self.problems = problems
+            self._expanded.clear()
+            self.compacting = compact
+
+    def compact(self) -> None:
+        """Compact every file read from disk (open buffers are overlays and stay whole)."""
+        with self.lock:
+            self.disk = {v: m.compacted() for v, m in self.disk.items()}
+            self._expanded.clear()
+            self.compacting = True
 
     def get(self, vpath: str) -> Memory | None:
+        """The whole memory: a compacted file is read again (and kept for a while: hovers and code
+        actions tend to come in runs on the same file)."""
         with self.lock:
-            return self.overlays.get(vpath) or self.disk.get(vpath)
+            memory = self.overlays.get(vpath) or self.disk.get(vpath)
+            if memory is None or not memory.compact:
+                return memory
+            whole = self._expanded.get(vpath)
+            if whole is not None and (whole.mtime, whole.size) == (memory.mtime, memory.size):
+                self._expanded.move_to_end(vpath)
+                return whole
+        whole = load(memory.path, vpath, is_index=memory.is_index)
+        with self.lock:
+            self._expanded[vpath] = whole
+            while len(self._expanded) > EXPANDED_KEPT:
+                self._expanded.popitem(last=False)
+        return whole
 
     def memories(self) -> Iterator[Memory]:
         """The effective view: overlays win over disk; MEMORY.md excluded."""
@@ -119,8 +151,12 @@ class Store:
         exists = os.path.lexists(path) and not os.path.isdir(path)
         memory = load(path, vpath, is_index=is_index) if exists else None
         with self.lock:
+            self._expanded.pop(vpath, None)
             if memory is None:
                 self.disk.pop(vpath, None)
+            elif self.compacting and not memory.is_index:
+                self.disk[vpath] = memory.compacted()
+                self._expanded[vpath] = memory  # about to be rechecked whole
             else:
                 self.disk[vpath] = memory
         return vpath, memory
