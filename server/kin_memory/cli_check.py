@@ -23,6 +23,8 @@ def register(subparsers, common: argparse.ArgumentParser) -> None:
     p = subparsers.add_parser("check", parents=[common], help="diagnostics for every file of the store")
     p.add_argument("path", nargs="?", help="store root or a folder/file inside it (default: the resolved root)")
     p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--duplicates", action="store_true",
+                   help="also report near-duplicates (KM601) through the recall index (updated incrementally)")
     p.add_argument("--example-if-missing", action="store_true",
                    help="check the bundled example store when the resolved store does not exist")
     p.set_defaults(func=run)
@@ -80,6 +82,8 @@ def run(args: argparse.Namespace) -> int:
     ctx = make_context(root, workspace)
     store = load_store(root)
     results = check_store(store, ctx)
+    if args.duplicates:
+        _add_duplicates(root, store, ctx, results)
     rows: list[tuple[str, Finding]] = []
     for vpath in sorted(results):
         path = root / vpath[len("/memories/"):]
@@ -99,6 +103,19 @@ def run(args: argparse.Namespace) -> int:
     if note:
         return 0  # the example store is broken on purpose: its findings are the demonstration
     return 1 if any(f.severity == ERROR for _, f in rows) else 0
+
+
+def _add_duplicates(root: Path, store, ctx, results: dict[str, list[Finding]]) -> None:
+    """KM601 for every memory: one recall query per memory over its rarest words, never a pairwise scan."""
+    from .findings import duplicates
+    from .recall.service import Recall
+
+    recall = Recall(root)
+    recall.sync_memories(store.memories())
+    for memory in store.memories():
+        found = duplicates.check(memory, recall.duplicates_of(memory, ctx.active))
+        if found:
+            results[memory.vpath] = results.get(memory.vpath, []) + found
 
 
 def _zero():
