@@ -16,6 +16,7 @@ SUBCOMMAND_MODULES = (
     "kin_memory.cli_serve",
     "kin_memory.recall.cli",
     "kin_memory.tool.cli",
+    "kin_memory.tool.sweep_cli",
     "kin_memory.reflect.cli",
 )
 

@@ -15,9 +15,12 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 
 def write(path: Path, text: str, age_days: float = 0) -> Path:
+    """Write only what differs: two servers started on the same store (the utf-8/utf-16 pair) must
+    not see it deleted and recreated underneath them."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8", newline="")
-    if age_days:
+    if not path.is_file() or path.read_bytes() != text.encode("utf-8"):
+        path.write_text(text, encoding="utf-8", newline="")
+    if age_days and abs(path.stat().st_mtime - (time.time() - age_days * 86400)) > 86400:
         t = time.time() - age_days * 86400
         os.utime(path, (t, t))
     return path
@@ -29,13 +32,25 @@ STORE = Path(os.environ.setdefault("KIN_TEST_LSP_STORE", f"/tmp/kin-memory-lsp-t
 def build_store(root: Path) -> None:
     import shutil
 
-    shutil.rmtree(root, ignore_errors=True)
+    wanted = {"facts/typo.md", "facts/old.md", "prefs/emoji.md", "facts/ok.md", "broken.md", "bad-utf8.md"}
+    if root.is_dir():  # drop what earlier tests added; keep the rest as it is
+        for path in sorted(root.rglob("*"), reverse=True):
+            rel = path.relative_to(root).as_posix()
+            if rel.startswith("."):  # the server's index folder: a cache it manages itself
+                continue
+            if path.is_dir() and not path.is_symlink():
+                if not any(w.startswith(rel + "/") for w in wanted):
+                    shutil.rmtree(path, ignore_errors=True)
+            elif rel not in wanted:
+                path.unlink()
     write(root / "facts" / "typo.md", "---\ncategory: projcet-fact\nworkspace: global\n---\n# Cache\n\nThe CDN caches assets.\n")
     write(root / "facts" / "old.md", "---\ncategory: project-fact\nworkspace: global\n---\n# Old\n\nOld fact.\n", age_days=400)
     write(root / "prefs" / "emoji.md", "---\ncategory: 😀prefrence\n---\nLikes emoji.\n")
     write(root / "facts" / "ok.md", "---\ncategory: project-fact\nworkspace: global\n---\n# Fine\n\nNothing wrong.\n")
     write(root / "broken.md", "---\ncategory: [a\n---\nbody\n")
-    (root / "bad-utf8.md").write_bytes(b"---\ncategory: episodic\nworkspace: global\n---\nbad \xff byte\n")
+    bad = b"---\ncategory: episodic\nworkspace: global\n---\nbad \xff byte\n"
+    if not (root / "bad-utf8.md").is_file() or (root / "bad-utf8.md").read_bytes() != bad:
+        (root / "bad-utf8.md").write_bytes(bad)
 
 
 def uri(rel: str) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import threading
 import time
 from pathlib import Path
@@ -206,18 +205,27 @@ def register(server: KinMemoryServer) -> None:
     def mark_reviewed(ls: KinMemoryServer, args: dict) -> dict:
         uri = args.get("uri") if isinstance(args, dict) else None
         if not isinstance(uri, str):
-            raise ValueError("missing required key: uri")
+            from pygls.exceptions import JsonRpcInvalidParams
+
+            raise JsonRpcInvalidParams("missing required key: uri")
         vpath = ls.vpath_of(uri)
         path = uri_to_path(uri)
-        if not vpath or path is None or not path.is_file():
+        if not vpath or path is None:
             raise ValueError("not a memory file of this store")
-        os.utime(path, None)
+        from ..tool.review import ReviewError, mark_reviewed
+
+        try:
+            mark_reviewed(ls.root, vpath)  # through the tool's guard: never touches a file outside the store
+        except ReviewError as exc:
+            raise ValueError(str(exc)) from None
         ls.store.refresh_path(path)
         ls.recheck(vpath)
         return {"ok": True}
 
     @server.command("kin.memory.list")
-    def list_memories(ls: KinMemoryServer, *args: Any) -> dict:
+    async def list_memories(ls: KinMemoryServer, *args: Any) -> dict:
+        # Before the startup load completes the store is partial: answer with the whole of it.
+        await asyncio.get_running_loop().run_in_executor(None, ls.ready.wait, 120)
         ctx = ls.context()
         out = []
         for m in sorted(ls.store.memories(), key=lambda m: m.vpath):
@@ -316,25 +324,61 @@ def log_checked(ls: KinMemoryServer, count: int, started: float, how: str = "") 
 
 
 def start_watcher(ls: KinMemoryServer, loop: asyncio.AbstractEventLoop) -> None:
-    """Our own watcher (watchfiles, in a thread): Neovim offers no dynamic file-watch registration."""
-    if not ls.root.is_dir():
-        return
+    """Our own watcher (watchfiles, in a thread): Neovim offers no dynamic file-watch registration.
+
+    A watch is bound to the store folder's inode: when the folder is removed (or replaced, or the root
+    setting moves it) the watch goes deaf, so it is re-armed on the folder that is there now, waiting
+    for it to come back, and the store is rescanned once the new watch runs."""
 
     def run() -> None:
         try:
             from watchfiles import watch
         except ImportError:
             return
-        try:
-            for changes in watch(ls.root, stop_event=ls.watcher_stop, debounce=50, step=20, rust_timeout=500,
-                                 yield_on_timeout=False, raise_interrupt=False):
-                paths = {Path(p) for _, p in changes if not any(part.startswith(".") for part in Path(p).relative_to(ls.root).parts)}
-                if paths:
-                    loop.call_soon_threadsafe(_apply_changes, ls, paths)
-        except Exception as exc:  # noqa: BLE001 - the store vanished or the watcher failed: log, keep serving
-            log.warning("file watcher stopped: %s", exc)
+        rearmed = False
+        while not ls.watcher_stop.is_set():
+            root = ls.root
+            ident = _folder_identity(root)
+            if ident is None:  # no store folder (yet, or any more): look again shortly
+                ls.watcher_stop.wait(0.25)
+                continue
+            try:
+                for changes in watch(root, stop_event=ls.watcher_stop, debounce=50, step=20, rust_timeout=500,
+                                     yield_on_timeout=True, raise_interrupt=False):
+                    if rearmed:  # the new watch is live: whatever appeared meanwhile is picked up now
+                        rearmed = False
+                        loop.call_soon_threadsafe(_rescan, ls)
+                    paths = {Path(p) for _, p in changes
+                             if not any(part.startswith(".") for part in Path(p).relative_to(root).parts)}
+                    if paths:
+                        loop.call_soon_threadsafe(_apply_changes, ls, paths)
+                    if _folder_identity(root) != ident or ls.root != root:
+                        break
+            except Exception as exc:  # noqa: BLE001 - the watcher failed: log, retry, keep serving
+                log.warning("file watcher stopped: %s", exc)
+                ls.watcher_stop.wait(1.0)
+            rearmed = True
 
     threading.Thread(target=run, name="kin-memory-watch", daemon=True).start()
+
+
+def _folder_identity(path: Path) -> tuple[int, int] | None:
+    import os
+    import stat
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
+
+
+def _rescan(ls: KinMemoryServer) -> None:
+    try:
+        ls.store.load_all()
+        ls.publish_all()
+    except Exception as exc:  # noqa: BLE001
+        log.warning("could not rescan the store: %s", exc)
 
 
 def _apply_changes(ls: KinMemoryServer, paths: set[Path]) -> None:

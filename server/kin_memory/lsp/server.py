@@ -319,6 +319,7 @@ FEATURE_MODULES = (
     "kin_memory.lsp.features",
     "kin_memory.lsp.recall_features",
     "kin_memory.lsp.tool_features",
+    "kin_memory.lsp.sweep_features",
     "kin_memory.lsp.reflect_features",
 )
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 _WORD = re.compile(r"[^\W_]+(\*)?")
 MAX_QUERY_CHARS = 16_384  # the head of an absurdly long query is plenty to rank by
 MAX_TERM_CHARS = 64  # longer "words" (base64 blobs, hashes) are noise for recall
-MIN_PREFIX_CHARS = 2  # `a*` would expand to most of the vocabulary
+MIN_PREFIX_CHARS = 4  # a shorter prefix expands to much of the vocabulary: costly at 100k, useless for ranking
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,24 @@
-"""Atomic writes: temp file in the same directory, fsync, os.replace, fsync of the directory."""
+"""Atomic writes relative to a directory fd: temp file in the same directory, fsync, rename, fsync the dir.
+
+Nothing is ever rewritten in place: a reader (or a hard-linked staging copy of the store) sees the old
+inode or the new one, never a torn or empty file.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import errno
 import os
+import secrets
 import stat
-import tempfile
 from pathlib import Path
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
+TEMP_PREFIX = ".kin-tmp-"
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | _CLOEXEC
 
 
 def fsync_dir(path: Path | str) -> None:
@@ -22,8 +30,13 @@ def fsync_dir(path: Path | str) -> None:
             os.close(fd)
 
 
+def _fsync_fd(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.fsync(fd)
+
+
 def make_dirs(path: Path) -> None:
-    """Create every missing component of `path` with mode 0700 whatever the umask."""
+    """Create every missing component of `path` with mode 0700 whatever the umask (trusted paths only)."""
     missing: list[Path] = []
     p = path
     while not os.path.lexists(p):
@@ -40,55 +53,115 @@ def make_dirs(path: Path) -> None:
         fsync_dir(d.parent)
 
 
-def _write_temp(directory: Path, data: bytes, mode: int) -> str:
-    fd, tmp = tempfile.mkstemp(prefix=".kin-tmp-", dir=os.fspath(directory))
+def _write_temp(dir_fd: int, data: bytes, mode: int) -> str:
+    name = TEMP_PREFIX + secrets.token_hex(8)
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, FILE_MODE, dir_fd=dir_fd)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fchmod(f.fileno(), mode)
-            os.fsync(f.fileno())
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fchmod(fd, mode)
+        os.fsync(fd)
     except BaseException:
+        os.close(fd)
         with contextlib.suppress(OSError):
-            os.unlink(tmp)
+            os.unlink(name, dir_fd=dir_fd)
         raise
-    return tmp
+    os.close(fd)
+    return name
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace (or create) `path` atomically; an existing file keeps its permission bits."""
+def write_at(dir_fd: int, name: str, data: bytes) -> None:
+    """Replace (or create) `name` atomically; an existing file keeps its permission bits."""
     try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        mode = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else FILE_MODE
     except FileNotFoundError:
         mode = FILE_MODE
-    tmp = _write_temp(path.parent, data, mode)
+    tmp = _write_temp(dir_fd, data, mode)
     try:
-        os.replace(tmp, path)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         with contextlib.suppress(OSError):
-            os.unlink(tmp)
+            os.unlink(tmp, dir_fd=dir_fd)
         raise
-    fsync_dir(path.parent)
+    _fsync_fd(dir_fd)
 
 
-def create_exclusive(path: Path, data: bytes) -> None:
-    """Create `path` with mode 0600; FileExistsError if anything is already there. Never torn."""
-    tmp = _write_temp(path.parent, data, FILE_MODE)
+def create_at(dir_fd: int, name: str, data: bytes) -> None:
+    """Create `name` with mode 0600; FileExistsError if anything is already there. Never torn."""
+    tmp = _write_temp(dir_fd, data, FILE_MODE)
     try:
         try:
-            os.link(tmp, path)  # atomic and exclusive
+            os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)  # atomic, exclusive
         except OSError as exc:
             if exc.errno == errno.EEXIST:
                 raise FileExistsError(errno.EEXIST, "exists") from None
-            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
                 raise
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), FILE_MODE)
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fchmod(f.fileno(), FILE_MODE)
-                os.fsync(f.fileno())
+            # no hard links here: exclusive open, then write (still never overwrites anything)
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, FILE_MODE, dir_fd=dir_fd)
+            try:
+                os.write(fd, data)
+                os.fchmod(fd, FILE_MODE)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
     finally:
         with contextlib.suppress(OSError):
-            os.unlink(tmp)
-    fsync_dir(path.parent)
+            os.unlink(tmp, dir_fd=dir_fd)
+    _fsync_fd(dir_fd)
+
+
+def remove_at(dir_fd: int, name: str) -> None:
+    """Delete a file, a link (not its target) or a whole directory tree, never leaving `dir_fd`'s subtree."""
+    st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    if stat.S_ISDIR(st.st_mode):
+        fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)  # O_NOFOLLOW: a link swapped in is refused
+        try:
+            now = os.fstat(fd)
+            if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+                raise FileNotFoundError(errno.ENOENT, "replaced")
+            for child in os.listdir(fd):
+                remove_at(fd, child)
+        finally:
+            os.close(fd)
+        os.rmdir(name, dir_fd=dir_fd)
+    else:
+        os.unlink(name, dir_fd=dir_fd)
+    _fsync_fd(dir_fd)
+
+
+def rename_at(src_fd: int, src: str, dst_fd: int, dst: str) -> None:
+    """Move an entry without replacing anything at the destination (FileExistsError if taken)."""
+    st = os.stat(src, dir_fd=src_fd, follow_symlinks=False)
+    if not stat.S_ISDIR(st.st_mode):
+        try:  # link + unlink: an atomic no-replace move for files and links
+            os.link(src, dst, src_dir_fd=src_fd, dst_dir_fd=dst_fd, follow_symlinks=False)
+        except OSError as exc:
+            if exc.errno == errno.EEXIST:
+                raise FileExistsError(errno.EEXIST, "exists") from None
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+                raise
+        else:
+            os.unlink(src, dir_fd=src_fd)
+            _fsync_fd(dst_fd)
+            _fsync_fd(src_fd)
+            return
+    try:
+        os.stat(dst, dir_fd=dst_fd, follow_symlinks=False)
+        raise FileExistsError(errno.EEXIST, "exists")
+    except FileNotFoundError:
+        pass
+    os.rename(src, dst, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
+    _fsync_fd(dst_fd)
+    _fsync_fd(src_fd)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Path-based form for trusted paths (the caller has already confined `path`)."""
+    fd = os.open(os.fspath(path.parent), os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC)
+    try:
+        write_at(fd, path.name, data)
+    finally:
+        os.close(fd)

@@ -3,7 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+from pathlib import Path
+
+
+def settings_label(path: Path | str | None) -> str | None:
+    """The settings file as shown to the model: `~/...` under the home folder (no user name leaked)."""
+    if path is None:
+        return None
+    text = os.fspath(path)
+    home = os.path.expanduser("~")
+    if home not in ("", "/") and text.startswith(home.rstrip("/") + "/"):
+        return "~" + text[len(home.rstrip("/")):]
+    return text
 
 
 def register(subparsers, common) -> None:
@@ -34,7 +47,7 @@ def handler(args) -> int:
         root=root,
         workspace=workspace,
         enabled=settings.memory_enabled,
-        disabled_by=str(settings.disabled_by) if settings.disabled_by else None,
+        disabled_by=settings_label(settings.disabled_by),
     )
     result = run_tool(data, ctx)
     print(result.content)

@@ -1,23 +1,38 @@
-"""The memory tool's six commands (reference/memory-tool.md), confined to the store root."""
+"""The memory tool's six commands (reference/memory-tool.md), confined to the store root.
+
+Public entry points (stable; the LSP shell, the CLI and reflection call them):
+
+- ``run(root, workspaces, input, **options) -> {"content": str, "isError": bool}``: one tool call as a
+  model emits it (``{"command": "view", "path": "/memories", ...}``) against the store at ``root``.
+  ``workspaces`` is the active workspace (a realpath, ``"global"``), a sequence of them (the first one
+  stamps new memories), or None (the operator's view: nothing is stamped). Options: ``mode``
+  (auto | strict | plan), ``confirm`` (strict mode: ``description -> bool``), ``enabled`` /
+  ``disabled_by`` (memory_enabled = false), ``editor`` (an ``Editor`` for files open in an editor).
+  Never raises; every failure is an ``isError`` result naming virtual paths only.
+- ``run_tool(input, ToolContext) -> ToolResult``: the same with the options in a dataclass.
+
+Every write is a temporary file in the target's directory, fsync, rename: never in place, so a hard-linked
+copy of the store (reflection's staging area) is never changed through a shared inode.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import errno
 import os
-import shutil
 import stat
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from kin_memory.store.paths import is_memory_rel
 from kin_memory.store.root import VIRTUAL_ROOT
 
 from . import audit, messages
-from .atomic import DIR_MODE, create_exclusive, make_dirs, write_atomic
-from .guard import GuardError, Target, open_for_read, resolve
+from .atomic import DIR_MODE, create_at, make_dirs, remove_at, rename_at, write_at
+from .guard import GuardError, Target, open_dir, open_for_read, read_at, resolve
 from .write_rules import apply as apply_write_rules
 
 COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
@@ -28,6 +43,16 @@ SNIPPET_LINES = 2
 LOCK_NAME = "tool.lock"
 
 
+class Editor(Protocol):
+    """Files open in an editor: their edits go through the editor so buffer and undo stay in sync."""
+
+    def buffer(self, path: Path) -> tuple[str, object] | None:
+        """(text, version) of the open document for this real path, None when it is not open."""
+
+    def apply(self, path: Path, version: object, old_text: str, new_text: str) -> bool:
+        """Ask the editor to turn old_text into new_text in its buffer; True when it applied the edit."""
+
+
 @dataclass
 class ToolContext:
     root: Path
@@ -36,6 +61,7 @@ class ToolContext:
     enabled: bool = True
     disabled_by: str | None = None
     confirm: Callable[[str], bool] | None = None
+    editor: Editor | None = None
 
 
 @dataclass
@@ -54,6 +80,10 @@ class _Fail(Exception):
 
 def _before_commit(path: Path) -> None:
     """Hook between reading a file and committing its edit (tests replace it to simulate a race)."""
+
+
+def _before_write(path: Path) -> None:
+    """Hook between the guard's check and a create/delete/rename (tests plant symlinks here)."""
 
 
 _thread_lock = threading.Lock()
@@ -185,21 +215,23 @@ def _listing(t: Target) -> str:
 # --------------------------------------------------------------------------- reading / committing
 
 
+def _map_os_error(exc: OSError, t: Target, what: str, missing: str) -> _Fail:
+    if isinstance(exc, FileNotFoundError) or exc.errno == errno.ENOTDIR:
+        return _Fail(missing)
+    if exc.errno == errno.ELOOP:
+        return _Fail(messages.SYMLINK_ESCAPE)
+    return _Fail(messages.os_error(t.virtual, what))
+
+
 def _read_text(t: Target, *, missing: str) -> tuple[str, os.stat_result]:
     try:
         data, st = open_for_read(t)
     except GuardError as exc:
         raise _Fail(exc.message) from None
-    except FileNotFoundError:
-        raise _Fail(missing) from None
     except IsADirectoryError:
         raise _Fail(messages.not_a_file(t.virtual)) from None
     except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise _Fail(messages.SYMLINK_ESCAPE) from None
-        if exc.errno == errno.ENOTDIR:
-            raise _Fail(missing) from None
-        raise _Fail(messages.os_error(t.virtual, "read")) from None
+        raise _map_os_error(exc, t, "read", missing) from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -209,6 +241,7 @@ def _read_text(t: Target, *, missing: str) -> tuple[str, os.stat_result]:
 
 @contextlib.contextmanager
 def _store_lock(root_real: Path):
+    """One writer at a time per store: a thread lock plus an flock in the hidden folder (best effort)."""
     with _thread_lock:
         fd = None
         with contextlib.suppress(Exception):
@@ -228,22 +261,67 @@ def _store_lock(root_real: Path):
                 os.close(fd)  # closing releases the flock
 
 
-def _commit(t: Target, before: os.stat_result, new_text: str) -> None:
-    """Write `new_text` unless the file changed since `before` was taken."""
+def _commit(t: Target, before: os.stat_result, old_text: str, new_text: str, ctx: ToolContext) -> None:
+    """Write `new_text` unless the file changed since it was read as `old_text`; through the editor when open."""
     _before_commit(t.resolved)
+    place = t.content
     with _store_lock(t.root_real):
         try:
-            now = os.stat(t.resolved, follow_symlinks=False)
-        except FileNotFoundError:
-            raise _Fail(messages.vanished(t.virtual)) from None
-        if (now.st_mtime_ns, now.st_size, now.st_ino) != (before.st_mtime_ns, before.st_size, before.st_ino):
-            raise _Fail(messages.conflict(t.virtual))
+            dir_fd = open_dir(t.root_real, place.dir_parts)
+        except GuardError as exc:
+            raise _Fail(exc.message) from None
+        except OSError as exc:
+            raise _Fail(messages.vanished(t.virtual) if isinstance(exc, FileNotFoundError)
+                        else messages.os_error(t.virtual, "write")) from None
         try:
-            write_atomic(t.resolved, new_text.encode("utf-8"))
-        except FileNotFoundError:
-            raise _Fail(messages.vanished(t.virtual)) from None
-        except OSError:
-            raise _Fail(messages.os_error(t.virtual, "write")) from None
+            try:
+                data, now = read_at(dir_fd, place.name, t.root_real)
+            except FileNotFoundError:
+                raise _Fail(messages.vanished(t.virtual)) from None
+            except GuardError as exc:
+                raise _Fail(exc.message) from None
+            except OSError:
+                raise _Fail(messages.conflict(t.virtual)) from None  # replaced by a link or a folder meanwhile
+            if (now.st_ino, now.st_size, now.st_mtime_ns) != (before.st_ino, before.st_size, before.st_mtime_ns) \
+                    or data != old_text.encode("utf-8"):
+                raise _Fail(messages.conflict(t.virtual))
+            _through_editor(t, ctx, old_text, new_text)
+            try:
+                write_at(dir_fd, place.name, new_text.encode("utf-8"))
+            except OSError:
+                raise _Fail(messages.os_error(t.virtual, "write")) from None
+        finally:
+            os.close(dir_fd)
+
+
+def _through_editor(t: Target, ctx: ToolContext, old_text: str, new_text: str) -> None:
+    """An open document gets the edit as an editor edit (undo works) before the disk write."""
+    if ctx.editor is None:
+        return
+    try:
+        open_doc = ctx.editor.buffer(t.resolved)
+    except Exception:
+        open_doc = None
+    if open_doc is None:
+        return
+    text, version = open_doc
+    if text != old_text:  # unsaved changes in the buffer: never clobber them
+        raise _Fail(messages.unsaved(t.virtual))
+    try:
+        applied = ctx.editor.apply(t.resolved, version, old_text, new_text)
+    except Exception:
+        applied = False
+    if not applied:
+        raise _Fail(messages.editor_refused(t.virtual))
+
+
+def _open_place_dir(t: Target, dir_parts: tuple[str, ...], what: str, *, create: bool = False) -> int:
+    try:
+        return open_dir(t.root_real, dir_parts, create=create)
+    except GuardError as exc:
+        raise _Fail(exc.message) from None
+    except OSError:
+        raise _Fail(messages.os_error(t.virtual, what)) from None
 
 
 # --------------------------------------------------------------------------- commands
@@ -294,14 +372,20 @@ def _create(inp: dict, ctx: ToolContext) -> str:
     if is_memory_rel(t.parts):
         text = apply_write_rules(text, ctx.workspace)
     try:
-        make_dirs(t.resolved.parent)
-        create_exclusive(t.resolved, text.encode("utf-8"))
-    except FileExistsError:
-        raise _Fail(messages.create_exists(path)) from None
-    except NotADirectoryError:
-        raise _Fail(messages.os_error(path, "create")) from None
+        make_dirs(t.root_real)  # the root itself is trusted; everything below goes through the guard
     except OSError:
         raise _Fail(messages.os_error(path, "create")) from None
+    _before_write(t.resolved)
+    place = t.content
+    dir_fd = _open_place_dir(t, place.dir_parts, "create", create=True)
+    try:
+        create_at(dir_fd, place.name, text.encode("utf-8"))
+    except FileExistsError:
+        raise _Fail(messages.create_exists(path)) from None
+    except OSError:
+        raise _Fail(messages.os_error(path, "create")) from None
+    finally:
+        os.close(dir_fd)
     return messages.create_ok(path)
 
 
@@ -332,7 +416,7 @@ def _str_replace(inp: dict, ctx: ToolContext) -> str:
         raise _Fail(messages.multiple(old, _occurrence_lines(text, old)))
     pos = text.find(old)
     new_text = text[:pos] + new + text[pos + len(old):]
-    _commit(t, st, new_text)
+    _commit(t, st, text, new_text, ctx)
     changed = text.count("\n", 0, pos) + 1
     lines = new_text.split("\n")
     first = max(1, changed - SNIPPET_LINES)
@@ -354,7 +438,7 @@ def _insert(inp: dict, ctx: ToolContext) -> str:
         raise _Fail(messages.bad_insert_line(n, len(lines)))
     piece = insert_text[:-1] if insert_text.endswith("\n") else insert_text
     new_lines = lines[:n] + [piece] + lines[n:]
-    _commit(t, st, "\n".join(new_lines) + "\n")
+    _commit(t, st, text, "\n".join(new_lines) + "\n", ctx)
     return messages.insert_ok(path)
 
 
@@ -364,21 +448,19 @@ def _delete(inp: dict, ctx: ToolContext) -> str:
     if t.is_root:
         raise _Fail(messages.DELETE_ROOT)
     _confirm(ctx, "delete", path, f"delete {path}")
-    target = t.lexical
-    if not os.path.lexists(target):
+    if not os.path.lexists(t.lexical):
         raise _Fail(messages.delete_missing(path))
+    _before_write(t.lexical)
+    place = t.entry
+    dir_fd = _open_place_dir(t, place.dir_parts, "delete")
     try:
-        if not os.path.islink(target) and os.path.isdir(target):
-            shutil.rmtree(target)
-        else:
-            os.unlink(target)
+        remove_at(dir_fd, place.name)
     except FileNotFoundError:
         raise _Fail(messages.vanished(path)) from None
     except OSError:
         raise _Fail(messages.os_error(path, "delete")) from None
-    from .atomic import fsync_dir
-
-    fsync_dir(target.parent)
+    finally:
+        os.close(dir_fd)
     return messages.delete_ok(path)
 
 
@@ -394,19 +476,27 @@ def _rename(inp: dict, ctx: ToolContext) -> str:
         raise _Fail(messages.rename_missing(old_path))
     if new.is_root or os.path.lexists(new.lexical):
         raise _Fail(messages.rename_exists(new_path))
+    both = f"{old_path} to {new_path}"
+    src, dst = old.entry, new.content
+    src_parts = (*src.dir_parts, src.name)
+    if (*dst.dir_parts, dst.name)[:len(src_parts)] == src_parts:  # into its own subtree: refuse before creating anything
+        raise _Fail(messages.os_error(both, "rename"))
+    _before_write(old.lexical)
+    src_fd = _open_place_dir(old, src.dir_parts, "rename")
     try:
-        make_dirs(new.lexical.parent)
-        if os.path.lexists(new.lexical):
-            raise _Fail(messages.rename_exists(new_path))
-        os.rename(old.lexical, new.lexical)
-    except FileNotFoundError:
-        raise _Fail(messages.vanished(old_path)) from None
-    except OSError:
-        raise _Fail(messages.os_error(f"{old_path} to {new_path}", "rename")) from None
-    from .atomic import fsync_dir
-
-    fsync_dir(old.lexical.parent)
-    fsync_dir(new.lexical.parent)
+        dst_fd = _open_place_dir(new, dst.dir_parts, "rename", create=True)
+        try:
+            rename_at(src_fd, src.name, dst_fd, dst.name)
+        except FileExistsError:
+            raise _Fail(messages.rename_exists(new_path)) from None
+        except FileNotFoundError:
+            raise _Fail(messages.vanished(old_path)) from None
+        except OSError:
+            raise _Fail(messages.os_error(both, "rename")) from None
+        finally:
+            os.close(dst_fd)
+    finally:
+        os.close(src_fd)
     return messages.rename_ok(old_path, new_path)
 
 
@@ -458,3 +548,17 @@ def run_tool(input: dict, ctx: ToolContext) -> ToolResult:  # noqa: A002 - the t
     if mutation:
         audit.record(ctx.root, command, _audit_paths(input), "error" if result.is_error else "ok")
     return result
+
+
+def run(root: Path | str, workspaces: str | Sequence[str] | None, input: dict, *,  # noqa: A002
+        mode: str = "auto", confirm: Callable[[str], bool] | None = None, enabled: bool = True,
+        disabled_by: str | None = None, editor: Editor | None = None) -> dict:
+    """One tool call → ``{"content", "isError"}`` (see the module docstring)."""
+    if isinstance(workspaces, str) or workspaces is None:
+        workspace = workspaces or None
+    else:
+        workspace = next((w for w in workspaces if w), None)
+    ctx = ToolContext(root=Path(root), workspace=workspace, mode=mode if mode in MODES else "auto",
+                      enabled=enabled, disabled_by=disabled_by, confirm=confirm, editor=editor)
+    result = run_tool(input, ctx)
+    return {"content": result.content, "isError": result.is_error}

@@ -130,3 +130,11 @@ def os_error(path: str, what: str) -> str:
 
 def not_a_directory(path: str) -> str:
     return f"The path {path} is not a directory."
+
+
+def unsaved(path: str) -> str:
+    return f"The file {path} has unsaved changes in the editor; no edit was performed. Save or revert it first."
+
+
+def editor_refused(path: str) -> str:
+    return f"The editor did not apply the edit to {path}; no edit was performed."

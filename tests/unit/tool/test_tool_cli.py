@@ -47,3 +47,32 @@ def test_tool_disabled_by_workspace_settings(tmp_path, capsys, monkeypatch):
     assert rc == 1
     out = capsys.readouterr().out
     assert out.startswith("Memory is disabled (memory_enabled = false in ") and "settings.toml" in out
+
+
+def test_create_from_a_linked_worktree_stamps_the_main_tree(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    main_tree = tmp_path / "repo"
+    gitdir = main_tree / ".git" / "worktrees" / "wt"
+    gitdir.mkdir(parents=True)
+    (gitdir / "commondir").write_text("../..\n")
+    worktree = tmp_path / "wt"
+    worktree.mkdir()
+    (worktree / ".git").write_text(f"gitdir: {gitdir}\n")
+    root = tmp_path / "store"
+    for rel, text in (("f.md", "---\ncategory: project-fact\n---\nx\n"), ("p.md", "---\ncategory: preference\n---\nx\n"),
+                      ("e.md", "plain\n"), ("g.md", "---\ncategory: episodic\nworkspace: global\n---\nx\n")):
+        assert main(["tool", "--root", str(root), "--workspace", str(worktree),
+                     json.dumps({"command": "create", "path": f"/memories/{rel}", "file_text": text})]) == 0
+    real = str(main_tree.resolve())
+    assert (root / "f.md").read_text() == f"---\ncategory: project-fact\nworkspace: {real}\n---\nx\n"
+    assert (root / "p.md").read_text() == "---\ncategory: preference\n---\nx\n"
+    assert (root / "e.md").read_text() == f"---\ncategory: episodic\nworkspace: {real}\n---\nplain\n"
+    assert (root / "g.md").read_text() == "---\ncategory: episodic\nworkspace: global\n---\nx\n"
+    capsys.readouterr()
+
+
+def test_settings_label_hides_the_home_folder(monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert cli.settings_label(tmp_path / ".kin" / "settings.toml") == "~/.kin/settings.toml"
+    assert cli.settings_label("/etc/kin/settings.toml") == "/etc/kin/settings.toml"
+    assert cli.settings_label(None) is None

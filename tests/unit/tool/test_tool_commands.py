@@ -406,13 +406,19 @@ def test_os_errors_name_only_virtual_paths(run, root, monkeypatch):
     def boom(*args, **kwargs):
         raise PermissionError(13, "Permission denied", str(root / "f.md"))
 
-    monkeypatch.setattr(commands, "write_atomic", boom)
-    monkeypatch.setattr(commands, "create_exclusive", boom)
+    for name in ("write_at", "create_at", "remove_at", "rename_at"):
+        monkeypatch.setattr(commands, name, boom)
+    results = [run(command="str_replace", path="/memories/f.md", old_str="x", new_str="y"),
+               run(command="insert", path="/memories/f.md", insert_line=0, insert_text="y"),
+               run(command="create", path="/memories/g.md", file_text="y"),
+               run(command="delete", path="/memories/f.md"),
+               run(command="rename", old_path="/memories/f.md", new_path="/memories/h.md")]
     monkeypatch.setattr(commands, "open_for_read", boom)
-    for res in (run(command="view", path="/memories/f.md"),
-                run(command="str_replace", path="/memories/f.md", old_str="x", new_str="y"),
-                run(command="create", path="/memories/g.md", file_text="y")):
-        assert res.is_error and str(root) not in res.content and "/memories/" in res.content
+    results.append(run(command="view", path="/memories/f.md"))
+    for res in results:
+        assert res.is_error and str(root) not in res.content and "/memories/" in res.content, res.content
+        assert "Permission denied" not in res.content
+    assert (root / "f.md").read_text() == "x" and not (root / "g.md").exists()
 
 
 def test_unexpected_exception_is_a_result(run, root, monkeypatch):
