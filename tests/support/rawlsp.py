@@ -23,13 +23,17 @@ class RawClient:
         out = self.proc.stdout
         assert out is not None
         while True:
-            header = b""
-            while not header.endswith(b"\r\n\r\n"):
-                ch = out.read(1)
-                if not ch:
+            length = None
+            while True:
+                line = out.readline()
+                if not line:
                     return
-                header += ch
-            length = next(int(h.split(b":")[1]) for h in header.split(b"\r\n") if h.lower().startswith(b"content-length"))
+                if not line.strip():
+                    break
+                if line.lower().startswith(b"content-length"):
+                    length = int(line.split(b":")[1])
+            if length is None:
+                continue
             msg = json.loads(out.read(length))
             if "id" in msg and "method" in msg:  # server → client request: answer like a plain editor
                 self.send({"jsonrpc": "2.0", "id": msg["id"], "result": [None] if msg["method"] == "workspace/configuration" else None})
@@ -47,6 +51,11 @@ class RawClient:
         self.next_id += 1
         self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
         return self.next_id
+
+    def call(self, method: str, params: dict, timeout: float = 30.0) -> dict:
+        """Send a request and wait for its response message (with `result` or `error`)."""
+        rid = self.request(method, params)
+        return self.wait(lambda m: m.get("id") == rid and "method" not in m, timeout)
 
     def notify(self, method: str, params: dict) -> None:
         self.send({"jsonrpc": "2.0", "method": method, "params": params})

@@ -46,7 +46,26 @@ class RecallSync:
         # The store can move (memoryDir arrives with the client's settings): the index follows it.
         if self._recall is None or self._recall.root != self.ls.root:
             self._recall = Recall(self.ls.root)
+            self._recall.index.on_reset = self._refill
         return self._recall
+
+    def _refill(self) -> None:
+        """The database was deleted or rebuilt while we run: refill it from the store, on the writer."""
+        log.warning("recall index was reset: refilling it from the store")
+        self.writer.submit(self._resync)
+
+    def _resync(self) -> None:
+        try:
+            with self.ls.store.lock:
+                on_disk = list(self.ls.store.disk.values())
+            stats = self.recall.sync_memories(on_disk)
+            with self.ls.store.lock:
+                overlays = list(self.ls.store.overlays.values())
+            for memory in overlays:
+                self.recall.update(memory, overlay=True)
+            self._log(f"recall index refilled: {stats.read} memories in {stats.seconds:.2f}s")
+        except Exception as exc:  # noqa: BLE001
+            log.warning("recall index refill failed: %r", exc)
 
     def start(self) -> None:
         self.loop = asyncio.get_running_loop()

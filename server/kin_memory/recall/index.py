@@ -86,6 +86,9 @@ class RecallIndex:
         self._local = threading.local()
         self._lock = threading.RLock()
         self.rebuilds = 0
+        self.on_reset: Callable[[], None] | None = None  # called when the database had to start empty
+        self._created = False
+        self._known_once = False  # the first database of a run starts empty by design: no reset then
         self._count_cache: tuple[int, float] | None = None
         self._df: dict[str, int] | None = None
         self._df_time = 0.0
@@ -103,6 +106,7 @@ class RecallIndex:
             if version == 0 and not tables:
                 conn.executescript(_SCHEMA)
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                self._created = True
             elif version != SCHEMA_VERSION or not {"docs", "fts", "vocab"} <= tables:
                 raise sqlite3.DatabaseError(f"schema version {version}, this version uses {SCHEMA_VERSION}")
             else:
@@ -153,6 +157,10 @@ class RecallIndex:
             raise IndexUnavailable(str(exc)) from exc
         self._local.conn = conn
         self._local.ino = self._inode()
+        self._known_once = True
+        if self.on_reset is not None:
+            self.on_reset()
+        self._created = False
         return conn
 
     def _conn(self) -> sqlite3.Connection:
@@ -168,7 +176,17 @@ class RecallIndex:
                 return self._rebuild(exc)
             self._local.conn = conn
             self._local.ino = self._inode()
-            return conn
+        self._notify_reset()
+        return conn
+
+    def _notify_reset(self) -> None:
+        """A fresh, empty database replaced the one we knew (first use, deleted, rebuilt): the owner
+        refills it from the files (on_reset), outside our locks."""
+        if self._created:
+            self._created = False
+            if self.on_reset is not None and self._known_once:
+                self.on_reset()
+        self._known_once = True
 
     def _run(self, fn: Callable[[sqlite3.Connection], object]) -> object:
         """fn on this thread's connection; a corrupt database is rebuilt and fn retried once. A database
