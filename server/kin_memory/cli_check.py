@@ -138,5 +138,6 @@ def _text(rows: list[tuple[str, Finding]], files: int) -> None:
     counts: dict[str, int] = {}
     for _, f in rows:
         counts[f.severity] = counts.get(f.severity, 0) + 1
+    sys.stdout.flush()  # the summary goes to stderr: keep it after the findings when both share a terminal
     summary = ", ".join(f"{n} {sev}{'s' if n != 1 else ''}" for sev, n in sorted(counts.items())) or "no problems"
     print(f"{files} files checked: {summary}", file=sys.stderr)

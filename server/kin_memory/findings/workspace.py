@@ -61,7 +61,7 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
     findings: list[Finding] = []
     restamp = (Fix(f"Re-stamp to the active workspace {active}", (replace(entry.value_span, yaml_scalar(active)),), preferred=True),) if active else ()
     make_global = Fix("Make global (`workspace: global`)", (replace(entry.value_span, GLOBAL),))
-    if category == PREFERENCE:
+    if category == PREFERENCE and kind != "global":  # `global` says what a preference is anyway
         findings.append(Finding("KM306", entry.key_span, "a preference is global by design; this stamp narrows it to one workspace",
                                 (Fix("Remove the workspace stamp", (delete_entry_lines(memory, entry),), preferred=True),)))
     if kind == "path":

@@ -219,6 +219,13 @@ def register(server: KinMemoryServer) -> None:
         except ReviewError as exc:
             raise ValueError(str(exc)) from None
         ls.store.refresh_path(path)
+        with ls.store.lock:
+            overlay = ls.store.overlays.get(vpath)
+        if overlay is not None:  # an open buffer: its lifecycle follows the file's new mtime
+            try:
+                ls.store.set_overlay(path, overlay.text, path.stat().st_mtime)
+            except OSError:
+                pass
         ls.recheck(vpath)
         return {"ok": True}
 
@@ -353,6 +360,7 @@ def start_watcher(ls: KinMemoryServer, loop: asyncio.AbstractEventLoop) -> None:
                     if paths:
                         loop.call_soon_threadsafe(_apply_changes, ls, paths)
                     if _folder_identity(root) != ident or ls.root != root:
+                        loop.call_soon_threadsafe(_rescan, ls)  # gone or replaced: what it held is gone
                         break
             except Exception as exc:  # noqa: BLE001 - the watcher failed: log, retry, keep serving
                 log.warning("file watcher stopped: %s", exc)

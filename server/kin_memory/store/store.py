@@ -94,10 +94,12 @@ class Store:
         """Read every file; with compact, keep each closed file compacted as soon as it is read (the
         peak memory of a 100k store is then never that of 100k full texts)."""
         files, problems = scan(self.root)
-        if compact:
-            disk = {vpath: load(path, vpath, is_index=is_index).compacted() for path, vpath, is_index in files}
-        else:
-            disk = {vpath: load(path, vpath, is_index=is_index) for path, vpath, is_index in files}
+        disk = {}
+        for path, vpath, is_index in files:
+            memory = load(path, vpath, is_index=is_index)
+            if memory.read_error and not os.path.lexists(path):
+                continue  # deleted between the scan and the read: gone, not unreadable
+            disk[vpath] = memory.compacted() if compact else memory
         with self.lock:
             self.disk = disk
             self.problems = problems

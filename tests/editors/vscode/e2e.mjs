@@ -1,0 +1,415 @@
+// End-to-end test of the Kin Memory extension in real VS Code: code-server with private state
+// directories, driven through its UI by headless Chromium (playwright-core). Every check goes through
+// what a user sees: squiggles, the Problems panel, the light bulb, hovers, the tree, the palette, the
+// status bar. Exit status 0 means every check passed; otherwise the reason is printed and a screenshot
+// is saved next to the success one.
+import { execFileSync, spawn } from "node:child_process";
+import * as fs from "node:fs";
+import { createRequire } from "node:module";
+import * as net from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
+
+const env = process.env;
+const need = (name) => {
+  if (!env[name]) throw new Error(`${name} is not set (run this through run.sh)`);
+  return env[name];
+};
+const NODE_MODULES = need("E2E_NODE_MODULES");
+const VSIX = need("E2E_VSIX");
+const FIXTURE = need("E2E_FIXTURE");
+const ARTIFACTS = need("E2E_ARTIFACTS");
+const SERVER = need("E2E_SERVER");
+const CHROMIUM = env.E2E_CHROMIUM || "/usr/bin/chromium";
+const STEP_TIMEOUT = Number(env.E2E_STEP_TIMEOUT_MS || 45000);
+
+const require = createRequire(path.join(NODE_MODULES, "e2e.cjs"));
+const { chromium } = require("playwright-core");
+const CODE_SERVER = path.join(NODE_MODULES, "code-server", "out", "node", "entry.js");
+
+const DAY = 86400;
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "kin-vscode-e2e-"));
+const dirs = {
+  user: path.join(tmp, "user"), ext: path.join(tmp, "ext"), home: path.join(tmp, "home"),
+  profile: path.join(tmp, "chromium"), store: path.join(tmp, "store"),
+};
+for (const d of Object.values(dirs)) fs.mkdirSync(d, { recursive: true });
+
+// -- the fixture store: copied, then aged so the lifecycle has something to show -------------------
+function makeStore() {
+  fs.cpSync(FIXTURE, dirs.store, { recursive: true });
+  const now = Date.now() / 1000;
+  const age = (rel, days) => fs.utimesSync(path.join(dirs.store, rel), now - days * DAY, now - days * DAY);
+  age("facts/deploy-pipeline.md", 200); // project fact untouched > 180 days: stale
+  age("episodes/canary-outage.md", 38); // episodic, 4 days before the 42-day sweep: expiring
+}
+
+// -- code-server ------------------------------------------------------------------------------------
+const childEnv = {
+  ...env, HOME: dirs.home, XDG_CONFIG_HOME: path.join(dirs.home, ".config"), XDG_DATA_HOME: path.join(dirs.home, ".local/share"),
+  XDG_CACHE_HOME: path.join(dirs.home, ".cache"), XDG_STATE_HOME: path.join(dirs.home, ".local/state"),
+};
+delete childEnv.KIN_MEMORY_DIR; // the store comes from the extension's setting, as for a user
+delete childEnv.VIRTUAL_ENV;
+// "bundled": no server setting and no kin-memory-lsp on PATH, so the extension installs the wheel it
+// carries into a private virtual environment (pip's cache is kept between runs).
+const BUNDLED = SERVER === "bundled";
+if (BUNDLED) {
+  childEnv.PATH = (env.PATH ?? "").split(path.delimiter)
+    .filter((d) => d && !fs.existsSync(path.join(d, "kin-memory-lsp"))).join(path.delimiter);
+  if (env.E2E_PIP_CACHE) childEnv.PIP_CACHE_DIR = env.E2E_PIP_CACHE;
+}
+const baseArgs = ["--user-data-dir", dirs.user, "--extensions-dir", dirs.ext, "--config", path.join(tmp, "config.yaml")];
+
+function writeSettings() {
+  const settings = {
+    "chat.disableAIFeatures": true,
+    "workbench.startupEditor": "none",
+    "workbench.tips.enabled": false,
+    "workbench.enableExperiments": false,
+    "security.workspace.trust.enabled": false,
+    "telemetry.telemetryLevel": "off",
+    "update.mode": "none",
+    "extensions.autoCheckUpdates": false,
+    "extensions.autoUpdate": false,
+    "git.enabled": false,
+    "editor.hover.delay": 200,
+    "editor.minimap.enabled": false,
+    "kinMemory.memoryDir": dirs.store,
+  };
+  if (!BUNDLED) settings["kinMemory.server.path"] = SERVER;
+  fs.writeFileSync(path.join(tmp, "config.yaml"), "auth: none\ncert: false\n");
+  // Machine-scoped settings (memoryDir) apply from the remote side's settings, the rest from the user's.
+  for (const scope of ["User", "Machine"]) {
+    fs.mkdirSync(path.join(dirs.user, scope), { recursive: true });
+    fs.writeFileSync(path.join(dirs.user, scope, "settings.json"), JSON.stringify(settings, null, 2));
+  }
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function installExtension() {
+  execFileSync(process.execPath, [CODE_SERVER, ...baseArgs, "--install-extension", VSIX], {
+    env: childEnv, stdio: ["ignore", "pipe", "pipe"], timeout: 120000,
+  });
+  const installed = fs.readdirSync(dirs.ext).filter((d) => d.startsWith("kin-memory."));
+  if (!installed.length) throw new Error(`--install-extension left no kin-memory extension in ${dirs.ext}`);
+}
+
+let serverProc;
+async function startCodeServer(port) {
+  const log = fs.openSync(path.join(tmp, "code-server.log"), "a");
+  serverProc = spawn(process.execPath, [
+    CODE_SERVER, ...baseArgs, "--bind-addr", `127.0.0.1:${port}`, "--auth", "none", "--disable-telemetry",
+    "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override", dirs.store,
+  ], { env: childEnv, stdio: ["ignore", log, log], detached: true });
+  const deadline = Date.now() + 60000;
+  while (Date.now() < deadline) {
+    if (serverProc.exitCode !== null) throw new Error(`code-server exited with ${serverProc.exitCode}: see ${tmp}/code-server.log`);
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error("code-server did not answer /healthz within 60 s");
+}
+
+function stopCodeServer() {
+  // The extension host (and the language server under it) outlive the browser: end the whole group.
+  if (serverProc?.pid) {
+    try { process.kill(-serverProc.pid, "SIGTERM"); } catch { /* already gone */ }
+  }
+}
+
+// -- checks -----------------------------------------------------------------------------------------
+const timings = [];
+async function step(name, fn) {
+  const t0 = Date.now();
+  process.stdout.write(`  ${name} … `);
+  try {
+    await fn();
+  } catch (err) {
+    process.stdout.write("FAILED\n");
+    const e = new Error(`${name}: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`);
+    e.cause = err;
+    throw e;
+  }
+  const ms = Date.now() - t0;
+  timings.push([name, ms]);
+  process.stdout.write(`ok (${(ms / 1000).toFixed(1)} s)\n`);
+}
+
+const editor = (page) => page.locator(".part.editor .editor-group-container.active .monaco-editor").first();
+const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** Calls `get` until `ok` accepts its value; throws `message` with the last value on timeout. */
+async function poll(get, ok, message, timeout = STEP_TIMEOUT) {
+  const deadline = Date.now() + timeout;
+  let last;
+  for (;;) {
+    last = await get();
+    if (ok(last)) return last;
+    if (Date.now() > deadline) throw new Error(`${message} (last seen: ${JSON.stringify(String(last).slice(0, 200))})`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
+async function palette(page, text) {
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget input").first();
+  await input.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
+  await input.fill(text);
+  return input;
+}
+
+async function runCommand(page, label) {
+  await palette(page, ">" + label);
+  const row = page.locator(".quick-input-widget .monaco-list-row", { hasText: label }).first();
+  await row.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
+  await page.keyboard.press("Enter");
+}
+
+async function openFile(page, name) {
+  await palette(page, name);
+  const row = page.locator(".quick-input-widget .monaco-list-row", { hasText: name }).first();
+  await row.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
+  await page.keyboard.press("Enter");
+  await page.locator(".tabs-container .tab.active", { hasText: name }).waitFor({ timeout: STEP_TIMEOUT });
+}
+
+/** The visible lines of the active editor as text (monaco renders non-breaking spaces). */
+async function editorText(page) {
+  return (await editor(page).locator(".view-lines").innerText()).replace(/\u00a0/g, " ");
+}
+
+async function checks(page, port) {
+  await step("open the store in VS Code", async () => {
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(dirs.store)}`);
+    await page.locator(".monaco-workbench").waitFor({ timeout: STEP_TIMEOUT });
+    await page.locator(".explorer-folders-view .monaco-list-row", { hasText: "episodes" }).first().waitFor({ timeout: STEP_TIMEOUT });
+  });
+
+  await step("open a memory file: kin-memory language", async () => {
+    await openFile(page, "rollback-drill.md");
+    await page.waitForFunction(() => /Kin Memory/.test(document.getElementById("status.editor.mode")?.textContent ?? ""),
+      null, { timeout: STEP_TIMEOUT }).catch(async () => {
+      const mode = await page.evaluate(() => document.getElementById("status.editor.mode")?.textContent ?? "?");
+      throw new Error(`the editor's language is "${mode.trim()}", not Kin Memory`);
+    });
+  });
+
+  await step("squiggle on the unknown category", async () => {
+    const squiggle = editor(page).locator(".squiggly-warning").first();
+    const startTimeout = BUNDLED ? 4 * STEP_TIMEOUT : STEP_TIMEOUT; // the first start installs the server
+    // A server that does not start turns the extension's status item to "stopped": report that at once.
+    const stopped = page.locator(".statusbar-item", { hasText: "Kin Memory: stopped" }).first();
+    const seen = await Promise.race([
+      squiggle.waitFor({ state: "attached", timeout: startTimeout }).then(() => "squiggle", () => "none"),
+      stopped.waitFor({ timeout: startTimeout }).then(() => "stopped", () => "none"),
+    ]);
+    if (seen === "stopped") throw new Error(`the language server (${SERVER}) did not start: the status bar reads "Kin Memory: stopped"`);
+    if (BUNDLED && !/starting \S+server-venv\S+kin-memory-lsp .*\(from bundled\)/.test(outputLog())) {
+      throw new Error("the server running is not the one installed from the .vsix's wheel");
+    }
+    if (seen !== "squiggle") throw new Error("no warning squiggle in the editor: the language server published no diagnostics");
+  });
+
+  await step("Problems panel lists KM201", async () => {
+    await runCommand(page, "View: Focus Problems");
+    const row = page.locator(".markers-panel .monaco-list-row", { hasText: "unrecognized category" }).first();
+    await row.waitFor({ timeout: STEP_TIMEOUT });
+    const text = await row.innerText();
+    if (!/KM201/.test(text) || !/kin-memory/.test(text)) throw new Error(`the Problems row reads "${text}"`);
+  });
+
+  await step("quick fix from the light bulb", async () => {
+    await editor(page).locator(".view-line span", { hasText: "episodc" }).last().click();
+    // The light bulb sits in the gutter of the cursor's line (an "auto-fix" bulb when a fix is preferred).
+    const bulb = editor(page).locator('.glyph-margin-widgets [class*="codicon-gutter-lightbulb"], .lightBulbWidget').first();
+    await bulb.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
+    await bulb.click();
+    const fix = page.locator(".action-widget .monaco-list-row", { hasText: "Replace with `episodic`" }).first();
+    await fix.waitFor({ timeout: STEP_TIMEOUT });
+    await fix.click();
+    const text = await poll(() => editorText(page), (t) => /category: episodic\b/.test(t), "the fix did not change the buffer");
+    if (/episodc/.test(text)) throw new Error("the misspelt category is still in the buffer");
+    await editor(page).locator(".squiggly-warning").first().waitFor({ state: "detached", timeout: STEP_TIMEOUT }).catch(() => {
+      throw new Error("the squiggle stayed after the fix");
+    });
+  });
+
+  await step("recall hover on the body lists related memories", async () => {
+    await page.keyboard.press("Escape");
+    const word = editor(page).locator(".view-line span", { hasText: "practised" }).first();
+    await word.hover();
+    const hover = page.locator(".monaco-hover .hover-contents, .monaco-hover .markdown-hover").first();
+    await hover.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
+    await page.waitForFunction(() => /deploy-pipeline|canary-outage/.test(document.querySelector(".monaco-hover")?.textContent ?? ""),
+      null, { timeout: STEP_TIMEOUT }).catch(async () => {
+      throw new Error(`the hover names no related memory: "${(await hover.innerText()).slice(0, 200)}"`);
+    });
+  });
+
+  await step("status bar shows stale and expiring counts", async () => {
+    await page.mouse.move(5, 5);
+    const item = page.locator(".statusbar-item", { hasText: /stale/ }).first();
+    await item.waitFor({ timeout: STEP_TIMEOUT });
+    await page.waitForFunction(() => [...document.querySelectorAll(".statusbar-item")]
+      .some((e) => /1 stale · 1 expiring/.test(e.textContent ?? "")), null, { timeout: STEP_TIMEOUT }).catch(async () => {
+      throw new Error(`the status bar reads "${await item.innerText()}", expected 1 stale · 1 expiring`);
+    });
+  });
+
+  await step("status bar click opens the Kin Memory tree, grouped by category with badges", async () => {
+    await page.locator(".statusbar-item", { hasText: /1 stale/ }).first().click();
+    const view = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /Kin Memory/i }) }).first();
+    await view.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
+    for (const label of ["project-fact", "episodic", "preference"]) {
+      await view.locator(".monaco-list-row", { hasText: new RegExp("^" + escapeRe(label)) }).first().waitFor({ timeout: STEP_TIMEOUT });
+    }
+    const stale = view.locator(".monaco-list-row", { hasText: "facts/deploy-pipeline.md" }).first();
+    await stale.waitFor({ timeout: STEP_TIMEOUT });
+    if (!/stale/.test(await stale.innerText())) throw new Error(`no stale badge: "${await stale.innerText()}"`);
+    const expiring = view.locator(".monaco-list-row", { hasText: "episodes/canary-outage.md" }).first();
+    if (!/expiring/.test(await expiring.innerText())) throw new Error(`no expiring badge: "${await expiring.innerText()}"`);
+  });
+
+  await step("palette search: ranked results with snippets, Enter opens the top one", async () => {
+    await runCommand(page, "Kin Memory: Search memories");
+    const input = page.locator(".quick-input-widget input").first();
+    await page.locator(".quick-input-widget .quick-input-title", { hasText: "Search memories" }).waitFor({ timeout: STEP_TIMEOUT });
+    await input.fill("canary health check endpoint");
+    const rows = page.locator(".quick-input-widget .monaco-list-row");
+    await rows.filter({ hasText: "canary-outage" }).first().waitFor({ timeout: STEP_TIMEOUT });
+    const top = await rows.first().innerText();
+    if (!/canary-outage/.test(top) || !/health check/.test(top)) throw new Error(`the top result reads "${top.replace(/\s+/g, " ")}"`);
+    await page.keyboard.press("Enter");
+    await page.locator(".tabs-container .tab.active", { hasText: "canary-outage.md" }).waitFor({ timeout: STEP_TIMEOUT });
+  });
+
+  await step("preview prompt block: a read-only virtual document", async () => {
+    await runCommand(page, "Kin Memory: Preview prompt block");
+    await page.locator(".tabs-container .tab.active", { hasText: "prompt-block.md" }).waitFor({ timeout: STEP_TIMEOUT });
+    await poll(() => editorText(page), (t) => /Memory index/.test(t), "the preview does not show MEMORY.md's text");
+    const before = await editorText(page);
+    await editor(page).locator(".view-lines").click();
+    await page.keyboard.type("xyz");
+    await page.waitForTimeout(300);
+    if ((await editorText(page)) !== before) throw new Error("the preview accepted typing");
+  });
+
+  await step("new memory: category pick, created through the server's tool", async () => {
+    await runCommand(page, "Kin Memory: New memory");
+    await page.locator(".quick-input-widget .monaco-list-row", { hasText: "preference" }).first().click();
+    const input = page.locator(".quick-input-widget input").first();
+    await poll(() => input.inputValue(), (v) => v === "prefs/", "the name box does not offer prefs/");
+    await input.fill("prefs/commit-messages");
+    await page.keyboard.press("Enter");
+    await page.locator(".tabs-container .tab.active", { hasText: "commit-messages.md" }).waitFor({ timeout: STEP_TIMEOUT });
+    const file = path.join(dirs.store, "prefs", "commit-messages.md");
+    const disk = await poll(() => (fs.existsSync(file) ? fs.readFileSync(file, "utf8") : ""), (t) => t !== "", `${file} was not written`);
+    if (!/^---\ncategory: preference\n/.test(disk) || !/# Commit messages/.test(disk)) throw new Error(`unexpected file: ${JSON.stringify(disk)}`);
+  });
+
+  await step("mark reviewed from the tree: the stale fact turns fresh in the status bar", async () => {
+    await page.locator(".statusbar-item", { hasText: /1 stale/ }).first().click();
+    const row = page.locator(".pane .monaco-list-row", { hasText: "facts/deploy-pipeline.md" }).first();
+    // The tree re-renders when the store changes (the memory just created): a click can land on a row
+    // being replaced. Hover, click the inline action, and look for the count; retry (marking is idempotent).
+    const fresh = () => page.waitForFunction(() => [...document.querySelectorAll(".statusbar-item")]
+      .some((e) => /0 stale · 1 expiring/.test(e.textContent ?? "")), null, { timeout: 3000 }).then(() => true, () => false);
+    await poll(async () => {
+      await row.hover();
+      const clicked = await row.locator('.action-label[aria-label="Mark reviewed"]').click({ timeout: 2000 }).then(() => true, () => false);
+      return clicked && (await fresh());
+    }, (ok) => ok, "the status bar still counts a stale memory after Mark reviewed from the tree");
+    const age = (Date.now() / 1000 - fs.statSync(path.join(dirs.store, "facts/deploy-pipeline.md")).mtimeMs / 1000) / DAY;
+    if (age > 1) throw new Error(`the file's mtime is still ${age.toFixed(0)} days old`);
+  });
+}
+
+// -- the run ----------------------------------------------------------------------------------------
+/** The extension's "Kin Memory" output channel files (one per window). */
+function outputLogFiles() {
+  const found = [];
+  const walk = (d) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (/Kin Memory\.log$/.test(e.name)) found.push(p);
+    }
+  };
+  try { walk(path.join(dirs.user, "logs")); } catch { /* no logs */ }
+  return found;
+}
+
+function outputLog() {
+  return outputLogFiles().map((f) => fs.readFileSync(f, "utf8")).join("\n");
+}
+
+function serverLogTail() {
+  const found = outputLogFiles();
+  const lines = (f) => fs.readFileSync(f, "utf8").trim().split("\n").filter((l) => !/^\s+at /.test(l));
+  return found.map((f) => lines(f).slice(-12).join("\n")).join("\n");
+}
+
+async function main() {
+  const t0 = Date.now();
+  makeStore();
+  writeSettings();
+  installExtension();
+  const port = await freePort();
+  await startCodeServer(port);
+  const context = await chromium.launchPersistentContext(dirs.profile, {
+    executablePath: CHROMIUM, headless: true, viewport: { width: 1440, height: 900 },
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+      "--disable-component-update", "--disable-sync"],
+  });
+  const page = context.pages()[0] ?? await context.newPage();
+  let failure;
+  try {
+    await checks(page, port);
+  } catch (err) {
+    failure = err;
+  }
+  const shot = path.join(ARTIFACTS, failure ? "vscode-failure.png" : "vscode-success.png");
+  await page.screenshot({ path: shot }).catch(() => undefined);
+  if (failure) {
+    // The DOM at the failure, for finding what a selector missed.
+    const html = await page.content().catch(() => "");
+    fs.writeFileSync(path.join(ARTIFACTS, "vscode-failure.html"), html);
+  }
+  await context.close().catch(() => undefined);
+  stopCodeServer();
+  if (failure) {
+    console.error(`\nVS Code e2e FAILED: ${failure.message}`);
+    const tail = serverLogTail();
+    if (tail) console.error(`--- "Kin Memory" output (last lines) ---\n${tail}`);
+    console.error(`screenshot: ${shot}`);
+    if (env.KIN_E2E_KEEP) console.error(`kept: ${tmp}`);
+    else fs.rmSync(tmp, { recursive: true, force: true });
+    process.exit(1);
+  }
+  console.log(`all checks passed in ${((Date.now() - t0) / 1000).toFixed(1)} s; screenshot: ${shot}`);
+  if (!env.KIN_E2E_KEEP) fs.rmSync(tmp, { recursive: true, force: true });
+}
+
+process.on("SIGINT", () => { stopCodeServer(); process.exit(130); });
+main().catch((err) => {
+  stopCodeServer();
+  console.error(`VS Code e2e could not run: ${err instanceof Error ? err.message : String(err)}`);
+  console.error(`temporary folder: ${tmp}`);
+  process.exit(1);
+});
