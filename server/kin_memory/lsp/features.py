@@ -298,6 +298,9 @@ async def startup(ls: KinMemoryServer) -> None:
             progress = False
     loop = asyncio.get_running_loop()
     started = time.perf_counter()
+    # Watch from the start: changes seen while the store loads are held and applied once it is
+    # loaded (applied earlier, the load's snapshot could overwrite them).
+    start_watcher(ls, loop)
     results = await loop.run_in_executor(None, ls.shard_results)
     if results is not None:
         count = ls.send_shard_results(results)
@@ -314,6 +317,9 @@ async def startup(ls: KinMemoryServer) -> None:
         count = sum(1 for _ in ls.store.memories())
         log_checked(ls, count, started)
     ls.ready.set()
+    held, ls.held_changes = ls.held_changes, set()
+    if held:
+        _apply_changes(ls, held)
     for hook in ls.ready_hooks:
         try:
             hook()
@@ -321,7 +327,6 @@ async def startup(ls: KinMemoryServer) -> None:
             log.warning("ready hook failed: %r", exc)
     if progress:
         ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=f"{count} memories checked"))
-    start_watcher(ls, loop)
 
 
 def log_checked(ls: KinMemoryServer, count: int, started: float, how: str = "") -> None:
@@ -390,6 +395,9 @@ def _rescan(ls: KinMemoryServer) -> None:
 
 
 def _apply_changes(ls: KinMemoryServer, paths: set[Path]) -> None:
+    if not ls.ready.is_set():
+        ls.held_changes |= paths
+        return
     for path in sorted(paths):
         try:
             external_change(ls, path)

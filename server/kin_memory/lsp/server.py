@@ -64,6 +64,7 @@ class KinMemoryServer(LanguageServer):
         self.recheck_hooks: list[Callable[[str, object], None]] = []
         self.ready_hooks: list[Callable[[], None]] = []
         self.extra_findings: dict[str, list[Finding]] = {}
+        self.held_changes: set[Path] = set()  # file changes seen before the startup load completed
         self.body_hover: Callable[[object, int, int], str | None] | None = None  # set by recall
         self.query_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kin-memory-query")
 

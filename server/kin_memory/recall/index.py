@@ -347,16 +347,19 @@ class RecallIndex:
                 exclude: str | None = None) -> list[Hit]:
         """Memories related to a piece of text: its most distinctive words (rarest in the store; the
         very common ones dropped, which also keeps the query cheap at 100k memories), any of them."""
-        terms = self.distinctive(text)
+        terms = self.distinctive(text, self_in_index=exclude is not None)
         estimate = sum(self.doc_frequencies(p.text for p in terms).values()) if terms else 0
         return self._ranked(match_expr(terms), active, limit, exclude, estimate)
 
-    def distinctive(self, text: str, keep: int = MAX_RELATED_TERMS) -> list[Phrase]:
+    def distinctive(self, text: str, keep: int = MAX_RELATED_TERMS, *, self_in_index: bool = False) -> list[Phrase]:
         items = [p for p in phrases(text, limit=256) if len(p.text) > 1]
         if not items:
             return []
         df = self.doc_frequencies(p.text for p in items)
-        present = [p for p in items if df.get(p.text, 0) > 0]
+        # Words only one memory has say nothing about others when that memory is the one asking
+        # (a hover excludes itself): without this, a file of unique words relates to nothing.
+        floor = 1 if self_in_index else 0
+        present = [p for p in items if df.get(p.text, 0) > floor]
         if not present:
             return []
         total = max(self._total(), 1)

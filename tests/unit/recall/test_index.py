@@ -209,3 +209,14 @@ def test_sync_reports_progress_and_honours_cancel(store: Path) -> None:
     partial = r.sync_disk(progress=lambda d, t: seen.append((d, t)), cancelled=cancelled, chunk=10)
     assert partial.read == 20 and seen == [(10, 30), (20, 30)]
     assert Recall(store).sync_disk().read == 10  # the rest, next time
+
+
+def test_related_skips_words_only_the_asking_memory_has(store: Path) -> None:
+    # Twelve words only this memory has would otherwise fill the query and relate it to nothing.
+    unique = " ".join(f"zq{i}unique" for i in range(14))
+    write(store, "facts/asking.md", memory("project-fact", f"# Asking\n\n{unique} harbour crane\n", "global"))
+    write(store, "facts/other.md", memory("project-fact", "# Other\n\nThe harbour crane lifts containers.\n", "global"))
+    r = Recall(store)
+    r.sync_disk()
+    hits = r.index.related(f"{unique} harbour crane", (), exclude="/memories/facts/asking.md")
+    assert [h.vpath for h in hits] == ["/memories/facts/other.md"]

