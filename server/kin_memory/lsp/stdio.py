@@ -4,7 +4,8 @@ pygls's own loop loses framing for good after bytes without a line end, answers 
 whose JSON or params it cannot read (the client then waits forever), and prints tracebacks for both.
 This loop resynchronises on the next `Content-Length` header, answers JSON-RPC errors (ParseError,
 InvalidRequest, InvalidParams) where an id is known, logs one line otherwise, and bounds what it
-buffers.
+buffers. Frames are read by a thread, so a burst of full-text didChange collapses to the last text per
+document; a client that goes away (EOF, broken pipe) ends the server promptly and quietly.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import re
 import sys
 import threading
@@ -27,23 +29,77 @@ MAX_HEADER_LINE = 64 * 1024
 MAX_BODY = 256 * 1024 * 1024
 
 
-def _quiet_deserialize(record: logging.LogRecord) -> bool:
-    # pygls logs a full traceback for every message it cannot structure; we answer and log one line.
-    return not str(record.msg).startswith("Unable to deserialize message")
+def _quiet_client_errors(record: logging.LogRecord) -> bool:
+    """pygls logs a full traceback for every message it cannot structure (we answer those and log one
+    line), for every request a handler refuses (bad arguments: the error travels in the response) and
+    for every write after the client went away. Those become one line; a real bug keeps its traceback."""
+    if str(record.msg).startswith("Unable to deserialize message"):
+        return False
+    exc = record.exc_info[1] if record.exc_info else None
+    if isinstance(exc, (JsonRpcException, ValueError, BrokenPipeError, ConnectionError)):
+        record.msg, record.args = f"{record.getMessage()}: {exc!r}", ()
+        record.exc_info, record.exc_text = None, None
+    return True
+
+
+class _ClientWriter(StdoutWriter):
+    """Writes to the client; once the client has closed its end, stops the server instead of raising
+    (pygls would log a traceback per pending response)."""
+
+    def __init__(self, stdout: BinaryIO, on_lost) -> None:
+        super().__init__(stdout)
+        self.lost = False
+        self._on_lost = on_lost
+
+    def write(self, data: bytes) -> None:
+        if self.lost:
+            return
+        try:
+            super().write(data)
+        except (BrokenPipeError, ConnectionError, ValueError) as exc:  # ValueError: the stream was closed
+            self.lost = True
+            log.info("the client closed the connection (%s): stopping", exc.__class__.__name__)
+            self._on_lost()
 
 
 def serve_stdio(server, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
-    logging.getLogger("pygls.protocol.json_rpc").addFilter(_quiet_deserialize)
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_quiet_client_errors)
     server._stop_event = threading.Event()
-    server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+    server.protocol.set_writer(_ClientWriter(stdout or sys.stdout.buffer, server._stop_event.set))
+    loop = asyncio.new_event_loop()
     try:
-        asyncio.run(_read_loop(server, stdin or sys.stdin.buffer))
+        loop.run_until_complete(_read_loop(server, stdin or sys.stdin.buffer))
     except BrokenPipeError:
         log.info("the client closed the connection")
     except (KeyboardInterrupt, SystemExit):
         pass
     finally:
+        _close_loop(loop)
         server.shutdown()
+        _exit_soon()
+
+
+def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what is still running and stop without waiting for the loop's worker threads: the client
+    is gone (asyncio.run would wait for every executor job and fire timers meanwhile)."""
+    tasks = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        loop.run_until_complete(asyncio.wait(tasks, timeout=2))
+    executor = getattr(loop, "_default_executor", None)
+    if executor is not None:
+        executor.shutdown(wait=False, cancel_futures=True)
+    # Left stopped, not closed: a background thread finishing its work may still post a callback to it
+    # (on a closed loop that raises in the thread); nothing runs it any more.
+
+
+def _exit_soon(grace: float = 3.0) -> None:
+    # A worker thread still busy (a store load, an index batch) must not keep a server whose client has
+    # left alive: normal interpreter exit gets `grace` seconds, then the process ends regardless.
+    timer = threading.Timer(grace, os._exit, args=(0,))
+    timer.daemon = True
+    timer.start()
 
 
 def _read_exactly(stream: BinaryIO, n: int) -> bytes:
@@ -57,16 +113,51 @@ def _read_exactly(stream: BinaryIO, n: int) -> bytes:
     return b"".join(chunks)
 
 
-async def _read_loop(server, stdin: BinaryIO) -> None:
-    loop = asyncio.get_running_loop()
+class _FdReader:
+    """readline/read over a file descriptor with a private buffer (only what _frames needs)."""
 
-    def read(fn, *args):
-        return loop.run_in_executor(server.thread_pool, fn, *args)
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buf = bytearray()
+        self.eof = False
 
-    while not server._stop_event.is_set():
+    def _fill(self) -> bool:
+        if self.eof:
+            return False
+        chunk = os.read(self.fd, 1 << 16)
+        if not chunk:
+            self.eof = True
+            return False
+        self.buf += chunk
+        return True
+
+    def readline(self, limit: int) -> bytes:
+        while True:
+            end = self.buf.find(b"\n", 0, limit)
+            if end >= 0 or len(self.buf) >= limit:
+                n = end + 1 if end >= 0 else limit
+                line = bytes(self.buf[:n])
+                del self.buf[:n]
+                return line
+            if not self._fill():
+                line = bytes(self.buf)
+                self.buf.clear()
+                return line
+
+    def read(self, n: int) -> bytes:
+        while len(self.buf) < n and self._fill():
+            pass
+        data = bytes(self.buf[:n])
+        del self.buf[:n]
+        return data
+
+
+def _frames(stdin: BinaryIO, stop: threading.Event):
+    """Yield each framed message body; resynchronises on the next header after garbage."""
+    while not stop.is_set():
         length: int | None = None
         while True:
-            line = await read(stdin.readline, MAX_HEADER_LINE)
+            line = stdin.readline(MAX_HEADER_LINE)
             if not line:
                 return
             if not line.strip():
@@ -81,15 +172,98 @@ async def _read_loop(server, stdin: BinaryIO) -> None:
         if length > MAX_BODY:
             log.warning("dropped a %d-byte message: over the %d-byte limit", length, MAX_BODY)
             while length > 0:
-                skipped = len(await read(stdin.read, min(length, 1 << 20)))
+                skipped = len(stdin.read(min(length, 1 << 20)))
                 if not skipped:
                     return
                 length -= skipped
             continue
-        body = await read(_read_exactly, stdin, length)
+        body = _read_exactly(stdin, length)
         if len(body) < length:
             return
-        _handle(server.protocol, body)
+        yield body
+
+
+async def _read_loop(server, stdin: BinaryIO) -> None:
+    """Frames are read by a thread into a queue; the loop handles whatever has arrived as one batch, so
+    a burst of full-text didChange notifications collapses to the last text per document instead of
+    queueing requests behind thousands of stale rechecks."""
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(_quiet_cancellation)
+    queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+    def reader() -> None:
+        try:
+            for body in _frames(stdin, server._stop_event):
+                loop.call_soon_threadsafe(queue.put_nowait, body)
+        except (OSError, ValueError) as exc:  # stdin closed under us
+            log.info("stopped reading from the client: %s", exc)
+        finally:
+            loop.call_soon_threadsafe(queue.put_nowait, None)
+
+    # The thread reads the raw descriptor through its own buffer: a daemon thread parked inside
+    # sys.stdin's buffered reader would abort the interpreter at exit (its lock is held).
+    try:
+        stdin = _FdReader(stdin.fileno())
+    except (AttributeError, OSError, ValueError):  # an in-memory stream: read it as it is
+        pass
+    threading.Thread(target=reader, name="kin-memory-stdin", daemon=True).start()
+    while not server._stop_event.is_set():
+        batch = [await queue.get()]
+        while not queue.empty():
+            batch.append(queue.get_nowait())
+        for body in _coalesce(batch):
+            if body is None:
+                return
+            _handle(server.protocol, body)
+            if server._stop_event.is_set():
+                return
+        await asyncio.sleep(0)  # let the handlers' tasks and replies run between batches
+
+
+def _quiet_cancellation(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+    # The client left mid-request: the handlers still running are cancelled at exit. Nothing is wrong.
+    if isinstance(context.get("exception"), asyncio.CancelledError):
+        return
+    loop.default_exception_handler(context)
+
+
+def _full_change_uri(body: bytes) -> tuple[str | None, str | None]:
+    """(uri of a full-text didChange or None, the uri the message concerns or None)."""
+    if b"textDocument" not in body:
+        return None, None
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None, None
+    params = data.get("params") if isinstance(data, dict) else None
+    doc = params.get("textDocument") if isinstance(params, dict) else None
+    uri = doc.get("uri") if isinstance(doc, dict) else None
+    if not isinstance(uri, str):
+        return None, None
+    changes = params.get("contentChanges")
+    full = (data.get("method") == "textDocument/didChange" and "id" not in data and isinstance(changes, list)
+            and len(changes) == 1 and isinstance(changes[0], dict) and "range" not in changes[0])
+    return (uri if full else None), uri
+
+
+def _coalesce(batch: list[bytes | None]) -> list[bytes | None]:
+    """Drop a full-text didChange when a later one replaces the same document's text and nothing in
+    between concerns that document: the final text is the same, and no request saw the dropped one."""
+    if len(batch) < 2:
+        return batch
+    info = [(None, None) if body is None else _full_change_uri(body) for body in batch]
+    keep = [True] * len(batch)
+    pending: dict[str, int] = {}  # uri -> index of its latest full change not yet followed by a use
+    for n, (full, uri) in enumerate(info):
+        if uri is None:
+            continue
+        if full is not None and full in pending:
+            keep[pending[full]] = False
+        if full is not None:
+            pending[full] = n
+        else:
+            pending.pop(uri, None)
+    return [body for body, k in zip(batch, keep, strict=True) if k]
 
 
 def _valid_id(value: object) -> bool:

@@ -96,7 +96,7 @@ class RecallIndex:
 
     # -- connections ---------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
-        self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.dir.mkdir(mode=0o700, exist_ok=True)  # never parents: a vanished store is not recreated by its cache
         conn = sqlite3.connect(self.path, timeout=5.0, check_same_thread=False, isolation_level=None)
         try:
             conn.execute("PRAGMA journal_mode=WAL")
