@@ -71,8 +71,18 @@ def _write_temp(dir_fd: int, data: bytes, mode: int) -> str:
     return name
 
 
-def write_at(dir_fd: int, name: str, data: bytes) -> None:
-    """Replace (or create) `name` atomically; an existing file keeps its permission bits."""
+class Changed(Exception):
+    """The target changed while the new version was being written: nothing was replaced."""
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int]:
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def write_at(dir_fd: int, name: str, data: bytes, expect: os.stat_result | None = None) -> None:
+    """Replace (or create) `name` atomically; an existing file keeps its permission bits. With expect,
+    the target is checked again right before the rename (after the slow fsync of the new version), so
+    a writer that changed it meanwhile is reported (Changed), not overwritten."""
     try:
         st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         mode = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else FILE_MODE
@@ -80,6 +90,13 @@ def write_at(dir_fd: int, name: str, data: bytes) -> None:
         mode = FILE_MODE
     tmp = _write_temp(dir_fd, data, mode)
     try:
+        if expect is not None:
+            try:
+                now = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                raise Changed(name) from None
+            if _identity(now) != _identity(expect):
+                raise Changed(name)
         os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -31,7 +31,7 @@ from kin_memory.store.paths import is_memory_rel
 from kin_memory.store.root import VIRTUAL_ROOT
 
 from . import audit, messages
-from .atomic import DIR_MODE, create_at, make_dirs, remove_at, rename_at, write_at
+from .atomic import DIR_MODE, Changed, create_at, make_dirs, remove_at, rename_at, write_at
 from .guard import GuardError, Target, open_dir, open_for_read, read_at, resolve
 from .write_rules import apply as apply_write_rules
 
@@ -287,7 +287,9 @@ def _commit(t: Target, before: os.stat_result, old_text: str, new_text: str, ctx
                 raise _Fail(messages.conflict(t.virtual))
             _through_editor(t, ctx, old_text, new_text)
             try:
-                write_at(dir_fd, place.name, new_text.encode("utf-8"))
+                write_at(dir_fd, place.name, new_text.encode("utf-8"), expect=now)
+            except Changed:
+                raise _Fail(messages.conflict(t.virtual)) from None
             except OSError:
                 raise _Fail(messages.os_error(t.virtual, "write")) from None
         finally:

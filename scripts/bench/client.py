@@ -1,0 +1,172 @@
+"""A minimal LSP client over a real server's stdio, timing every message it receives, and an RSS sampler."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+
+class LspClient:
+    """Spawns a language server and reads its frames in a thread; each message is kept with its arrival time."""
+
+    def __init__(self, cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> None:
+        self.started = time.perf_counter()
+        # A new session so the whole server tree (its worker processes too) can be killed as a group.
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     env=env, cwd=cwd, start_new_session=True)
+        self.messages: list[tuple[float, dict]] = []
+        self.cond = threading.Condition()
+        self.write_lock = threading.Lock()
+        self.next_id = 0
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        out = self.proc.stdout
+        assert out is not None
+        while True:
+            length = None
+            while True:  # headers by line: reading byte by byte would inflate every latency we measure
+                line = out.readline()
+                if not line:
+                    with self.cond:
+                        self.cond.notify_all()
+                    return
+                if not line.strip():
+                    break
+                if line.lower().startswith(b"content-length"):
+                    length = int(line.split(b":")[1])
+            if length is None:
+                continue
+            msg = json.loads(out.read(length))
+            now = time.perf_counter()
+            if "id" in msg and "method" in msg:  # a server → client request: answer like a plain editor
+                result: object = None
+                if msg["method"] == "workspace/configuration":
+                    result = [None] * len(msg.get("params", {}).get("items", [None]))
+                self.send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
+            with self.cond:
+                self.messages.append((now, msg))
+                self.cond.notify_all()
+
+    def send(self, msg: dict) -> None:
+        data = json.dumps(msg).encode()
+        assert self.proc.stdin is not None
+        with self.write_lock:
+            self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(data) + data)
+            self.proc.stdin.flush()
+
+    def request(self, method: str, params: dict) -> int:
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        return self.next_id
+
+    def notify(self, method: str, params: dict) -> None:
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def mark(self) -> int:
+        with self.cond:
+            return len(self.messages)
+
+    def wait(self, pred: Callable[[dict], bool], start: int = 0, timeout: float = 120.0) -> tuple[float, dict, int]:
+        """The first message from index `start` on matching `pred`: (arrival time, message, next index)."""
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            i = start
+            while True:
+                while i < len(self.messages):
+                    t, msg = self.messages[i]
+                    i += 1
+                    if pred(msg):
+                        return t, msg, i
+                if self.proc.poll() is not None:
+                    raise RuntimeError(f"server exited with {self.proc.returncode}")
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(f"no matching message within {timeout:.0f}s")
+                self.cond.wait(remaining)
+
+    def call(self, method: str, params: dict, timeout: float = 120.0) -> tuple[float, dict]:
+        """Send a request; (round-trip seconds, response)."""
+        start = self.mark()
+        t0 = time.perf_counter()
+        rid = self.request(method, params)
+        t, msg, _ = self.wait(lambda m: m.get("id") == rid and "method" not in m, start, timeout)
+        return t - t0, msg
+
+    def close(self) -> None:
+        """Polite shutdown, then the whole process group: no orphaned workers."""
+        try:
+            if self.proc.poll() is None:
+                self.call("shutdown", {}, timeout=10)
+                self.notify("exit", {})
+                self.proc.wait(timeout=5)
+        except Exception:  # noqa: BLE001 - a dead or hung server is killed below
+            pass
+        try:
+            os.killpg(self.proc.pid, 9)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def descendants(pid: int) -> list[int]:
+    """pid and every process below it (from /proc/<pid>/task/*/children)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        for task in Path(f"/proc/{p}/task").glob("*"):
+            try:
+                todo += [int(c) for c in (task / "children").read_text().split()]
+            except OSError:
+                pass
+    return out
+
+
+def _status_kb(pid: int, key: str) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+class RssSampler:
+    """Samples the process tree every 20 ms: peak of the summed VmRSS, and the per-process VmHWM seen."""
+
+    def __init__(self, pid: int, interval: float = 0.02) -> None:
+        self.pid = pid
+        self.interval = interval
+        self.peak_tree_kb = 0
+        self.hwm_kb: dict[int, int] = {}
+        self.stop_event = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.stop_event.is_set():
+            self.sample()
+            self.stop_event.wait(self.interval)
+
+    def sample(self) -> None:
+        pids = descendants(self.pid)
+        self.peak_tree_kb = max(self.peak_tree_kb, sum(_status_kb(p, "VmRSS") for p in pids))
+        for p in pids:
+            self.hwm_kb[p] = max(self.hwm_kb.get(p, 0), _status_kb(p, "VmHWM"))
+
+    def stop(self) -> dict:
+        self.sample()
+        self.stop_event.set()
+        self.thread.join(timeout=1)
+        return {"peak_tree_rss_mb": round(self.peak_tree_kb / 1024, 1),
+                "sum_hwm_mb": round(sum(self.hwm_kb.values()) / 1024, 1), "processes": len(self.hwm_kb)}
