@@ -45,8 +45,9 @@ def _start_shards(root_arg: str | None, workspace_arg: str | None):
         return None
     try:
         root = resolve_root(root_arg).path
-        # The context of a client that sends no folders and no settings (the server's defaults).
-        guess = Context(root=root, active=active_workspaces([], root, workspace_arg), now=time.time())
+        # Editors start the server in the folder they open and send that folder: guess it, so the
+        # speculative check usually matches (a wrong guess is abandoned as soon as the real one arrives).
+        guess = Context(root=root, active=active_workspaces([os.getcwd()], root, workspace_arg), now=time.time())
         return Shards.start(root, workers, guess)
     except OSError:
         return None

@@ -161,13 +161,29 @@ def _work(root: Path, index: int, count: int, req_fd: int, guess: object) -> Sha
     files, _ = scan(root)
     mine = [(path, vpath) for n, (path, vpath, is_index) in enumerate(files) if n % count == index and not is_index]
     index_vpath = next((vpath for _, vpath, is_index in files if is_index), None)
+    request: list = []
+
+    def real_context_differs() -> bool:
+        """Polled during the speculative check: once the server's context arrives and differs, the
+        guess is abandoned at once instead of finished for nothing."""
+        if not request:
+            if not select.select([req_fd], [], [], 0)[0]:
+                return False
+            request.append(_read_request(req_fd))
+        ctx, encoding = request[0]
+        return not (encoding == "utf-16" and same_check(guess, ctx))
+
     # Most sessions check with the default context: compute it while the server is still starting.
-    speculative = _check(root, mine, guess, "utf-16", index_vpath) if guess is not None else None
-    (length,) = _HEADER.unpack(_read_exact(req_fd, _HEADER.size, time.monotonic() + 600))
-    ctx, encoding = pickle.loads(_read_exact(req_fd, length, time.monotonic() + 60))
+    speculative = _check(root, mine, guess, "utf-16", index_vpath, real_context_differs) if guess is not None else None
+    ctx, encoding = request[0] if request else _read_request(req_fd)
     if speculative is not None and encoding == "utf-16" and same_check(guess, ctx):
         return speculative
     return _check(root, mine, ctx, encoding, index_vpath)
+
+
+def _read_request(req_fd: int) -> tuple:
+    (length,) = _HEADER.unpack(_read_exact(req_fd, _HEADER.size, time.monotonic() + 600))
+    return pickle.loads(_read_exact(req_fd, length, time.monotonic() + 60))
 
 
 def same_check(a: object, b: object) -> bool:
@@ -177,7 +193,8 @@ def same_check(a: object, b: object) -> bool:
             and abs(a.now - b.now) < 5)  # type: ignore[attr-defined]
 
 
-def _check(root: Path, files: list[tuple[Path, str]], ctx, encoding: str, index_vpath: str | None) -> ShardResult:
+def _check(root: Path, files: list[tuple[Path, str]], ctx, encoding: str, index_vpath: str | None,
+           abandon=None) -> ShardResult | None:
     """Read, check and frame one file at a time, keeping only its compacted form: a worker's memory
     stays that of its listing, not of its share of the store's text."""
     from pygls.uris import from_fs_path  # light: no lsprotocol; the same URIs the server makes
@@ -192,14 +209,19 @@ def _check(root: Path, files: list[tuple[Path, str]], ctx, encoding: str, index_
 
     out: list[bytes] = []
     with_findings: list[str] = []
-    kept = []
-    for path, vpath in files:
+    listed: list[tuple[str, str]] = []
+    hidden = 0
+    stats: dict[str, tuple[float, int]] = {}
+    for n, (path, vpath) in enumerate(files):
+        if abandon is not None and n % 256 == 0 and abandon():
+            return None
         memory = load(path, vpath)
         findings = check_memory(memory, ctx)
         if findings:
             with_findings.append(vpath)
             out.append(frames.diagnostics_frame(uri_of(vpath), findings, memory.lines, encoding, uri_of))
-        kept.append(memory.compacted())
-    listed, hidden = listing(kept, ctx.active)
-    stats = {m.vpath: (m.mtime, m.size) for m in kept}
+        entry, foreign = listing((memory,), ctx.active)
+        listed += entry
+        hidden += foreign
+        stats[vpath] = (memory.mtime, memory.size)
     return ShardResult(b"".join(out), with_findings, listed, hidden, stats, index_vpath)
