@@ -17,6 +17,7 @@ class RawClient:
         self.messages: list[dict] = []
         self.cond = threading.Condition()
         self.next_id = 0
+        self.responders: dict[str, Callable[[dict], object]] = {}  # answers to server → client requests
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
@@ -36,7 +37,10 @@ class RawClient:
                 continue
             msg = json.loads(out.read(length))
             if "id" in msg and "method" in msg:  # server → client request: answer like a plain editor
-                self.send({"jsonrpc": "2.0", "id": msg["id"], "result": [None] if msg["method"] == "workspace/configuration" else None})
+                responder = self.responders.get(msg["method"])
+                result = responder(msg.get("params") or {}) if responder else (
+                    [None] if msg["method"] == "workspace/configuration" else None)
+                self.send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
             with self.cond:
                 self.messages.append(msg)
                 self.cond.notify_all()

@@ -1,0 +1,92 @@
+"""Reflection settings: which model to ask, where, with which key (by env var name), and the bounds.
+
+The key itself is read from the environment only when a pass runs and is never stored, logged or echoed.
+Editor settings are `kinMemory.reflection.{provider, model, baseUrl, apiKeyEnv, maxToolCalls,
+timeoutSeconds}`; the command line has the same as flags.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+PROVIDERS = ("anthropic", "openai")
+DEFAULT_MAX_TOOL_CALLS = 16
+DEFAULT_TIMEOUT = 90.0
+DEFAULT_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+# OpenAI-compatible local servers (Ollama, llama.cpp, vLLM) accept any key; the SDK insists on one.
+LOCAL_PLACEHOLDER_KEY = "not-needed"
+
+
+class ConfigError(Exception):
+    """Reflection cannot run with these settings; the message names what to set."""
+
+
+@dataclass(frozen=True)
+class ReflectConfig:
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS
+    timeout: float = DEFAULT_TIMEOUT
+
+    @property
+    def key_env(self) -> str:
+        return self.api_key_env or DEFAULT_KEY_ENV.get(self.provider or "", "")
+
+    def __repr__(self) -> str:  # never carries the key, but keep it obvious in logs
+        return (f"ReflectConfig(provider={self.provider!r}, model={self.model!r}, base_url={self.base_url!r}, "
+                f"api_key_env={self.key_env!r}, max_tool_calls={self.max_tool_calls}, timeout={self.timeout})")
+
+
+def _pos_int(value: object, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else default
+
+
+def _pos_num(value: object, default: float) -> float:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+    return float(value) if ok else default  # type: ignore[arg-type]
+
+
+def _text(value: object) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def from_settings(section: Mapping[str, object] | None) -> ReflectConfig:
+    """From the editor's `kinMemory.reflection` object (wrong types fall back to the defaults)."""
+    s = section if isinstance(section, Mapping) else {}
+    return ReflectConfig(provider=_text(s.get("provider")), model=_text(s.get("model")),
+                         base_url=_text(s.get("baseUrl")), api_key_env=_text(s.get("apiKeyEnv")),
+                         max_tool_calls=_pos_int(s.get("maxToolCalls"), DEFAULT_MAX_TOOL_CALLS),
+                         timeout=_pos_num(s.get("timeoutSeconds"), DEFAULT_TIMEOUT))
+
+
+def check(config: ReflectConfig, *, cli: bool = False) -> None:
+    """Raise ConfigError naming the settings (or flags) still to set."""
+    name = (lambda flag, setting: flag) if cli else (lambda flag, setting: f"kinMemory.reflection.{setting}")
+    missing = []
+    if config.provider is None:
+        missing.append(name("--provider", "provider"))
+    elif config.provider not in PROVIDERS:
+        raise ConfigError(f"unknown reflection provider {config.provider!r}: set "
+                          f"{name('--provider', 'provider')} to one of {', '.join(PROVIDERS)}")
+    if config.model is None:
+        missing.append(name("--model", "model"))
+    if missing:
+        raise ConfigError("reflection is not configured: set " + " and ".join(missing)
+                          + f" (and optionally {name('--base-url', 'baseUrl')}, {name('--api-key-env', 'apiKeyEnv')})")
+
+
+def api_key(config: ReflectConfig, env: Mapping[str, str] | None = None, *, cli: bool = False) -> str:
+    """The key from the named environment variable; a placeholder for a keyless local endpoint."""
+    env = os.environ if env is None else env
+    value = env.get(config.key_env, "") if config.key_env else ""
+    if value:
+        return value
+    if config.provider == "openai" and config.base_url:
+        return LOCAL_PLACEHOLDER_KEY
+    where = "--api-key-env" if cli else "kinMemory.reflection.apiKeyEnv"
+    raise ConfigError(f"no API key: the environment variable {config.key_env or '(none)'} is not set "
+                      f"(set it, or name another variable with {where})")

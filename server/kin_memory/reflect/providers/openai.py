@@ -1,0 +1,89 @@
+"""OpenAI-compatible chat completions (OpenAI, Ollama, llama.cpp server, vLLM) through the official SDK.
+
+The memory tool is declared as a function whose parameters are the union of the six commands'.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .base import MAX_TOKENS, TOOL_NAME, ModelError, ModelTimeout, ToolCall, Turn, http_error, short
+
+PARAMETERS = {
+    "type": "object",
+    "properties": {
+        "command": {"type": "string", "enum": ["view", "create", "str_replace", "insert", "delete", "rename"]},
+        "path": {"type": "string", "description": "a path starting with /memories"},
+        "view_range": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2},
+        "file_text": {"type": "string", "description": "create: the whole file"},
+        "old_str": {"type": "string"},
+        "new_str": {"type": "string"},
+        "insert_line": {"type": "integer", "description": "0 inserts before the first line"},
+        "insert_text": {"type": "string"},
+        "old_path": {"type": "string"},
+        "new_path": {"type": "string"},
+    },
+    "required": ["command"],
+}
+TOOL = {"type": "function", "function": {
+    "name": TOOL_NAME,
+    "description": "Read and write the memory store under /memories: view a folder or file, create a file, "
+                   "str_replace or insert text in a file, delete or rename a file.",
+    "parameters": PARAMETERS}}
+
+
+class OpenAIConversation:
+    def __init__(self, *, model: str, base_url: str | None, api_key: str, system: str, user: str) -> None:
+        try:
+            import openai
+        except ImportError:
+            raise ModelError("the openai package is not installed (pip install 'kin-memory[reflect]')") from None
+        self._sdk = openai
+        self.client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0)
+        self.model = model
+        self.messages: list[dict] = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+    def send(self, timeout: float) -> Turn:
+        sdk = self._sdk
+        try:
+            resp = self.client.chat.completions.create(model=self.model, messages=self.messages, tools=[TOOL],
+                                                       max_tokens=MAX_TOKENS, timeout=timeout)
+        except sdk.APITimeoutError:
+            raise ModelTimeout("the model did not answer in time") from None
+        except sdk.APIStatusError as exc:
+            raise http_error(exc.status_code, getattr(exc, "message", exc)) from None
+        except sdk.APIConnectionError:
+            raise ModelError("could not connect to the model endpoint") from None
+        except sdk.OpenAIError as exc:
+            raise ModelError(f"unexpected answer from the model endpoint: {short(exc)}") from None
+        if not getattr(resp, "choices", None):
+            raise ModelError("the model endpoint answered without a choice")
+        msg = resp.choices[0].message
+        calls: list[ToolCall] = []
+        echoed_calls: list[dict] = []
+        for tc in msg.tool_calls or []:
+            fn = getattr(tc, "function", None)
+            name = getattr(fn, "name", None)
+            raw = getattr(fn, "arguments", None)
+            echoed_calls.append({"id": tc.id, "type": "function", "function": {"name": name, "arguments": raw}})
+            if name != TOOL_NAME:
+                calls.append(ToolCall(tc.id, None, f"unknown tool {short(name)}: only `memory` exists"))
+                continue
+            try:
+                args = json.loads(raw) if isinstance(raw, str) else raw
+            except ValueError:
+                calls.append(ToolCall(tc.id, None, "the tool call arguments are not valid JSON"))
+                continue
+            if not isinstance(args, dict):
+                calls.append(ToolCall(tc.id, None, "the tool call arguments must be a JSON object"))
+            else:
+                calls.append(ToolCall(tc.id, args))
+        echo: dict = {"role": "assistant", "content": msg.content or ""}
+        if echoed_calls:
+            echo["tool_calls"] = echoed_calls
+        self.messages.append(echo)
+        return Turn(calls, (msg.content or "").strip())
+
+    def answer(self, results: list[tuple[ToolCall, str, bool]]) -> None:
+        for call, text, _is_error in results:
+            self.messages.append({"role": "tool", "tool_call_id": call.id, "content": text})

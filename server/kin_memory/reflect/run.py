@@ -1,0 +1,141 @@
+"""One bounded reflection pass: the model reads a transcript with the memory tool in hand, against staging.
+
+Functional core shared by the language server and the command line. Nothing here writes to the store: the
+tool calls run in a staging overlay (staging.py) and the outcome carries the change list for review.
+Bounds: at most `max_tool_calls` tool calls and `timeout` seconds overall; at either bound the pass stops
+and what it staged is offered for review. A model error (HTTP 4xx/5xx, rate limit, connection) ends the
+pass with nothing offered. Cancellation is checked between requests and between tool calls.
+
+There is no automatic reflection in this product: `memory_reflect = false` / `KIN_MEMORY_REFLECT=0` would
+only disable such an automatic pass, so they do not affect the explicit command. `memory_enabled = false`
+refuses it (the caller checks, see `disabled_message`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .changes import Change, summary_of
+from .config import ReflectConfig
+from .neighbours import Neighbour, neighbours
+from .prompt import SYSTEM, user_message
+from .providers.base import ModelError, ModelTimeout, ToolCall, open_conversation, short
+from .staging import Staging
+from .transcript import Transcript
+
+STOP_TEXT = {
+    "done": "the model finished",
+    "tool-limit": "stopped at the tool-call limit ({limit})",
+    "time-limit": "stopped at the time limit ({timeout:g} s)",
+    "cancelled": "cancelled",
+    "error": "the model endpoint failed",
+}
+
+
+class Cancelled(Exception):
+    """The user cancelled the pass; nothing was applied."""
+
+
+@dataclass
+class Outcome:
+    stopped: str  # done | tool-limit | time-limit | error
+    changes: list[Change] = field(default_factory=list)
+    tool_calls: int = 0
+    refused: list[str] = field(default_factory=list)  # why tool calls failed (as the model was told)
+    model_text: str = ""
+    error: str | None = None
+    neighbours: list[Neighbour] = field(default_factory=list)
+    config: ReflectConfig | None = None
+
+    @property
+    def reviewable(self) -> bool:
+        """Whether the staged changes may be offered for applying (not after a model error)."""
+        return self.stopped != "error" and bool(self.changes)
+
+    @property
+    def summary(self) -> str:
+        c = self.config or ReflectConfig()
+        parts = [STOP_TEXT[self.stopped].format(limit=c.max_tool_calls, timeout=c.timeout)
+                 + (f": {self.error}" if self.error else "")]
+        parts.append(f"{self.tool_calls} tool call{'s' if self.tool_calls != 1 else ''}"
+                     + (f", {len(self.refused)} refused" if self.refused else ""))
+        if self.stopped == "error":
+            parts.append("nothing applied" + (f" (discarded: {summary_of(self.changes)})" if self.changes else ""))
+        elif self.changes:
+            parts.append(f"staged for review: {summary_of(self.changes)}")
+        else:
+            parts.append("nothing to write")
+        text = "Reflection " + "; ".join(parts) + "."
+        if self.model_text:
+            text += f" Model: “{short(self.model_text)}”"
+        return text
+
+
+def _execute(call: ToolCall, staging_root: Path, workspace: str | None) -> tuple[str, bool]:
+    if call.input is None:
+        return call.problem or "the tool call could not be understood", True
+    from ..tool.commands import ToolContext, run_tool
+
+    result = run_tool(call.input, ToolContext(root=staging_root, workspace=workspace, mode="auto"))
+    return result.content, result.is_error
+
+
+def reflect(root: Path, transcript: Transcript, config: ReflectConfig, api_key: str, workspace: str | None, *,
+            cancelled: Callable[[], bool] | None = None, progress: Callable[[str], None] | None = None,
+            clock: Callable[[], float] = time.monotonic) -> Outcome:
+    """Run one pass (config already checked). Raises Cancelled; every other failure is in the Outcome."""
+    start = clock()
+    deadline = start + config.timeout
+    is_cancelled = cancelled or (lambda: False)
+    say = progress or (lambda message: None)
+
+    def check_cancel() -> None:
+        if is_cancelled():
+            raise Cancelled()
+
+    active = (workspace,) if workspace else None
+    say("finding related memories")
+    near = neighbours(root, transcript.text, active)
+    check_cancel()
+    outcome = Outcome("done", neighbours=near, config=config)
+    with Staging(root) as staging:
+        try:
+            conversation = open_conversation(config.provider or "", model=config.model or "", base_url=config.base_url,
+                                             api_key=api_key, system=SYSTEM,
+                                             user=user_message(transcript.text, near, workspace))
+            while True:
+                check_cancel()
+                remaining = deadline - clock()
+                if remaining <= 0:
+                    outcome.stopped = "time-limit"
+                    break
+                say(f"asking the model ({outcome.tool_calls} tool calls so far)")
+                turn = conversation.send(timeout=remaining)
+                if turn.text:
+                    outcome.model_text = turn.text
+                if not turn.calls:
+                    break
+                results: list[tuple[ToolCall, str, bool]] = []
+                for call in turn.calls:
+                    check_cancel()
+                    if outcome.tool_calls >= config.max_tool_calls:
+                        break
+                    text, is_error = _execute(call, staging.dir, workspace)
+                    outcome.tool_calls += 1
+                    if is_error:
+                        outcome.refused.append(text)
+                    results.append((call, text, is_error))
+                    say(f"tool call {outcome.tool_calls}: {call.input.get('command') if call.input else 'invalid'}")
+                if outcome.tool_calls >= config.max_tool_calls:
+                    outcome.stopped = "tool-limit"
+                    break
+                conversation.answer(results)
+        except ModelTimeout:
+            outcome.stopped = "time-limit"
+        except ModelError as exc:
+            outcome.stopped, outcome.error = "error", exc.message
+        outcome.changes = staging.diff()
+    return outcome

@@ -1,0 +1,193 @@
+"""The staging overlay: a private copy of the store the model's tool calls run against.
+
+Every memory file is hard-linked into a folder inside the store's hidden folder (same filesystem, so
+linking is cheap); the memory tool never writes in place (temporary file + rename, see tool/atomic.py),
+so an edit in staging replaces the staging link and the original inode is never modified. Where linking
+fails (another filesystem, no link support) the file is copied instead. Symlinks are not mirrored: the
+model never reaches anything through them.
+
+`diff()` compares staging with what was linked in, by inode: a file whose inode moved to another path was
+renamed (the tool renames by link + unlink, keeping the inode), one with a new inode was edited, new paths
+were created, missing ones deleted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import shutil
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..store.root import VIRTUAL_ROOT
+from .changes import Change
+
+INDEX_DIR = ".kin-index"
+PREFIX = "reflect-"
+_NO_LINK = (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.EACCES)
+
+
+@dataclass(frozen=True)
+class Base:
+    ino: int  # the staging file's inode when staged
+    real: tuple[int, int, int]  # (inode, size, mtime_ns) of the store's file when staged
+
+
+def vpath(rel: str) -> str:
+    return f"{VIRTUAL_ROOT}/{rel}"
+
+
+def _walk(top: Path) -> tuple[dict[str, os.stat_result], set[str]]:
+    """Regular files and folders below top (relative posix paths), hidden names and symlinks skipped."""
+    files: dict[str, os.stat_result] = {}
+    dirs: set[str] = set()
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False, onerror=lambda e: None):
+        rel_dir = os.path.relpath(dirpath, top)
+        prefix = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
+        keep = []
+        for d in dirnames:
+            if d.startswith(".") or os.path.islink(os.path.join(dirpath, d)):
+                continue
+            keep.append(d)
+            dirs.add(prefix + d)
+        dirnames[:] = keep
+        for name in filenames:
+            if name.startswith("."):
+                continue
+            with contextlib.suppress(OSError):
+                st = os.lstat(os.path.join(dirpath, name))
+                if stat.S_ISREG(st.st_mode):
+                    files[prefix + name] = st
+    return files, dirs
+
+
+@dataclass
+class Staging:
+    root: Path
+    dir: Path = field(init=False)
+    base: dict[str, Base] = field(default_factory=dict)
+    base_dirs: set[str] = field(default_factory=set)
+    copied: int = 0  # files copied because linking failed
+    linked: int = 0
+
+    def __post_init__(self) -> None:
+        self.root = Path(os.path.realpath(self.root))
+        self.dir = self._make_dir()
+        try:
+            self._populate()
+        except BaseException:
+            self.close()
+            raise
+
+    def _make_dir(self) -> Path:
+        name = PREFIX + secrets.token_hex(6)
+        hidden = self.root / INDEX_DIR
+        try:
+            if self.root.is_dir():
+                hidden.mkdir(mode=0o700, exist_ok=True)
+                target = hidden / name
+                target.mkdir(mode=0o700)
+                return target
+        except OSError:
+            pass  # a read-only store: stage in the temp folder (files are then copied)
+        return Path(tempfile.mkdtemp(prefix=PREFIX))
+
+    def _populate(self) -> None:
+        if not self.root.is_dir():
+            return
+        files, dirs = _walk(self.root)
+        for d in sorted(dirs):
+            os.makedirs(self.dir / d, mode=0o700, exist_ok=True)
+        self.base_dirs = dirs
+        for rel, st in files.items():
+            src, dst = self.root / rel, self.dir / rel
+            try:
+                os.link(src, dst, follow_symlinks=False)
+                self.linked += 1
+            except OSError as exc:
+                if exc.errno not in _NO_LINK:
+                    raise
+                shutil.copy2(src, dst, follow_symlinks=False)
+                self.copied += 1
+            self.base[rel] = Base(os.lstat(dst).st_ino, (st.st_ino, st.st_size, st.st_mtime_ns))
+
+    def close(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self) -> Staging:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- what changed -----------------------------------------------------------------------------
+    def _real_before(self, rel: str) -> tuple[bytes | None, bool]:
+        """The store's current bytes for rel and whether they are still what was staged."""
+        path = self.root / rel
+        try:
+            st = os.lstat(path)
+            data = path.read_bytes() if stat.S_ISREG(st.st_mode) else None
+        except OSError:
+            return None, False
+        return data, (st.st_ino, st.st_size, st.st_mtime_ns) == self.base[rel].real
+
+    def _dir_as_staged(self, d: str) -> bool:
+        """A folder may be deleted only when the store holds nothing in it that was not staged."""
+        if not (self.root / d).is_dir():
+            return False
+        files, _ = _walk(self.root / d)
+        return all(f"{d}/{rel}" in self.base for rel in files)
+
+    def _read(self, rel: str) -> bytes:
+        return (self.dir / rel).read_bytes()
+
+    def diff(self) -> list[Change]:
+        now_files, now_dirs = _walk(self.dir)
+        now = {rel: st.st_ino for rel, st in now_files.items()}
+        by_ino = {b.ino: rel for rel, b in self.base.items()}
+        renames: list[tuple[str, str]] = []
+        for rel, ino in sorted(now.items()):
+            src = by_ino.get(ino)
+            if src is not None and src != rel and now.get(src) != ino:
+                renames.append((src, rel))
+        sources = {s for s, _ in renames}
+        targets = {t for _, t in renames}
+        first: list[Change] = []  # deletions that make room for a rename's target
+        moves: list[Change] = []
+        writes: list[Change] = []
+        removals: list[Change] = []
+        for rel in sorted(targets & set(self.base)):
+            if rel not in sources:
+                before, same = self._real_before(rel)
+                first.append(Change("delete", vpath(rel), before=before, conflict=not same))
+        for src, dst in renames:
+            before, same = self._real_before(src)
+            moves.append(Change("rename", vpath(dst), old_path=vpath(src), before=before, after=before,
+                                conflict=not same))
+        for rel, base in sorted(self.base.items()):
+            if rel in targets:
+                continue
+            if rel in now and now[rel] == base.ino:
+                continue  # untouched: the staged link is still there
+            if rel in now:
+                after = self._read(rel)
+                before, same = self._real_before(rel)
+                if rel in sources:
+                    writes.append(Change("create", vpath(rel), after=after))
+                elif before != after or not same:
+                    writes.append(Change("edit", vpath(rel), before=before, after=after, conflict=not same))
+            elif rel not in sources:
+                before, same = self._real_before(rel)
+                removals.append(Change("delete", vpath(rel), before=before, conflict=not same))
+        for rel in sorted(set(now) - set(self.base) - targets):
+            writes.append(Change("create", vpath(rel), after=self._read(rel)))
+        gone_dirs = sorted(d for d in self.base_dirs - now_dirs
+                           if not any(d.startswith(g + "/") for g in self.base_dirs - now_dirs))
+        removals = [c for c in removals if not any(c.path.startswith(vpath(g) + "/") for g in gone_dirs)]
+        for d in gone_dirs:
+            removals.append(Change("delete", vpath(d), is_dir=True, conflict=not self._dir_as_staged(d)))
+        return first + moves + writes + removals
