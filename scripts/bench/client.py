@@ -17,8 +17,15 @@ class LspClient:
     def __init__(self, cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> None:
         self.started = time.perf_counter()
         # A new session so the whole server tree (its worker processes too) can be killed as a group.
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     env=env, cwd=cwd, start_new_session=True)
+        self.proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+        )
         self.messages: list[tuple[float, dict]] = []
         self.cond = threading.Condition()
         self.write_lock = threading.Lock()
@@ -72,7 +79,9 @@ class LspClient:
         with self.cond:
             return len(self.messages)
 
-    def wait(self, pred: Callable[[dict], bool], start: int = 0, timeout: float = 120.0) -> tuple[float, dict, int]:
+    def wait(
+        self, pred: Callable[[dict], bool], start: int = 0, timeout: float = 120.0
+    ) -> tuple[float, dict, int]:
         """The first message from index `start` on matching `pred`: (arrival time, message, next index)."""
         deadline = time.monotonic() + timeout
         with self.cond:
@@ -168,5 +177,8 @@ class RssSampler:
         self.sample()
         self.stop_event.set()
         self.thread.join(timeout=1)
-        return {"peak_tree_rss_mb": round(self.peak_tree_kb / 1024, 1),
-                "sum_hwm_mb": round(sum(self.hwm_kb.values()) / 1024, 1), "processes": len(self.hwm_kb)}
+        return {
+            "peak_tree_rss_mb": round(self.peak_tree_kb / 1024, 1),
+            "sum_hwm_mb": round(sum(self.hwm_kb.values()) / 1024, 1),
+            "processes": len(self.hwm_kb),
+        }

@@ -70,8 +70,38 @@ def size_label(n: int) -> str:
 
 
 def make_vocabulary(rnd: random.Random, n: int = VOCAB_SIZE) -> list[str]:
-    onsets = ["b", "c", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w", "z",
-              "br", "cl", "dr", "fl", "gr", "pl", "st", "tr", "sh", "ch", "th", "qu"]
+    onsets = [
+        "b",
+        "c",
+        "d",
+        "f",
+        "g",
+        "h",
+        "j",
+        "k",
+        "l",
+        "m",
+        "n",
+        "p",
+        "r",
+        "s",
+        "t",
+        "v",
+        "w",
+        "z",
+        "br",
+        "cl",
+        "dr",
+        "fl",
+        "gr",
+        "pl",
+        "st",
+        "tr",
+        "sh",
+        "ch",
+        "th",
+        "qu",
+    ]
     vowels = ["a", "e", "i", "o", "u", "ai", "ea", "ou", "io"]
     codas = ["", "", "", "n", "r", "s", "t", "l", "m", "x", "nd", "st", "ck"]
     words: set[str] = set()
@@ -127,7 +157,10 @@ def _frontmatter(rnd: random.Random, w: _Writer, category: str, stamps: dict[str
     if roll < 0.03:
         return f"category: {category}\n\n", "project-fact"  # bare first line (KM100)
     if roll < 0.035:
-        return f"---\ncategory: {category}\ntags: [{w.words(1)[0]}, {w.words(1)[0]}\n---\n", "project-fact"  # KM102
+        return (
+            f"---\ncategory: {category}\ntags: [{w.words(1)[0]}, {w.words(1)[0]}\n---\n",
+            "project-fact",
+        )  # KM102
     if roll < 0.04:
         return f"---\ncategory: {category}\n", "project-fact"  # unclosed fence (KM101)
     lines = ["---"]
@@ -236,7 +269,11 @@ def generate(n: int, seed: int = 7, cache: Path = CACHE, log=print) -> Generated
         rel = f"{folder}/{'-'.join(title_words[:3])}-{i}.md"
         head, read_as = _frontmatter(rnd, w, category, stamps)
         target = rnd.randint(200, 2000) - len(head.encode())
-        links = ["../" * folder.count("/") + "../" + p for p in files[-50:][:3]] if files and rnd.random() < 0.5 else []
+        links = (
+            ["../" * folder.count("/") + "../" + p for p in files[-50:][:3]]
+            if files and rnd.random() < 0.5
+            else []
+        )
         text = head + _body(rnd, w, title, max(target, 60), links)
         path = root / rel
         path.write_text(text)
@@ -255,8 +292,18 @@ def generate(n: int, seed: int = 7, cache: Path = CACHE, log=print) -> Generated
         lines.append(f"- [{' '.join(w.words(3)).capitalize()}]({rel})")
     (root / "MEMORY.md").write_text("\n".join(lines) + "\n")
 
-    data = {"version": GEN_VERSION, "seed": seed, "files": n, "generated_at": now, "vocab": vocab,
-            "two_kb": two_kb, "folders": folders, "paths": files, "ages": ages, "complete": True}
+    data = {
+        "version": GEN_VERSION,
+        "seed": seed,
+        "files": n,
+        "generated_at": now,
+        "vocab": vocab,
+        "two_kb": two_kb,
+        "folders": folders,
+        "paths": files,
+        "ages": ages,
+        "complete": True,
+    }
     manifest.write_text(json.dumps(data))
     log(f"  generated {n} files in {time.perf_counter() - started:.1f}s")
     return _from_manifest(label, base, data)
@@ -277,5 +324,12 @@ def _reapply_mtimes(root: Path, data: dict) -> None:
 
 
 def _from_manifest(label: str, base: Path, data: dict) -> GeneratedStore:
-    return GeneratedStore(label=label, files=int(data["files"]), seed=int(data["seed"]), base=base,
-                          vocab=list(data["vocab"]), two_kb=list(data["two_kb"]), folders=list(data["folders"]))
+    return GeneratedStore(
+        label=label,
+        files=int(data["files"]),
+        seed=int(data["seed"]),
+        base=base,
+        vocab=list(data["vocab"]),
+        two_kb=list(data["two_kb"]),
+        folders=list(data["folders"]),
+    )

@@ -23,7 +23,11 @@ def pct(values: list[float], q: float) -> float:
 
 def server_cmd() -> list[str]:
     exe = REPO / ".venv" / "bin" / "kin-memory"
-    return [str(exe), "serve"] if exe.exists() else [str(REPO / ".venv" / "bin" / "python"), "-m", "kin_memory", "serve"]
+    return (
+        [str(exe), "serve"]
+        if exe.exists()
+        else [str(REPO / ".venv" / "bin" / "python"), "-m", "kin_memory", "serve"]
+    )
 
 
 def _env(store: GeneratedStore) -> dict[str, str]:
@@ -41,25 +45,48 @@ def start(store: GeneratedStore, timeout: float) -> tuple[LspClient, RssSampler,
     c = LspClient(server_cmd(), _env(store), cwd=store.alpha)
     rss = RssSampler(c.proc.pid)
     alpha = store.alpha.as_uri()
-    c.request("initialize", {"processId": os.getpid(), "rootUri": alpha, "capabilities": {
-        "workspace": {"symbol": {}, "configuration": True}, "textDocument": {"hover": {"contentFormat": ["markdown"]},
-                                                                             "publishDiagnostics": {}}},
-        "workspaceFolders": [{"uri": alpha, "name": "alpha"}]})
+    c.request(
+        "initialize",
+        {
+            "processId": os.getpid(),
+            "rootUri": alpha,
+            "capabilities": {
+                "workspace": {"symbol": {}, "configuration": True},
+                "textDocument": {"hover": {"contentFormat": ["markdown"]}, "publishDiagnostics": {}},
+            },
+            "workspaceFolders": [{"uri": alpha, "name": "alpha"}],
+        },
+    )
     t_init, _, _ = c.wait(lambda m: m.get("id") == 1, 0, timeout)
     c.notify("initialized", {})
     t_log, log_msg, idx = c.wait(lambda m: _is_log(m, "checked in"), 0, timeout)
-    last_diag = max((t for t, m in c.messages[:idx] if m.get("method") == "textDocument/publishDiagnostics"),
-                    default=t_log)
+    last_diag = max(
+        (t for t, m in c.messages[:idx] if m.get("method") == "textDocument/publishDiagnostics"),
+        default=t_log,
+    )
     t_sync, sync_msg, _ = c.wait(lambda m: _is_log(m, "recall index:"), 0, timeout)
-    return c, rss, {"initialize_s": round(t_init - c.started, 3), "diagnostics_s": round(last_diag - c.started, 3),
-                    "checked_log": log_msg["params"]["message"], "recall_sync_s": round(t_sync - c.started, 3),
-                    "recall_log": sync_msg["params"]["message"],
-                    "published": sum(1 for _, m in c.messages[:idx] if m.get("method") == "textDocument/publishDiagnostics")}
+    return (
+        c,
+        rss,
+        {
+            "initialize_s": round(t_init - c.started, 3),
+            "diagnostics_s": round(last_diag - c.started, 3),
+            "checked_log": log_msg["params"]["message"],
+            "recall_sync_s": round(t_sync - c.started, 3),
+            "recall_log": sync_msg["params"]["message"],
+            "published": sum(
+                1 for _, m in c.messages[:idx] if m.get("method") == "textDocument/publishDiagnostics"
+            ),
+        },
+    )
 
 
 def open_doc(c: LspClient, path: Path) -> tuple[str, str]:
     uri, text = path.as_uri(), path.read_text()
-    c.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "markdown", "version": 1, "text": text}})
+    c.notify(
+        "textDocument/didOpen",
+        {"textDocument": {"uri": uri, "languageId": "markdown", "version": 1, "text": text}},
+    )
     return uri, text
 
 
@@ -70,9 +97,19 @@ def did_change(c: LspClient, store: GeneratedStore, rounds: int) -> dict:
         edited = text + ("x" * (v % 7))  # a typing-like edit to the body of a 2 KB memory
         mark = c.mark()
         t0 = time.perf_counter()
-        c.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": v}, "contentChanges": [{"text": edited}]})
-        t, _, _ = c.wait(lambda m, v=v: m.get("method") == "textDocument/publishDiagnostics"
-                         and m["params"]["uri"] == uri and m["params"].get("version") == v, mark, 30)
+        c.notify(
+            "textDocument/didChange",
+            {"textDocument": {"uri": uri, "version": v}, "contentChanges": [{"text": edited}]},
+        )
+        t, _, _ = c.wait(
+            lambda m, v=v: (
+                m.get("method") == "textDocument/publishDiagnostics"
+                and m["params"]["uri"] == uri
+                and m["params"].get("version") == v
+            ),
+            mark,
+            30,
+        )
         lat.append((t - t0) * 1000)
     c.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
     return {"p50_ms": pct(lat, 0.5), "p95_ms": pct(lat, 0.95), "n": len(lat)}
@@ -108,11 +145,19 @@ def hover(c: LspClient, store: GeneratedStore, per_kind: int) -> dict:
             if rel not in opened:
                 open_doc(c, store.root / rel)
                 opened.add(rel)
-            secs, msg = c.call("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": line, "character": 3}})
+            secs, msg = c.call(
+                "textDocument/hover",
+                {"textDocument": {"uri": uri}, "position": {"line": line, "character": 3}},
+            )
             lat.append(secs * 1000)
             contents = (msg.get("result") or {}).get("contents") or {}
             related += "Related memories" in str(contents)
-        result[kind] = {"p50_ms": pct(lat, 0.5), "p95_ms": pct(lat, 0.95), "n": len(lat), "with_related": related}
+        result[kind] = {
+            "p50_ms": pct(lat, 0.5),
+            "p95_ms": pct(lat, 0.95),
+            "n": len(lat),
+            "with_related": related,
+        }
     for rel in opened:
         c.notify("textDocument/didClose", {"textDocument": {"uri": (store.root / rel).as_uri()}})
     return result
@@ -140,7 +185,9 @@ def workspace_symbol(c: LspClient, store: GeneratedStore, n: int) -> dict:
 def search(c: LspClient, store: GeneratedStore, n: int) -> dict:
     lat, errors = [], 0
     for q in _queries(store, random.Random(13), n):
-        secs, msg = c.call("workspace/executeCommand", {"command": "kin.memory.search", "arguments": [{"query": q}]})
+        secs, msg = c.call(
+            "workspace/executeCommand", {"command": "kin.memory.search", "arguments": [{"query": q}]}
+        )
         lat.append(secs * 1000)
         errors += "error" in msg
     return {"p50_ms": pct(lat, 0.5), "p95_ms": pct(lat, 0.95), "n": len(lat), "errors": errors}
@@ -155,16 +202,29 @@ def external_write(c: LspClient, store: GeneratedStore, rounds: int) -> dict:
             uri = path.as_uri()
             mark = c.mark()
             t0 = time.perf_counter()
-            path.write_text(f"---\ncategory: bench-unknown-{i}\n---\n# External write {i}\n\nWritten by the agent.\n")
-            t, _, _ = c.wait(lambda m, uri=uri: m.get("method") == "textDocument/publishDiagnostics"
-                             and m["params"]["uri"] == uri and m["params"]["diagnostics"], mark, 30)
+            path.write_text(
+                f"---\ncategory: bench-unknown-{i}\n---\n# External write {i}\n\nWritten by the agent.\n"
+            )
+            t, _, _ = c.wait(
+                lambda m, uri=uri: (
+                    m.get("method") == "textDocument/publishDiagnostics"
+                    and m["params"]["uri"] == uri
+                    and m["params"]["diagnostics"]
+                ),
+                mark,
+                30,
+            )
             lat.append((t - t0) * 1000)
             time.sleep(0.2)  # let the watcher's debounce settle between writes
     finally:
         for p in folder.glob("bench-external-*.md"):
             p.unlink()
-    return {"p50_ms": pct(lat, 0.5), "p95_ms": pct(lat, 0.95), "max_ms": round(max(lat), 1) if lat else None,
-            "n": len(lat)}
+    return {
+        "p50_ms": pct(lat, 0.5),
+        "p95_ms": pct(lat, 0.95),
+        "max_ms": round(max(lat), 1) if lat else None,
+        "n": len(lat),
+    }
 
 
 def run_size(store: GeneratedStore, quick: bool, log=print) -> dict:

@@ -30,8 +30,9 @@ PEER_TIMEOUT = float(os.environ.get("BENCH_PEER_TIMEOUT", "1800"))
 
 def _run(cmd: list[str], timeout: float, **kw) -> subprocess.CompletedProcess:
     """subprocess.run in its own session, killing the whole group on timeout: a peer leaves no orphans."""
-    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                          **kw) as proc:
+    with subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, **kw
+    ) as proc:
         try:
             out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -50,8 +51,20 @@ def _ensure_node() -> Path:
     modules = NODE_DIR / "node_modules"
     if not (modules / "vscode-markdown-languageserver").is_dir() or not (modules / "markdown-it").is_dir():
         NODE_DIR.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--silent", "vscode-markdown-languageserver",
-                        "markdown-it"], cwd=NODE_DIR, check=True, timeout=600)
+        subprocess.run(
+            [
+                "npm",
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--silent",
+                "vscode-markdown-languageserver",
+                "markdown-it",
+            ],
+            cwd=NODE_DIR,
+            check=True,
+            timeout=600,
+        )
     return modules
 
 
@@ -60,7 +73,9 @@ def _ensure_basic_memory() -> Path:
     if not exe.exists():
         env = {**os.environ, "PYENV_VERSION": os.environ.get("PYENV_VERSION", "3.12.1")}
         subprocess.run(["python3.12", "-m", "venv", str(BM_VENV)], check=True, env=env, timeout=300)
-        subprocess.run([str(BM_VENV / "bin" / "pip"), "install", "-q", "basic-memory"], check=True, timeout=900)
+        subprocess.run(
+            [str(BM_VENV / "bin" / "pip"), "install", "-q", "basic-memory"], check=True, timeout=900
+        )
     return exe
 
 
@@ -137,23 +152,37 @@ def peer_table(peers: dict[str, dict], results: dict[str, dict]) -> str:
             rows.append(f"| vscode-markdown-languageserver | {label} | cannot measure: {md['error']} | | |")
         else:
             cold = r["cold"]["diagnostics_s"]
-            rows.append(f"| md-ls spawn → first workspace symbol vs our cold start | {label} | "
-                        f"{md['first_symbol_ms'] / 1000:.2f} s | {cold} s | {_ratio(md['first_symbol_ms'] / 1000, cold)} |")
+            rows.append(
+                f"| md-ls spawn → first workspace symbol vs our cold start | {label} | "
+                f"{md['first_symbol_ms'] / 1000:.2f} s | {cold} s | {_ratio(md['first_symbol_ms'] / 1000, cold)} |"
+            )
             ws = r["workspace_symbol"]["p95_ms"]
-            rows.append(f"| md-ls later workspace symbol p95 | {label} | {md['later_symbol_p95_ms']:.2f} ms | {ws} ms | "
-                        f"{_ratio(md['later_symbol_p95_ms'], ws)} |")
+            rows.append(
+                f"| md-ls later workspace symbol p95 | {label} | {md['later_symbol_p95_ms']:.2f} ms | {ws} ms | "
+                f"{_ratio(md['later_symbol_p95_ms'], ws)} |"
+            )
             rss = max(r["rss_cold"]["peak_tree_rss_mb"], r["rss_warm"]["peak_tree_rss_mb"])
-            rows.append(f"| md-ls peak RSS | {label} | {md['peak_rss_mb']:.0f} MB | {rss} MB | {_ratio(md['peak_rss_mb'], rss)} |")
-            rows.append(f"| md-ls diagnostics, hover recall, memory search | {label} | cannot: no such features | | |")
+            rows.append(
+                f"| md-ls peak RSS | {label} | {md['peak_rss_mb']:.0f} MB | {rss} MB | {_ratio(md['peak_rss_mb'], rss)} |"
+            )
+            rows.append(
+                f"| md-ls diagnostics, hover recall, memory search | {label} | cannot: no such features | | |"
+            )
         if "error" in bm:
             rows.append(f"| basic-memory | {label} | cannot measure: {bm['error']} | | |")
         else:
             cold = r["cold"]["recall_sync_s"]
-            rows.append(f"| basic-memory index vs our cold recall index | {label} | {bm['index_s']} s | {cold} s | "
-                        f"{_ratio(bm['index_s'], cold)} |")
+            rows.append(
+                f"| basic-memory index vs our cold recall index | {label} | {bm['index_s']} s | {cold} s | "
+                f"{_ratio(bm['index_s'], cold)} |"
+            )
             s = r["search"]["p95_ms"]
             cli_ms = bm["search_cli_median_s"] * 1000
-            rows.append(f"| basic-memory search-notes via its CLI (median, includes its app boot) vs our search p95 | "
-                        f"{label} | {cli_ms:.0f} ms | {s} ms | {_ratio(cli_ms, s)} |")
-            rows.append(f"| basic-memory diagnostics, hover, RSS of a server | {label} | cannot: CLI/MCP only | | |")
+            rows.append(
+                f"| basic-memory search-notes via its CLI (median, includes its app boot) vs our search p95 | "
+                f"{label} | {cli_ms:.0f} ms | {s} ms | {_ratio(cli_ms, s)} |"
+            )
+            rows.append(
+                f"| basic-memory diagnostics, hover, RSS of a server | {label} | cannot: CLI/MCP only | | |"
+            )
     return "\n".join(rows)

@@ -76,8 +76,13 @@ def table(results: dict[str, dict]) -> str:
             cells.append("—" if v is None else f"{v:g} {unit}")
             budget_txt.append(f"≤ {b:g} {unit}")
             verdicts.append("—" if v is None else ("PASS" if v <= b else "MISS"))
-        rows.append(f"| {label} | " + " | ".join(cells) + f" | {' / '.join(dict.fromkeys(budget_txt))} | "
-                    + " / ".join(verdicts) + " |")
+        rows.append(
+            f"| {label} | "
+            + " | ".join(cells)
+            + f" | {' / '.join(dict.fromkeys(budget_txt))} | "
+            + " / ".join(verdicts)
+            + " |"
+        )
     return "\n".join(rows)
 
 
@@ -85,9 +90,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="10k", help="comma-separated store sizes: 1k, 10k, 100k (default 10k)")
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--peers", action="store_true", help="also measure vscode-markdown-languageserver and basic-memory")
+    ap.add_argument(
+        "--peers", action="store_true", help="also measure vscode-markdown-languageserver and basic-memory"
+    )
     ap.add_argument("--quick", action="store_true", help="fewer samples per measure")
-    ap.add_argument("--out", type=Path, default=None, help="JSON result file (default .bench/results/<time>.json)")
+    ap.add_argument(
+        "--out", type=Path, default=None, help="JSON result file (default .bench/results/<time>.json)"
+    )
     args = ap.parse_args(argv)
     sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
     results: dict[str, dict] = {}
@@ -110,8 +119,19 @@ def main(argv: list[str] | None = None) -> int:
         print(peer_table(peers, results))
     out = args.out or CACHE / "results" / time.strftime("%Y%m%dT%H%M%S.json")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"when": time.time(), "machine": platform.platform(), "python": sys.version,
-                               "seed": args.seed, "results": results, "peers": peers}, indent=2))
+    out.write_text(
+        json.dumps(
+            {
+                "when": time.time(),
+                "machine": platform.platform(),
+                "python": sys.version,
+                "seed": args.seed,
+                "results": results,
+                "peers": peers,
+            },
+            indent=2,
+        )
+    )
     print(f"\nresults written to {out}")
     return 0
 

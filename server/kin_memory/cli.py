@@ -27,15 +27,24 @@ class UsageError(Exception):
 
 def common_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--root", metavar="DIR", help="memory store root (default: KIN_MEMORY_DIR, "
-                        "memory_dir in ~/.kin/settings.toml, ~/.kin/memory)")
-    common.add_argument("--workspace", metavar="W", help="active workspace (default: git top level or "
-                        "realpath of the current directory when outside the store; 'none' for the operator view)")
+    common.add_argument(
+        "--root",
+        metavar="DIR",
+        help="memory store root (default: KIN_MEMORY_DIR, memory_dir in ~/.kin/settings.toml, ~/.kin/memory)",
+    )
+    common.add_argument(
+        "--workspace",
+        metavar="W",
+        help="active workspace (default: git top level or "
+        "realpath of the current directory when outside the store; 'none' for the operator view)",
+    )
     return common
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kin-memory", description="Check, search and curate an agent's memory store.")
+    parser = argparse.ArgumentParser(
+        prog="kin-memory", description="Check, search and curate an agent's memory store."
+    )
     parser.add_argument("--version", action="version", version=f"kin-memory {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     common = common_parser()

@@ -21,12 +21,20 @@ from .store.workspace import cli_workspace
 
 def register(subparsers, common: argparse.ArgumentParser) -> None:
     p = subparsers.add_parser("check", parents=[common], help="diagnostics for every file of the store")
-    p.add_argument("path", nargs="?", help="store root or a folder/file inside it (default: the resolved root)")
+    p.add_argument(
+        "path", nargs="?", help="store root or a folder/file inside it (default: the resolved root)"
+    )
     p.add_argument("--format", choices=("text", "json"), default="text")
-    p.add_argument("--duplicates", action="store_true",
-                   help="also report near-duplicates (KM601) through the recall index (updated incrementally)")
-    p.add_argument("--example-if-missing", action="store_true",
-                   help="check the bundled example store when the resolved store does not exist")
+    p.add_argument(
+        "--duplicates",
+        action="store_true",
+        help="also report near-duplicates (KM601) through the recall index (updated incrementally)",
+    )
+    p.add_argument(
+        "--example-if-missing",
+        action="store_true",
+        help="check the bundled example store when the resolved store does not exist",
+    )
     p.set_defaults(func=run)
 
 
@@ -86,12 +94,14 @@ def run(args: argparse.Namespace) -> int:
         _add_duplicates(root, store, ctx, results)
     rows: list[tuple[str, Finding]] = []
     for vpath in sorted(results):
-        path = root / vpath[len("/memories/"):]
+        path = root / vpath[len("/memories/") :]
         if only is not None and only != path and only not in path.parents:
             continue
         rows += [(str(path), f) for f in results[vpath]]
     for problem in store.problems:
-        rows.append((str(root / problem.vpath[len("/memories/"):]), Finding("KM900", _zero(), problem.reason)))
+        rows.append(
+            (str(root / problem.vpath[len("/memories/") :]), Finding("KM900", _zero(), problem.reason))
+        )
     for sp in effective_settings([workspace] if workspace and workspace != "global" else []).problems:
         rows.append((str(sp.path), from_problem(sp)))
     if note:
@@ -125,9 +135,16 @@ def _zero():
 
 
 def _json(path: str, f: Finding) -> dict:
-    return {"path": path, "range": {"start": {"line": f.span.line, "character": f.span.col},
-                                    "end": {"line": f.span.end_line, "character": f.span.end_col}},
-            "code": f.code, "severity": f.severity, "message": f.message}
+    return {
+        "path": path,
+        "range": {
+            "start": {"line": f.span.line, "character": f.span.col},
+            "end": {"line": f.span.end_line, "character": f.span.end_col},
+        },
+        "code": f.code,
+        "severity": f.severity,
+        "message": f.message,
+    }
 
 
 def _text(rows: list[tuple[str, Finding]], files: int) -> None:
@@ -139,5 +156,7 @@ def _text(rows: list[tuple[str, Finding]], files: int) -> None:
     for _, f in rows:
         counts[f.severity] = counts.get(f.severity, 0) + 1
     sys.stdout.flush()  # the summary goes to stderr: keep it after the findings when both share a terminal
-    summary = ", ".join(f"{n} {sev}{'s' if n != 1 else ''}" for sev, n in sorted(counts.items())) or "no problems"
+    summary = (
+        ", ".join(f"{n} {sev}{'s' if n != 1 else ''}" for sev, n in sorted(counts.items())) or "no problems"
+    )
     print(f"{files} files checked: {summary}", file=sys.stderr)

@@ -7,7 +7,9 @@ import argparse
 
 def register(subparsers, common: argparse.ArgumentParser) -> None:
     p = subparsers.add_parser("serve", parents=[common], help="run the language server")
-    p.add_argument("--stdio", action="store_true", help="use stdio (the default; accepted for editor clients)")
+    p.add_argument(
+        "--stdio", action="store_true", help="use stdio (the default; accepted for editor clients)"
+    )
     p.add_argument("--tcp", action="store_true", help="listen on TCP instead of stdio")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=2087)
@@ -47,7 +49,9 @@ def _start_shards(root_arg: str | None, workspace_arg: str | None):
         root = resolve_root(root_arg).path
         # Editors start the server in the folder they open and send that folder: guess it, so the
         # speculative check usually matches (a wrong guess is abandoned as soon as the real one arrives).
-        guess = Context(root=root, active=active_workspaces([os.getcwd()], root, workspace_arg), now=time.time())
+        guess = Context(
+            root=root, active=active_workspaces([os.getcwd()], root, workspace_arg), now=time.time()
+        )
         return Shards.start(root, workers, guess)
     except OSError:
         return None

@@ -20,17 +20,31 @@ def write(path: Path, text: str, age_days: float = 0) -> None:
 
 
 def build(root: Path) -> None:
-    write(root / "facts" / "typo.md", "---\ncategory: projcet-fact\nworkspace: global\n---\n# Cache\n\nThe CDN caches.\n")
-    write(root / "facts" / "stale.md", "---\ncategory: project-fact\nworkspace: global\n---\n# Old\n", age_days=400)
+    write(
+        root / "facts" / "typo.md",
+        "---\ncategory: projcet-fact\nworkspace: global\n---\n# Cache\n\nThe CDN caches.\n",
+    )
+    write(
+        root / "facts" / "stale.md",
+        "---\ncategory: project-fact\nworkspace: global\n---\n# Old\n",
+        age_days=400,
+    )
     write(root / "facts" / "ünï.md", "---\ncategory: ‘episodic’ 😀\n---\n# Ünïcode ✓\n")
-    write(root / "ep" / "old.md", "---\ncategory: episodic\nworkspace: /elsewhere/proj\n---\nold\n", age_days=60)
+    write(
+        root / "ep" / "old.md", "---\ncategory: episodic\nworkspace: /elsewhere/proj\n---\nold\n", age_days=60
+    )
     write(root / "s" / "scratch.md", "---\ncategory: session\n---\nscratch\n", age_days=3)
     write(root / "broken.md", "---\ncategory: [a\n---\nbody\n")
     write(root / "ok.md", "---\ncategory: preference\n---\n# Tabs\n\nUses tabs.\n")
     for n in range(40):
-        write(root / "bulk" / f"m{n}.md", f"---\ncategory: {'episodic' if n % 3 else 'bogus'}\n---\n# M{n}\n\ntext {n}\n",
-              age_days=n * 3)
-    write(root / "MEMORY.md", "# Index\n\n- [typo](/memories/facts/typo.md)\n- [gone](/memories/missing.md)\n")
+        write(
+            root / "bulk" / f"m{n}.md",
+            f"---\ncategory: {'episodic' if n % 3 else 'bogus'}\n---\n# M{n}\n\ntext {n}\n",
+            age_days=n * 3,
+        )
+    write(
+        root / "MEMORY.md", "# Index\n\n- [typo](/memories/facts/typo.md)\n- [gone](/memories/missing.md)\n"
+    )
 
 
 def run(root: Path, workers: str, encodings: list[str] | None) -> tuple[dict, str]:
@@ -69,7 +83,12 @@ def test_files_changed_after_the_workers_read_them_are_rechecked(tmp_path: Path)
         write(target, "---\ncategory: nonsense\n---\n# Tabs\n")
         client.initialize()
         client.wait_checked()
-        client.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == target.as_uri()
-                    and any(d["code"] == "KM201" for d in m["params"]["diagnostics"]))
+        client.wait(
+            lambda m: (
+                m.get("method") == "textDocument/publishDiagnostics"
+                and m["params"]["uri"] == target.as_uri()
+                and any(d["code"] == "KM201" for d in m["params"]["diagnostics"])
+            )
+        )
     finally:
         client.close()

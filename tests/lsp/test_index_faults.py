@@ -22,19 +22,31 @@ DB = Path(".kin-index") / "recall.sqlite3"
 
 def make_store(root: Path, n: int = 40) -> None:
     for i in range(n):
-        write(root, f"notes/n{i:04}.md", memory("project-fact", f"# Note {i}\n\nroutine text number{i} about the harbour\n", "global"))
-    write(root, "facts/kraken.md", memory("project-fact", "# Kraken\n\nThe kraken service stores invoices.\n", "global"))
+        write(
+            root,
+            f"notes/n{i:04}.md",
+            memory("project-fact", f"# Note {i}\n\nroutine text number{i} about the harbour\n", "global"),
+        )
+    write(
+        root,
+        "facts/kraken.md",
+        memory("project-fact", "# Kraken\n\nThe kraken service stores invoices.\n", "global"),
+    )
 
 
 def start(root: Path, home: Path) -> RawClient:
     client = RawClient({**os.environ, "KIN_MEMORY_DIR": str(root), "HOME": str(home)})
     client.initialize()
-    client.wait(lambda m: m.get("method") == "window/logMessage" and "recall index:" in m["params"]["message"], 60)
+    client.wait(
+        lambda m: m.get("method") == "window/logMessage" and "recall index:" in m["params"]["message"], 60
+    )
     return client
 
 
 def search(client: RawClient, query: str, timeout: float = 30.0) -> list[str]:
-    reply = client.call("workspace/executeCommand", {"command": "kin.memory.search", "arguments": [{"query": query}]}, timeout)
+    reply = client.call(
+        "workspace/executeCommand", {"command": "kin.memory.search", "arguments": [{"query": query}]}, timeout
+    )
     assert "error" not in reply, reply
     return [r["path"] for r in reply["result"]["results"]]
 
@@ -66,7 +78,11 @@ def test_index_damaged_while_running_is_refilled(tmp_path: Path, fault: str) -> 
             with open(db, "r+b") as f:
                 f.truncate(2048)
         # an edit reaches the writer, which finds the damage; the server refills the index from the store
-        write(root, "facts/new.md", memory("project-fact", "# Walrus\n\nThe walrus queue drains nightly.\n", "global"))
+        write(
+            root,
+            "facts/new.md",
+            memory("project-fact", "# Walrus\n\nThe walrus queue drains nightly.\n", "global"),
+        )
         eventually_found(client, "walrus queue", "/memories/facts/new.md")
         eventually_found(client, "kraken invoices", "/memories/facts/kraken.md")
         assert client.proc.poll() is None
@@ -89,13 +105,19 @@ def test_index_locked_by_another_process(tmp_path: Path) -> None:
     root = tmp_path / "memory"
     make_store(root)
     client = start(root, tmp_path)
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(root / DB), "2.5"], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(root / DB), "2.5"], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline().strip() == "locked"
-        slow = client.request("workspace/executeCommand", {"command": "kin.memory.search", "arguments": [{"query": "kraken"}]})
+        slow = client.request(
+            "workspace/executeCommand", {"command": "kin.memory.search", "arguments": [{"query": "kraken"}]}
+        )
         # meanwhile the server keeps answering: the query waits on a worker thread, not on the loop
         started = time.monotonic()
-        listing = client.call("workspace/executeCommand", {"command": "kin.memory.list", "arguments": [{}]}, 10)
+        listing = client.call(
+            "workspace/executeCommand", {"command": "kin.memory.list", "arguments": [{}]}, 10
+        )
         assert len(listing["result"]["memories"]) == 41
         assert time.monotonic() - started < 2.0
         reply = client.wait(lambda m: m.get("id") == slow, 20)

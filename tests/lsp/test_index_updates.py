@@ -11,8 +11,11 @@ from support.rawlsp import RawClient
 
 def publishes(client: RawClient, uri: str) -> list[list]:
     with client.cond:
-        return [m["params"]["diagnostics"] for m in client.messages
-                if m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri]
+        return [
+            m["params"]["diagnostics"]
+            for m in client.messages
+            if m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
+        ]
 
 
 def codes(diags: list) -> set[str]:
@@ -29,26 +32,48 @@ def test_index_follows_listing_not_keystrokes(tmp_path: Path) -> None:
     try:
         client.initialize()
         client.wait_checked()
-        client.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == index.as_uri()
-                    and "KM502" in codes(m["params"]["diagnostics"]))
+        client.wait(
+            lambda m: (
+                m.get("method") == "textDocument/publishDiagnostics"
+                and m["params"]["uri"] == index.as_uri()
+                and "KM502" in codes(m["params"]["diagnostics"])
+            )
+        )
 
         # Body keystrokes in a memory leave its listing entry alone: MEMORY.md is not recomputed.
         a = root / "facts" / "a.md"
         text = a.read_text()
-        client.notify("textDocument/didOpen", {"textDocument": {"uri": a.as_uri(), "languageId": "kin-memory",
-                                                                "version": 1, "text": text}})
+        client.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": a.as_uri(), "languageId": "kin-memory", "version": 1, "text": text}},
+        )
         time.sleep(0.5)
         before = len(publishes(client, index.as_uri()))
         for v in range(2, 30):
-            client.notify("textDocument/didChange", {"textDocument": {"uri": a.as_uri(), "version": v},
-                                                     "contentChanges": [{"text": text + "x" * v}]})
-        client.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"].get("version") == 29)
+            client.notify(
+                "textDocument/didChange",
+                {
+                    "textDocument": {"uri": a.as_uri(), "version": v},
+                    "contentChanges": [{"text": text + "x" * v}],
+                },
+            )
+        client.wait(
+            lambda m: (
+                m.get("method") == "textDocument/publishDiagnostics" and m["params"].get("version") == 29
+            )
+        )
         time.sleep(0.5)
         assert len(publishes(client, index.as_uri())) == before
 
         # The linked memory appears on disk: the broken-link finding goes away.
         (root / "facts" / "b.md").write_text("---\ncategory: preference\n---\n# B\n")
-        client.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == index.as_uri()
-                    and "KM502" not in codes(m["params"]["diagnostics"]), timeout=10)
+        client.wait(
+            lambda m: (
+                m.get("method") == "textDocument/publishDiagnostics"
+                and m["params"]["uri"] == index.as_uri()
+                and "KM502" not in codes(m["params"]["diagnostics"])
+            ),
+            timeout=10,
+        )
     finally:
         assert "Traceback" not in client.close()

@@ -20,16 +20,39 @@ from support.memfiles import memory, write
 
 WS = "/srv/repos/app"
 OTHER = "/srv/repos/other"
-STORE = Path(os.environ.setdefault("KIN_TEST_RECALL_STORE", f"/tmp/kin-memory-recall-test-{os.getpid()}")) / "memory"
-HOSTILE = ("# Trap\n\nGateway notes: click [run](command:workbench.action.terminal.new) or "
-           "<img src=x onerror=alert(1)> or [x](javascript:alert(1)) <b>bold</b> ![i](http://evil/x.png)\n")
+STORE = (
+    Path(os.environ.setdefault("KIN_TEST_RECALL_STORE", f"/tmp/kin-memory-recall-test-{os.getpid()}"))
+    / "memory"
+)
+HOSTILE = (
+    "# Trap\n\nGateway notes: click [run](command:workbench.action.terminal.new) or "
+    "<img src=x onerror=alert(1)> or [x](javascript:alert(1)) <b>bold</b> ![i](http://evil/x.png)\n"
+)
 
 
 def build(root: Path) -> None:
     shutil.rmtree(root, ignore_errors=True)
-    write(root, "facts/gateway.md", memory("project-fact", "# Gateway\n\nThe gateway terminates TLS and routes to three API nodes.\n", WS))
-    write(root, "facts/gateway-copy.md", memory("project-fact", "# Gateway again\n\nThe gateway terminates TLS and routes to three API nodes.\n", WS))
-    write(root, "facts/foreign.md", memory("project-fact", "# Foreign gateway\n\nThe other team's gateway routes to two nodes.\n", OTHER))
+    write(
+        root,
+        "facts/gateway.md",
+        memory(
+            "project-fact", "# Gateway\n\nThe gateway terminates TLS and routes to three API nodes.\n", WS
+        ),
+    )
+    write(
+        root,
+        "facts/gateway-copy.md",
+        memory(
+            "project-fact",
+            "# Gateway again\n\nThe gateway terminates TLS and routes to three API nodes.\n",
+            WS,
+        ),
+    )
+    write(
+        root,
+        "facts/foreign.md",
+        memory("project-fact", "# Foreign gateway\n\nThe other team's gateway routes to two nodes.\n", OTHER),
+    )
     write(root, "notes/trap.md", memory("episodic", HOSTILE, WS))
     write(root, "prefs/tls.md", memory("preference", "# TLS\n\nAlways pin TLS 1.3 on the gateway.\n"))
     write(root, "session/now.md", memory("session", "# Now\n\nThe gateway restart is happening right now.\n"))
@@ -38,12 +61,18 @@ def build(root: Path) -> None:
 
 
 def make(preset: str):
-    @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "kin_memory", "serve"],
-                                                  server_env={**os.environ, "KIN_MEMORY_DIR": str(STORE), "HOME": str(STORE.parent)}))
+    @pytest_lsp.fixture(
+        config=ClientServerConfig(
+            server_command=[sys.executable, "-m", "kin_memory", "serve"],
+            server_env={**os.environ, "KIN_MEMORY_DIR": str(STORE), "HOME": str(STORE.parent)},
+        )
+    )
     async def client(lsp_client: LanguageClient):
         build(STORE)
         lsp_client.set_configuration({"workspace": WS}, section="kinMemory")
-        await lsp_client.initialize_session(lsp.InitializeParams(capabilities=client_capabilities(preset), workspace_folders=[]))
+        await lsp_client.initialize_session(
+            lsp.InitializeParams(capabilities=client_capabilities(preset), workspace_folders=[])
+        )
         await wait_synced(lsp_client)
         yield lsp_client
         await lsp_client.shutdown_session()
@@ -66,11 +95,15 @@ async def wait_synced(client: LanguageClient, timeout: float = 20.0) -> None:
         if any("recall index:" in m.message for m in client.log_messages):
             return
         await asyncio.sleep(0.05)
-    raise AssertionError(f"the recall index never reported its sync: {[m.message for m in client.log_messages]}")
+    raise AssertionError(
+        f"the recall index never reported its sync: {[m.message for m in client.log_messages]}"
+    )
 
 
 async def command(client: LanguageClient, name: str, arg: dict):
-    return await client.workspace_execute_command_async(lsp.ExecuteCommandParams(command=name, arguments=[arg]))
+    return await client.workspace_execute_command_async(
+        lsp.ExecuteCommandParams(command=name, arguments=[arg])
+    )
 
 
 def uri(rel: str) -> str:
@@ -79,14 +112,23 @@ def uri(rel: str) -> str:
 
 async def open_doc(client: LanguageClient, rel: str) -> str:
     u = uri(rel)
-    client.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(
-        uri=u, language_id="kin-memory", version=1, text=(STORE / rel).read_text())))
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(
+                uri=u, language_id="kin-memory", version=1, text=(STORE / rel).read_text()
+            )
+        )
+    )
     return u
 
 
 async def hover_text(client: LanguageClient, u: str, line: int, character: int) -> str:
-    result = await client.text_document_hover_async(lsp.HoverParams(
-        text_document=lsp.TextDocumentIdentifier(uri=u), position=lsp.Position(line=line, character=character)))
+    result = await client.text_document_hover_async(
+        lsp.HoverParams(
+            text_document=lsp.TextDocumentIdentifier(uri=u),
+            position=lsp.Position(line=line, character=character),
+        )
+    )
     assert result is not None
     return result.contents.value
 
@@ -181,6 +223,10 @@ async def test_near_duplicate_diagnostic_on_open_buffer(client):
 async def test_reindex_with_progress(vscode):
     result = await command(vscode, "kin.memory.reindex", {})
     assert result["files"] == 216 and result["cancelled"] is False
-    assert any(isinstance(r, lsp.WorkDoneProgressEnd) for reports in vscode.progress_reports.values() for r in reports)
+    assert any(
+        isinstance(r, lsp.WorkDoneProgressEnd)
+        for reports in vscode.progress_reports.values()
+        for r in reports
+    )
     hits = (await command(vscode, "kin.memory.search", {"query": "gateway"}))["results"]
     assert hits

@@ -26,7 +26,9 @@ def write(path: Path, text: str, age_days: float = 0) -> Path:
     return path
 
 
-STORE = Path(os.environ.setdefault("KIN_TEST_LSP_STORE", f"/tmp/kin-memory-lsp-test-{os.getpid()}")) / "memory"
+STORE = (
+    Path(os.environ.setdefault("KIN_TEST_LSP_STORE", f"/tmp/kin-memory-lsp-test-{os.getpid()}")) / "memory"
+)
 
 
 def build_store(root: Path) -> None:
@@ -43,10 +45,20 @@ def build_store(root: Path) -> None:
                     shutil.rmtree(path, ignore_errors=True)
             elif rel not in wanted:
                 path.unlink()
-    write(root / "facts" / "typo.md", "---\ncategory: projcet-fact\nworkspace: global\n---\n# Cache\n\nThe CDN caches assets.\n")
-    write(root / "facts" / "old.md", "---\ncategory: project-fact\nworkspace: global\n---\n# Old\n\nOld fact.\n", age_days=400)
+    write(
+        root / "facts" / "typo.md",
+        "---\ncategory: projcet-fact\nworkspace: global\n---\n# Cache\n\nThe CDN caches assets.\n",
+    )
+    write(
+        root / "facts" / "old.md",
+        "---\ncategory: project-fact\nworkspace: global\n---\n# Old\n\nOld fact.\n",
+        age_days=400,
+    )
     write(root / "prefs" / "emoji.md", "---\ncategory: 😀prefrence\n---\nLikes emoji.\n")
-    write(root / "facts" / "ok.md", "---\ncategory: project-fact\nworkspace: global\n---\n# Fine\n\nNothing wrong.\n")
+    write(
+        root / "facts" / "ok.md",
+        "---\ncategory: project-fact\nworkspace: global\n---\n# Fine\n\nNothing wrong.\n",
+    )
     write(root / "broken.md", "---\ncategory: [a\n---\nbody\n")
     bad = b"---\ncategory: episodic\nworkspace: global\n---\nbad \xff byte\n"
     if not (root / "bad-utf8.md").is_file() or (root / "bad-utf8.md").read_bytes() != bad:
@@ -58,8 +70,12 @@ def uri(rel: str) -> str:
 
 
 def fixture_for(preset: str, encoding: str | None = None):
-    @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "kin_memory", "serve"],
-                                                  server_env={**os.environ, "KIN_MEMORY_DIR": str(STORE), "HOME": str(STORE.parent)}))
+    @pytest_lsp.fixture(
+        config=ClientServerConfig(
+            server_command=[sys.executable, "-m", "kin_memory", "serve"],
+            server_env={**os.environ, "KIN_MEMORY_DIR": str(STORE), "HOME": str(STORE.parent)},
+        )
+    )
     async def client(lsp_client: LanguageClient):
         build_store(STORE)
         caps = client_capabilities(preset)
@@ -113,45 +129,71 @@ async def test_startup_publishes_closed_files(client):
 async def test_edit_then_quick_fix(client):
     u = uri("facts/typo.md")
     text = (STORE / "facts/typo.md").read_text()
-    client.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(
-        uri=u, language_id="markdown", version=1, text=text)))
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=u, language_id="markdown", version=1, text=text)
+        )
+    )
     diags = await wait_diag(client, u, lambda d: "KM201" in codes(d))
     km201 = next(d for d in diags if d.code == "KM201")
-    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
-        text_document=lsp.TextDocumentIdentifier(uri=u), range=km201.range, context=lsp.CodeActionContext(diagnostics=[km201])))
+    actions = await client.text_document_code_action_async(
+        lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=u),
+            range=km201.range,
+            context=lsp.CodeActionContext(diagnostics=[km201]),
+        )
+    )
     preferred = [a for a in actions if a.is_preferred]
     assert preferred and preferred[0].title == "Replace with `project-fact`"
     edit = preferred[0].edit.document_changes[0].edits[0]
     lines = text.split("\n")
     line = lines[edit.range.start.line]
-    lines[edit.range.start.line] = line[:edit.range.start.character] + edit.new_text + line[edit.range.end.character:]
+    lines[edit.range.start.line] = (
+        line[: edit.range.start.character] + edit.new_text + line[edit.range.end.character :]
+    )
     fixed = "\n".join(lines)
     assert fixed.startswith("---\ncategory: project-fact\n")
-    client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-        text_document=lsp.VersionedTextDocumentIdentifier(uri=u, version=2),
-        content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=fixed)]))
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=u, version=2),
+            content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=fixed)],
+        )
+    )
     await wait_diag(client, u, lambda d: "KM201" not in codes(d))
 
 
 async def test_hover_completion_lens(client):
     u = uri("facts/old.md")
     text = (STORE / "facts/old.md").read_text()
-    client.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(
-        uri=u, language_id="markdown", version=1, text=text)))
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=u, language_id="markdown", version=1, text=text)
+        )
+    )
     await wait_diag(client, u, lambda d: "KM400" in codes(d))
-    hover = await client.text_document_hover_async(lsp.HoverParams(text_document=lsp.TextDocumentIdentifier(uri=u),
-                                                                   position=lsp.Position(line=1, character=2)))
+    hover = await client.text_document_hover_async(
+        lsp.HoverParams(
+            text_document=lsp.TextDocumentIdentifier(uri=u), position=lsp.Position(line=1, character=2)
+        )
+    )
     assert "project-fact" in hover.contents.value and "stale since" in hover.contents.value
-    comp = await client.text_document_completion_async(lsp.CompletionParams(
-        text_document=lsp.TextDocumentIdentifier(uri=u), position=lsp.Position(line=1, character=10)))
+    comp = await client.text_document_completion_async(
+        lsp.CompletionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=u), position=lsp.Position(line=1, character=10)
+        )
+    )
     assert {i.label for i in comp.items} == {"project-fact", "preference", "episodic", "session"}
-    lenses = await client.text_document_code_lens_async(lsp.CodeLensParams(text_document=lsp.TextDocumentIdentifier(uri=u)))
+    lenses = await client.text_document_code_lens_async(
+        lsp.CodeLensParams(text_document=lsp.TextDocumentIdentifier(uri=u))
+    )
     assert lenses[0].command.title.startswith("project-fact · global · stale since")
     assert any(lens.command.command == "kin.memory.markReviewed" for lens in lenses)
 
 
 async def test_external_write_picked_up(client):
-    await wait_diag(client, uri("facts/ok.md"), lambda d: True, timeout=0.1) if client.diagnostics.get(uri("facts/ok.md")) else None
+    await wait_diag(client, uri("facts/ok.md"), lambda d: True, timeout=0.1) if client.diagnostics.get(
+        uri("facts/ok.md")
+    ) else None
     await asyncio.sleep(0.3)  # let the watcher start
     write(STORE / "facts" / "new.md", "---\ncategory: nope\n---\nnew\n")
     await wait_diag(client, uri("facts/new.md"), lambda d: "KM201" in codes(d), timeout=5)
@@ -168,15 +210,24 @@ async def test_utf16_vs_utf8_columns(utf16, utf8):
 
 
 async def test_tool_and_list_commands(client):
-    result = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
-        command="kin.memory.tool", arguments=[{"command": "create", "path": "/memories/new/fact.md", "file_text": "Hello\n"}]))
+    result = await client.workspace_execute_command_async(
+        lsp.ExecuteCommandParams(
+            command="kin.memory.tool",
+            arguments=[{"command": "create", "path": "/memories/new/fact.md", "file_text": "Hello\n"}],
+        )
+    )
     assert result == {"content": "File created successfully at: /memories/new/fact.md", "isError": False}
     text = (STORE / "new" / "fact.md").read_text()
     assert text.startswith("---\ncategory: episodic\n") and text.endswith("Hello\n")
-    bad = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
-        command="kin.memory.tool", arguments=[{"command": "view", "path": "/memories/../etc/passwd"}]))
+    bad = await client.workspace_execute_command_async(
+        lsp.ExecuteCommandParams(
+            command="kin.memory.tool", arguments=[{"command": "view", "path": "/memories/../etc/passwd"}]
+        )
+    )
     assert bad["isError"] is True and "would escape /memories" in bad["content"]
-    listing = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(command="kin.memory.list", arguments=[{}]))
+    listing = await client.workspace_execute_command_async(
+        lsp.ExecuteCommandParams(command="kin.memory.list", arguments=[{}])
+    )
     by_path = {m["path"]: m for m in listing["memories"]}
     assert by_path["/memories/facts/old.md"]["status"] == "stale"
     assert by_path["/memories/new/fact.md"]["category"] == "episodic"

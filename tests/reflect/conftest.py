@@ -10,8 +10,11 @@ from reflect_helpers import KEY, KEY_ENV, write
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
     root = tmp_path / "memory"
-    write(root / "facts" / "deploy.md", "---\ncategory: project-fact\nworkspace: global\n---\n# Deploy\n\n"
-          "We deploy the billing service with blue-green releases on Fridays.\n")
+    write(
+        root / "facts" / "deploy.md",
+        "---\ncategory: project-fact\nworkspace: global\n---\n# Deploy\n\n"
+        "We deploy the billing service with blue-green releases on Fridays.\n",
+    )
     write(root / "prefs" / "tone.md", "---\ncategory: preference\n---\nShort answers, no emoji.\n")
     return Path(os.path.realpath(root))
 

@@ -49,8 +49,14 @@ class FakeModel:
                 except ValueError:
                     body = {"unparsed": data.decode("utf-8", "replace")}
                 with fake._lock:
-                    fake.requests.append(Request(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
-                    step = fake.steps.pop(0) if fake.steps else Reply(500, {"error": {"message": "script exhausted"}})
+                    fake.requests.append(
+                        Request(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                    )
+                    step = (
+                        fake.steps.pop(0)
+                        if fake.steps
+                        else Reply(500, {"error": {"message": "script exhausted"}})
+                    )
                 if callable(step):
                     step = step(body)
                 reply = step if isinstance(step, Reply) else Reply(200, step)
@@ -93,16 +99,32 @@ _ids = iter(range(1, 1_000_000))
 
 def anthropic_tool_use(*inputs: dict, text: str = "", name: str = "memory") -> dict:
     content: list[dict] = [{"type": "text", "text": text}] if text else []
-    content += [{"type": "tool_use", "id": f"toolu_{next(_ids):02d}", "name": name, "input": i} for i in inputs]
-    return {"id": f"msg_{next(_ids)}", "type": "message", "role": "assistant", "model": "claude-test",
-            "content": content, "stop_reason": "tool_use", "stop_sequence": None,
-            "usage": {"input_tokens": 10, "output_tokens": 10}}
+    content += [
+        {"type": "tool_use", "id": f"toolu_{next(_ids):02d}", "name": name, "input": i} for i in inputs
+    ]
+    return {
+        "id": f"msg_{next(_ids)}",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-test",
+        "content": content,
+        "stop_reason": "tool_use",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 10},
+    }
 
 
 def anthropic_end(text: str = "Done.") -> dict:
-    return {"id": f"msg_{next(_ids)}", "type": "message", "role": "assistant", "model": "claude-test",
-            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": 10, "output_tokens": 5}}
+    return {
+        "id": f"msg_{next(_ids)}",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-test",
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+    }
 
 
 def anthropic_error(status: int, kind: str, message: str) -> Reply:
@@ -113,18 +135,39 @@ def anthropic_error(status: int, kind: str, message: str) -> Reply:
 
 
 def openai_tool_calls(*arguments: dict | str, name: str = "memory") -> dict:
-    calls = [{"id": f"call_{next(_ids)}", "type": "function",
-              "function": {"name": name, "arguments": a if isinstance(a, str) else json.dumps(a)}} for a in arguments]
-    return {"id": f"chatcmpl-{next(_ids)}", "object": "chat.completion", "created": 1, "model": "local-test",
-            "choices": [{"index": 0, "finish_reason": "tool_calls",
-                         "message": {"role": "assistant", "content": None, "tool_calls": calls}}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}}
+    calls = [
+        {
+            "id": f"call_{next(_ids)}",
+            "type": "function",
+            "function": {"name": name, "arguments": a if isinstance(a, str) else json.dumps(a)},
+        }
+        for a in arguments
+    ]
+    return {
+        "id": f"chatcmpl-{next(_ids)}",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "local-test",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "message": {"role": "assistant", "content": None, "tool_calls": calls},
+            }
+        ],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
+    }
 
 
 def openai_stop(text: str = "Done.") -> dict:
-    return {"id": f"chatcmpl-{next(_ids)}", "object": "chat.completion", "created": 1, "model": "local-test",
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+    return {
+        "id": f"chatcmpl-{next(_ids)}",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "local-test",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
 
 
 def openai_error(status: int, message: str) -> Reply:

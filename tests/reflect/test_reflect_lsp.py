@@ -20,13 +20,30 @@ CREATE = {"command": "create", "path": "/memories/prefs/tests-first.md", "file_t
 
 def start(store: Path, home: Path, fake: FakeModel) -> RawClient:
     client = RawClient({**os.environ, "KIN_MEMORY_DIR": str(store), "HOME": str(home)})
-    settings = {"reflection": {"provider": "openai", "model": "local", "baseUrl": fake.url + "/v1", "apiKeyEnv": KEY_ENV,
-                               "timeoutSeconds": 20}}
+    settings = {
+        "reflection": {
+            "provider": "openai",
+            "model": "local",
+            "baseUrl": fake.url + "/v1",
+            "apiKeyEnv": KEY_ENV,
+            "timeoutSeconds": 20,
+        }
+    }
     client.responders["workspace/configuration"] = lambda params: [settings]
-    caps = {"workspace": {"configuration": True, "applyEdit": True,
-                          "workspaceEdit": {"documentChanges": True, "changeAnnotationSupport": {"groupsOnLabel": True},
-                                            "resourceOperations": ["create", "rename", "delete"]}}}
-    rid = client.request("initialize", {"processId": None, "rootUri": None, "capabilities": caps, "workspaceFolders": []})
+    caps = {
+        "workspace": {
+            "configuration": True,
+            "applyEdit": True,
+            "workspaceEdit": {
+                "documentChanges": True,
+                "changeAnnotationSupport": {"groupsOnLabel": True},
+                "resourceOperations": ["create", "rename", "delete"],
+            },
+        }
+    }
+    rid = client.request(
+        "initialize", {"processId": None, "rootUri": None, "capabilities": caps, "workspaceFolders": []}
+    )
     client.wait(lambda m: m.get("id") == rid)
     client.notify("initialized", {})
     client.wait_checked()
@@ -47,8 +64,11 @@ def test_reflect_goes_through_the_editors_review(store: Path, tmp_path: Path, an
         client = start(store, tmp_path, fake)
         client.responders["workspace/applyEdit"] = review
         try:
-            reply = client.call("workspace/executeCommand", {"command": "kin.memory.reflect",
-                                                              "arguments": [{"transcript": transcript.as_uri()}]}, 60)
+            reply = client.call(
+                "workspace/executeCommand",
+                {"command": "kin.memory.reflect", "arguments": [{"transcript": transcript.as_uri()}]},
+                60,
+            )
         finally:
             stderr = client.close()
     assert "error" not in reply, reply
@@ -59,7 +79,9 @@ def test_reflect_goes_through_the_editors_review(store: Path, tmp_path: Path, an
     ops = edit["edit"]["documentChanges"]
     assert ops[0]["kind"] == "create" and ops[0]["uri"].endswith("/prefs/tests-first.md")
     assert ops[1]["edits"][0]["newText"] == NEW
-    assert all(op.get("annotationId") or all(e.get("annotationId") for e in op.get("edits", [])) for op in ops)
+    assert all(
+        op.get("annotationId") or all(e.get("annotationId") for e in op.get("edits", [])) for op in ops
+    )
     assert edit["edit"]["changeAnnotations"]["kin-memory-reflection"]["needsConfirmation"] is True
     assert snapshot(store) == before  # the server never writes behind the editor's back
     assert ("Applied in the editor" if answer else "Declined") in result["summary"]
@@ -70,10 +92,14 @@ def test_reflect_without_settings_fails_at_once(store: Path, tmp_path: Path) -> 
     client = RawClient({**os.environ, "KIN_MEMORY_DIR": str(store), "HOME": str(tmp_path)})
     try:
         client.initialize()
-        reply = client.call("workspace/executeCommand", {"command": "kin.memory.reflect",
-                                                          "arguments": [{"transcript": "/nowhere.md"}]})
+        reply = client.call(
+            "workspace/executeCommand",
+            {"command": "kin.memory.reflect", "arguments": [{"transcript": "/nowhere.md"}]},
+        )
         assert "kinMemory.reflection.provider" in reply["error"]["message"]
-        missing = client.call("workspace/executeCommand", {"command": "kin.memory.reflect", "arguments": [{}]})
+        missing = client.call(
+            "workspace/executeCommand", {"command": "kin.memory.reflect", "arguments": [{}]}
+        )
         assert missing["error"]["code"] == -32602 and "transcript" in missing["error"]["message"]
     finally:
         client.close()
@@ -83,18 +109,57 @@ def test_cli_dry_run_prints_a_diff_and_writes_nothing(store: Path, tmp_path: Pat
     transcript = write(tmp_path / "t.md", "user: tests before the fix, always\n")
     before = snapshot(store)
     with FakeModel([openai_tool_calls(CREATE), openai_stop("ok")]) as fake:
-        out = subprocess.run([sys.executable, "-m", "kin_memory", "reflect", str(transcript), "--root", str(store),
-                              "--provider", "openai", "--model", "m", "--base-url", fake.url + "/v1",
-                              "--api-key-env", KEY_ENV], capture_output=True, text=True, timeout=60,
-                             env={**os.environ, "HOME": str(tmp_path)})
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "kin_memory",
+                "reflect",
+                str(transcript),
+                "--root",
+                str(store),
+                "--provider",
+                "openai",
+                "--model",
+                "m",
+                "--base-url",
+                fake.url + "/v1",
+                "--api-key-env",
+                KEY_ENV,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "HOME": str(tmp_path)},
+        )
     assert out.returncode == 0, out.stderr
     assert "+++ /memories/prefs/tests-first.md" in out.stdout and "+# Tests first" in out.stdout
     assert "not applied: pass --yes" in out.stderr
     assert snapshot(store) == before
     with FakeModel([openai_tool_calls(CREATE), openai_stop("ok")]) as fake:
-        out = subprocess.run([sys.executable, "-m", "kin_memory", "reflect", str(transcript), "--root", str(store),
-                              "--provider", "openai", "--model", "m", "--base-url", fake.url + "/v1",
-                              "--api-key-env", KEY_ENV, "--yes"], capture_output=True, text=True, timeout=60,
-                             env={**os.environ, "HOME": str(tmp_path)})
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "kin_memory",
+                "reflect",
+                str(transcript),
+                "--root",
+                str(store),
+                "--provider",
+                "openai",
+                "--model",
+                "m",
+                "--base-url",
+                fake.url + "/v1",
+                "--api-key-env",
+                KEY_ENV,
+                "--yes",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "HOME": str(tmp_path)},
+        )
     assert out.returncode == 0, out.stderr
     assert (store / "prefs" / "tests-first.md").read_text() == NEW

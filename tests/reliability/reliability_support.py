@@ -32,11 +32,30 @@ def env_for(root: Path, home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def run_check(root: Path, home: Path, timeout: float = 60, fmt: str = "json") -> subprocess.CompletedProcess[str]:
+def run_check(
+    root: Path, home: Path, timeout: float = 60, fmt: str = "json"
+) -> subprocess.CompletedProcess[str]:
     """`kin-memory check ROOT --format json` as a subprocess, operator view (no workspace filter)."""
-    return subprocess.run([sys.executable, "-m", "kin_memory", "check", str(root), "--root", str(root),
-                           "--workspace", "none", "--format", fmt],
-                          capture_output=True, text=True, timeout=timeout, env=env_for(root, home), cwd=str(home))
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kin_memory",
+            "check",
+            str(root),
+            "--root",
+            str(root),
+            "--workspace",
+            "none",
+            "--format",
+            fmt,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env_for(root, home),
+        cwd=str(home),
+    )
 
 
 def check_json(root: Path, home: Path, timeout: float = 60) -> list[dict]:
@@ -71,21 +90,36 @@ DEFAULT_CAPS = {
     "general": {"positionEncodings": ["utf-16"]},
     "workspace": {"configuration": True, "workspaceFolders": True},
     "window": {"workDoneProgress": True},
-    "textDocument": {"hover": {"contentFormat": ["markdown", "plaintext"]},
-                     "publishDiagnostics": {"relatedInformation": True}},
+    "textDocument": {
+        "hover": {"contentFormat": ["markdown", "plaintext"]},
+        "publishDiagnostics": {"relatedInformation": True},
+    },
 }
 
 
 class RawServer:
     """The real server process over stdio, driven byte by byte."""
 
-    def __init__(self, root: Path, home: Path, *, config: dict | None = None,
-                 config_for: Callable[[dict], object] | None = None, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        home: Path,
+        *,
+        config: dict | None = None,
+        config_for: Callable[[dict], object] | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.root = root
         self.config = config if config is not None else {}
         self.config_for = config_for
-        self.proc = subprocess.Popen(SERVER_CMD, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=env or env_for(root, home), cwd=str(home))
+        self.proc = subprocess.Popen(
+            SERVER_CMD,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env or env_for(root, home),
+            cwd=str(home),
+        )
         self.pid = self.proc.pid
         self._next_id = 0
         self._cond = threading.Condition()
@@ -191,7 +225,9 @@ class RawServer:
             while rid not in self.responses:
                 left = deadline - time.monotonic()
                 if left <= 0 or self.closed:
-                    raise AssertionError(f"no response to request {rid} (server closed: {self.closed})\n{self.stderr}")
+                    raise AssertionError(
+                        f"no response to request {rid} (server closed: {self.closed})\n{self.stderr}"
+                    )
                 self._cond.wait(left)
             return self.responses.pop(rid)
 
@@ -209,14 +245,21 @@ class RawServer:
 
     def logs(self) -> list[str]:
         with self._cond:
-            return [n["params"]["message"] for n in self.notifications if n.get("method") == "window/logMessage"]
+            return [
+                n["params"]["message"] for n in self.notifications if n.get("method") == "window/logMessage"
+            ]
 
     # -- session ----------------------------------------------------------------------------------
-    def initialize(self, folders: list[Path] | None = None, init_options: dict | None = None,
-                   caps: dict | None = None) -> dict:
-        params = {"processId": os.getpid(), "rootUri": None, "capabilities": caps or DEFAULT_CAPS,
-                  "workspaceFolders": [{"uri": f.as_uri(), "name": f.name} for f in folders or []],
-                  "initializationOptions": init_options or {}}
+    def initialize(
+        self, folders: list[Path] | None = None, init_options: dict | None = None, caps: dict | None = None
+    ) -> dict:
+        params = {
+            "processId": os.getpid(),
+            "rootUri": None,
+            "capabilities": caps or DEFAULT_CAPS,
+            "workspaceFolders": [{"uri": f.as_uri(), "name": f.name} for f in folders or []],
+            "initializationOptions": init_options or {},
+        }
         result = self.request("initialize", params, timeout=30)
         assert "result" in result, result
         self.notify("initialized", {})
@@ -227,17 +270,24 @@ class RawServer:
         uri = path.as_uri()
         if text is None:
             text = path.read_text(encoding="utf-8", errors="replace")
-        self.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "markdown",
-                                                              "version": version, "text": text}})
+        self.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": uri, "languageId": "markdown", "version": version, "text": text}},
+        )
         return uri
 
     def change(self, uri: str, text: str, version: int) -> None:
-        self.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
-                                               "contentChanges": [{"text": text}]})
+        self.notify(
+            "textDocument/didChange",
+            {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]},
+        )
 
     def hover(self, uri: str, line: int, character: int, timeout: float = 15) -> dict:
-        return self.request("textDocument/hover", {"textDocument": {"uri": uri},
-                                                   "position": {"line": line, "character": character}}, timeout)
+        return self.request(
+            "textDocument/hover",
+            {"textDocument": {"uri": uri}, "position": {"line": line, "character": character}},
+            timeout,
+        )
 
     def command(self, name: str, arg: dict, timeout: float = 30) -> dict:
         return self.request("workspace/executeCommand", {"command": name, "arguments": [arg]}, timeout)
@@ -293,7 +343,9 @@ def diag_keys(rows: list[dict]) -> set[tuple]:
     out = set()
     for d in rows:
         r = d["range"]
-        out.add((d["code"], r["start"]["line"], r["start"]["character"], r["end"]["line"], r["end"]["character"]))
+        out.add(
+            (d["code"], r["start"]["line"], r["start"]["character"], r["end"]["line"], r["end"]["character"])
+        )
     return out
 
 
@@ -309,7 +361,11 @@ def assert_matches_check(server: RawServer, root: Path, home: Path, timeout: flo
     def mismatches() -> dict:
         with server._cond:
             got = {uri: diag_keys(d) for uri, d in server.diagnostics.items() if d}
-        return {u: (got.get(u), expected.get(u)) for u in set(got) | set(expected) if got.get(u) != expected.get(u)}
+        return {
+            u: (got.get(u), expected.get(u))
+            for u in set(got) | set(expected)
+            if got.get(u) != expected.get(u)
+        }
 
     deadline = time.monotonic() + timeout
     while mismatches() and time.monotonic() < deadline:
@@ -318,8 +374,16 @@ def assert_matches_check(server: RawServer, root: Path, home: Path, timeout: flo
     return len(expected)
 
 
-def tool_cli(root: Path, home: Path, call: dict, preexec: Callable[[], None] | None = None,
-             timeout: float = 30) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kin_memory", "tool", "--root", str(root), "--workspace", "none", "-"],
-                          input=json.dumps(call), capture_output=True, text=True, timeout=timeout,
-                          env=env_for(root, home), cwd=str(home), preexec_fn=preexec)
+def tool_cli(
+    root: Path, home: Path, call: dict, preexec: Callable[[], None] | None = None, timeout: float = 30
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kin_memory", "tool", "--root", str(root), "--workspace", "none", "-"],
+        input=json.dumps(call),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env_for(root, home),
+        cwd=str(home),
+        preexec_fn=preexec,
+    )

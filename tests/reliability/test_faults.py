@@ -52,22 +52,34 @@ def _watcher_live(server, root: Path) -> None:
 
 def test_store_removed_and_recreated_while_serving(root: Path, home: Path, server_factory) -> None:
     for i in range(20):
-        write(root / f"d{i % 4}" / f"m{i}.md", memory("prefrence" if i % 2 else "preference", f"memory {i}\n", None))
+        write(
+            root / f"d{i % 4}" / f"m{i}.md",
+            memory("prefrence" if i % 2 else "preference", f"memory {i}\n", None),
+        )
     server = server_factory()
     server.initialize()
     _watcher_live(server, root)
     assert "KM201" in server.codes(root / "d1" / "m1.md")
     _remove_tree(root)
-    server.wait_until(lambda: not any(server.diagnostics.values()), 15,
-                      f"diagnostics of the removed store cleared {[u for u, d in server.diagnostics.items() if d]}")
+    server.wait_until(
+        lambda: not any(server.diagnostics.values()),
+        15,
+        f"diagnostics of the removed store cleared {[u for u, d in server.diagnostics.items() if d]}",
+    )
     assert server.hover((root / "d1" / "m1.md").as_uri(), 1, 2)["result"] is None  # still serving
     COUNTS["faults injected (store removed)"] += 1
     time.sleep(0.3)
     root.mkdir(parents=True, exist_ok=True)
     write(root / "back" / "new.md", memory("episodc", "after the store came back\n"))
     write(root / "d1" / "m1.md", memory("sesion", "recreated\n", None))
-    server.wait_until(lambda: "KM201" in server.codes(root / "back" / "new.md")
-                      and "KM201" in server.codes(root / "d1" / "m1.md"), 20, "the recreated store picked up")
+    server.wait_until(
+        lambda: (
+            "KM201" in server.codes(root / "back" / "new.md")
+            and "KM201" in server.codes(root / "d1" / "m1.md")
+        ),
+        20,
+        "the recreated store picked up",
+    )
     write(root / "back" / "later.md", memory("prefrence", "written after the rescan\n", None))
     server.wait_until(lambda: "KM201" in server.codes(root / "back" / "later.md"), 15, "the watch re-armed")
     assert_matches_check(server, root, home)
@@ -86,7 +98,12 @@ def test_full_disk_on_tool_writes_fails_cleanly(root: Path, home: Path) -> None:
     target = write(root / "facts" / "notes.md", original)
     huge = "x" * (FSIZE_LIMIT * 2)
     calls = [
-        {"command": "str_replace", "path": "/memories/facts/notes.md", "old_str": "small and precious", "new_str": huge},
+        {
+            "command": "str_replace",
+            "path": "/memories/facts/notes.md",
+            "old_str": "small and precious",
+            "new_str": huge,
+        },
         {"command": "insert", "path": "/memories/facts/notes.md", "insert_line": 1, "insert_text": huge},
         {"command": "create", "path": "/memories/facts/big.md", "file_text": huge},
     ]
@@ -142,8 +159,15 @@ def test_sigkill_of_the_server_during_tool_writes(root: Path, home: Path, server
                 n += 1
                 text = _version(n, rng)
                 try:
-                    result = server.tool({"command": "str_replace", "path": "/memories/kill/" + path.name,
-                                          "old_str": current[path], "new_str": text}, timeout=10)
+                    result = server.tool(
+                        {
+                            "command": "str_replace",
+                            "path": "/memories/kill/" + path.name,
+                            "old_str": current[path],
+                            "new_str": text,
+                        },
+                        timeout=10,
+                    )
                 except (AssertionError, OSError):
                     return  # killed under us
                 if not result.get("isError"):

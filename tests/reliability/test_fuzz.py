@@ -21,11 +21,39 @@ from kin_memory.store.memory import decode, from_text
 
 SAFE_CHARS = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
 YAMLISH = st.sampled_from(list(":-[]{}&*!|>'\"#%@`,?\t \\") + ["\ufeff", "\u2028", "é", "😀", "\r"])
-KEYS = st.sampled_from(["category", "workspace", "title", "tags", "x", "<<", "? a", "", "Category", "category "])
+KEYS = st.sampled_from(
+    ["category", "workspace", "title", "tags", "x", "<<", "? a", "", "Category", "category "]
+)
 VALUES = st.one_of(
-    st.sampled_from(["project-fact", "preference", "episodic", "session", "prefrence", "Episodic", "'session'",
-                     "global", "/srv", "~/repo", "../x", "*a", "&a x", "[a, b]", "{a: 1}", "!!binary aGk=", "|",
-                     ">-", "null", "2024-01-01", "1e9", "yes", "\"unterminated", "- item", ""]),
+    st.sampled_from(
+        [
+            "project-fact",
+            "preference",
+            "episodic",
+            "session",
+            "prefrence",
+            "Episodic",
+            "'session'",
+            "global",
+            "/srv",
+            "~/repo",
+            "../x",
+            "*a",
+            "&a x",
+            "[a, b]",
+            "{a: 1}",
+            "!!binary aGk=",
+            "|",
+            ">-",
+            "null",
+            "2024-01-01",
+            "1e9",
+            "yes",
+            '"unterminated',
+            "- item",
+            "",
+        ]
+    ),
     st.text(st.one_of(SAFE_CHARS, YAMLISH), max_size=40),
 )
 SEPS = st.sampled_from([": ", ":", ":\t", " : ", ":  ", " "])
@@ -64,8 +92,15 @@ def test_findings_never_raise_and_stay_in_bounds(text: str, raw: bytes, use_raw:
     COUNTS["inputs tried (fuzzed files, in process)"] += 1
     data = raw if use_raw else text.encode("utf-8")
     decoded, bad, nul = decode(data)
-    memory = from_text(Path("/store/f.md"), "/memories/f.md", decoded, time.time() - 3600, len(data),
-                       decode_error=bad, has_nul=nul)
+    memory = from_text(
+        Path("/store/f.md"),
+        "/memories/f.md",
+        decoded,
+        time.time() - 3600,
+        len(data),
+        decode_error=bad,
+        has_nul=nul,
+    )
     findings = check_memory(memory, Context(root=Path("/store"), active=("/repo",)))
     lines = memory.lines
     for f in findings:

@@ -19,9 +19,12 @@ import pytest
 from reliability_support import COUNTS, check_json, env_for, peak_rss_kb, write
 
 LAUGHS = "".join(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]\n" for i in range(1, 10))
-BILLION_LAUGHS = "---\ncategory: preference\nl0: &l0 \"lol\"\n" + LAUGHS + "---\nbody\n"
-MERGE_BOMB = ("---\ncategory: preference\nm0: &m0 {a: 1, b: 2}\n"
-              + "".join(f"m{i}: &m{i} {{<<: [*m{i - 1}, *m{i - 1}], k{i}: {i}}}\n" for i in range(1, 30)) + "---\nx\n")
+BILLION_LAUGHS = '---\ncategory: preference\nl0: &l0 "lol"\n' + LAUGHS + "---\nbody\n"
+MERGE_BOMB = (
+    "---\ncategory: preference\nm0: &m0 {a: 1, b: 2}\n"
+    + "".join(f"m{i}: &m{i} {{<<: [*m{i - 1}, *m{i - 1}], k{i}: {i}}}\n" for i in range(1, 30))
+    + "---\nx\n"
+)
 
 
 def corpus(root: Path, outside: Path) -> dict[str, set[str]]:
@@ -34,15 +37,33 @@ def corpus(root: Path, outside: Path) -> dict[str, set[str]]:
 
     add("bomb/billion-laughs.md", BILLION_LAUGHS, {"KM105"})
     add("bomb/merge-keys.md", MERGE_BOMB, {"KM105"})
-    add("nest/flow-deep.md", "---\ncategory: preference\na: " + "[" * 50_000 + "]" * 50_000 + "\n---\nx\n", {"KM102"})
+    add(
+        "nest/flow-deep.md",
+        "---\ncategory: preference\na: " + "[" * 50_000 + "]" * 50_000 + "\n---\nx\n",
+        {"KM102"},
+    )
     add("nest/map-deep.md", "---\n" + "{a: " * 5000 + "1" + "}" * 5000 + "\n---\nx\n", {"KM102"})
     add("nest/block-deep.md", "---\ncategory: preference\na:\n  " + "- " * 2000 + "x\n---\nx\n", {"KM102"})
-    add("keys/duplicate.md", "---\ncategory: episodic\nworkspace: global\ncategory: preference\n---\nx\n", {"KM104"})
-    add("keys/ten-thousand.md", "---\ncategory: preference\n" + "".join(f"k{i}: 'v'\n" for i in range(10_000)) + "---\nx\n",
-        {"KM105"})
-    add("keys/huge-frontmatter.md", "---\ncategory: preference\nnote: '" + "q" * 300_000 + "'\n---\nx\n", {"KM102"})
-    add("keys/python-tag.md", "---\ncategory: !!python/object/apply:os.system ['touch " + str(outside / "pwned") + "']\n---\nx\n",
-        set())
+    add(
+        "keys/duplicate.md",
+        "---\ncategory: episodic\nworkspace: global\ncategory: preference\n---\nx\n",
+        {"KM104"},
+    )
+    add(
+        "keys/ten-thousand.md",
+        "---\ncategory: preference\n" + "".join(f"k{i}: 'v'\n" for i in range(10_000)) + "---\nx\n",
+        {"KM105"},
+    )
+    add(
+        "keys/huge-frontmatter.md",
+        "---\ncategory: preference\nnote: '" + "q" * 300_000 + "'\n---\nx\n",
+        {"KM102"},
+    )
+    add(
+        "keys/python-tag.md",
+        "---\ncategory: !!python/object/apply:os.system ['touch " + str(outside / "pwned") + "']\n---\nx\n",
+        set(),
+    )
     add("ws/tab-indent.md", "---\n\tcategory: preference\n---\nx\n", {"KM102"})
     add("ws/bom.md", "\ufeff---\ncategory: prefrence\n---\nx\n", {"KM201"})
     add("ws/lone-cr.md", "---\rcategory: prefrence\r---\rbody\r", {"KM201"})
@@ -53,10 +74,22 @@ def corpus(root: Path, outside: Path) -> dict[str, set[str]]:
     add("bytes/surrogate.md", b"---\ncategory: preference\n---\n\xed\xa0\x80 lone surrogate\n", {"KM603"})
     add("bytes/nul-frontmatter.md", b"---\ncategory: prefer\x00ence\n---\nx\n", {"KM603"})
     add("bytes/random.md", bytes((i * 7919 + 13) % 256 for i in range(4096)), {"KM603"})
-    add("size/long-frontmatter-line.md", "---\ncategory: preference\nnote: " + "w" * 100_000 + "\n---\nx\n", {"KM105"})
-    add("size/long-body-line.md", "---\ncategory: preference\n---\n" + "token=" + "A1" * 50_000 + "\n", {"KM600"})
+    add(
+        "size/long-frontmatter-line.md",
+        "---\ncategory: preference\nnote: " + "w" * 100_000 + "\n---\nx\n",
+        {"KM105"},
+    )
+    add(
+        "size/long-body-line.md",
+        "---\ncategory: preference\n---\n" + "token=" + "A1" * 50_000 + "\n",
+        {"KM600"},
+    )
     add("size/many-lines.md", "---\ncategory: preference\n---\n" + "\n" * 200_000, {"KM600"})
-    add("size/ten-mb.md", b"---\ncategory: preference\n---\n" + b"memory text\n" * (10 * 1024 * 1024 // 12), {"KM600"})
+    add(
+        "size/ten-mb.md",
+        b"---\ncategory: preference\n---\n" + b"memory text\n" * (10 * 1024 * 1024 // 12),
+        {"KM600"},
+    )
     with open(root / "size" / "sparse-17mb.md", "wb") as f:
         f.truncate(17 * 1024 * 1024)
     expect["size/sparse-17mb.md"] = {"KM900"}
@@ -74,7 +107,9 @@ def corpus(root: Path, outside: Path) -> dict[str, set[str]]:
     write(outside / "secret.md", "---\ncategory: preference\n---\noutside\n")
     os.symlink(outside / "secret.md", root / "odd" / "escape.md")
     expect["odd/escape.md"] = {"KM900"}
-    unreadable = write(root / "odd" / "mode-000.md", memory_text := "---\ncategory: preference\n---\nlocked\n")
+    unreadable = write(
+        root / "odd" / "mode-000.md", memory_text := "---\ncategory: preference\n---\nlocked\n"
+    )
     os.chmod(unreadable, 0)
     if _can_read(unreadable):
         # Running as root: mode 000 does not stop reads, so this file reads normally; the FIFO and the
@@ -99,12 +134,30 @@ def _can_read(path: Path) -> bool:
 def _check_with_rusage(root: Path, home: Path) -> tuple[str, str, int, float, int]:
     """Run `kin-memory check --format json`; returns stdout, stderr, status, seconds, peak RSS (KB)."""
     started = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "kin_memory", "check", str(root), "--root", str(root), "--workspace",
-                             "none", "--format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=env_for(root, home), cwd=str(home))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kin_memory",
+            "check",
+            str(root),
+            "--root",
+            str(root),
+            "--workspace",
+            "none",
+            "--format",
+            "json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env_for(root, home),
+        cwd=str(home),
+    )
     out: dict[str, bytes] = {}
-    readers = [threading.Thread(target=lambda k=k, s=s: out.__setitem__(k, s.read())) for k, s in
-               (("out", proc.stdout), ("err", proc.stderr))]
+    readers = [
+        threading.Thread(target=lambda k=k, s=s: out.__setitem__(k, s.read()))
+        for k, s in (("out", proc.stdout), ("err", proc.stderr))
+    ]
     for t in readers:
         t.start()
     timer = threading.Timer(60, proc.kill)
@@ -114,7 +167,13 @@ def _check_with_rusage(root: Path, home: Path) -> tuple[str, str, int, float, in
     proc.returncode = os.waitstatus_to_exitcode(status)
     for t in readers:
         t.join()
-    return out["out"].decode(), out["err"].decode(), proc.returncode, time.monotonic() - started, usage.ru_maxrss
+    return (
+        out["out"].decode(),
+        out["err"].decode(),
+        proc.returncode,
+        time.monotonic() - started,
+        usage.ru_maxrss,
+    )
 
 
 def test_check_cli_survives_the_corpus(root: Path, home: Path, tmp_path: Path) -> None:
@@ -151,15 +210,22 @@ def test_server_survives_the_corpus(root: Path, home: Path, tmp_path: Path, serv
         cli.setdefault(os.path.relpath(row["path"], root), set()).add(row["code"])
     started = time.monotonic()
     server = server_factory()
-    server.initialize(caps={"general": {"positionEncodings": ["utf-32"]}, "workspace": {"configuration": True}})
+    server.initialize(
+        caps={"general": {"positionEncodings": ["utf-32"]}, "workspace": {"configuration": True}}
+    )
     assert time.monotonic() - started < 30
     for rel, codes in expect.items():
         if not codes:
             continue
         # a file gets a diagnostic; what is no file to publish for (a folder, a symlink it refuses)
         # gets a logged reason, once the server's own load after the cold-start shards is done
-        server.wait_until(lambda rel=rel: bool(server.codes(root / rel))
-                          or any(f"/memories/{rel}:" in m for m in server.logs()), 20, f"a diagnostic or reason for {rel}")
+        server.wait_until(
+            lambda rel=rel: (
+                bool(server.codes(root / rel)) or any(f"/memories/{rel}:" in m for m in server.logs())
+            ),
+            20,
+            f"a diagnostic or reason for {rel}",
+        )
         published = server.codes(root / rel)
         if published:
             assert codes <= published, (rel, published)
@@ -203,7 +269,10 @@ def test_files_vanishing_and_changing_mid_read(root: Path, home: Path, server_fa
     from reliability_support import assert_matches_check, memory
 
     for i in range(60):
-        write(root / f"c{i % 6}" / f"m{i}.md", memory("prefrence" if i % 3 else "preference", f"memory {i}\n" * 200, None))
+        write(
+            root / f"c{i % 6}" / f"m{i}.md",
+            memory("prefrence" if i % 3 else "preference", f"memory {i}\n" * 200, None),
+        )
     server = server_factory()
     server.initialize()
     stop = threading.Event()
@@ -241,7 +310,9 @@ def test_files_vanishing_and_changing_mid_read(root: Path, home: Path, server_fa
             stdout, stderr, status, seconds, _ = _check_with_rusage(root, home)
             assert "Traceback" not in stderr and status in (0, 1) and seconds < 30, (status, stderr)
             assert isinstance(json.loads(stdout), list)
-            assert "result" in server.request("workspace/executeCommand", {"command": "kin.memory.list", "arguments": [{}]})
+            assert "result" in server.request(
+                "workspace/executeCommand", {"command": "kin.memory.list", "arguments": [{}]}
+            )
     finally:
         stop.set()
         thread.join(10)

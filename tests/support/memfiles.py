@@ -24,5 +24,3 @@ def memory(category: str | None, body: str, workspace: str | None = None) -> str
     if workspace is not None:
         head.append(f"workspace: {workspace}")
     return "---\n" + "".join(h + "\n" for h in head) + "---\n" + body
-
-

@@ -12,8 +12,13 @@ from collections.abc import Callable
 
 class RawClient:
     def __init__(self, env: dict[str, str], args: tuple[str, ...] = ()) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "kin_memory", "serve", *args], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "kin_memory", "serve", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
         self.messages: list[dict] = []
         self.cond = threading.Condition()
         self.next_id = 0
@@ -38,8 +43,11 @@ class RawClient:
             msg = json.loads(out.read(length))
             if "id" in msg and "method" in msg:  # server → client request: answer like a plain editor
                 responder = self.responders.get(msg["method"])
-                result = responder(msg.get("params") or {}) if responder else (
-                    [None] if msg["method"] == "workspace/configuration" else None)
+                result = (
+                    responder(msg.get("params") or {})
+                    if responder
+                    else ([None] if msg["method"] == "workspace/configuration" else None)
+                )
                 self.send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
             with self.cond:
                 self.messages.append(msg)
@@ -80,13 +88,18 @@ class RawClient:
         caps: dict = {"window": {"workDoneProgress": False}}
         if encodings:
             caps["general"] = {"positionEncodings": encodings}
-        rid = self.request("initialize", {"processId": None, "rootUri": None, "capabilities": caps, "workspaceFolders": []})
+        rid = self.request(
+            "initialize", {"processId": None, "rootUri": None, "capabilities": caps, "workspaceFolders": []}
+        )
         reply = self.wait(lambda m: m.get("id") == rid)
         self.notify("initialized", {})
         return reply
 
     def wait_checked(self, timeout: float = 60.0) -> dict:
-        return self.wait(lambda m: m.get("method") == "window/logMessage" and "checked in" in m["params"]["message"], timeout)
+        return self.wait(
+            lambda m: m.get("method") == "window/logMessage" and "checked in" in m["params"]["message"],
+            timeout,
+        )
 
     def diagnostics(self) -> dict[str, list]:
         """The latest diagnostics per URI, as published so far."""

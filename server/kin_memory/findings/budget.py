@@ -19,7 +19,12 @@ def link_targets(index: Memory) -> list[tuple[int, int, int, str]]:
     for n, line in enumerate(index.lines):
         for m in _LINK.finditer(line):
             target = m.group(1).split("#", 1)[0]
-            if not target or "://" in target or target.startswith(("mailto:", "#")) or not target.endswith(".md"):
+            if (
+                not target
+                or "://" in target
+                or target.startswith(("mailto:", "#"))
+                or not target.endswith(".md")
+            ):
                 continue
             if target.startswith("/memories/"):
                 vpath = target
@@ -42,16 +47,31 @@ def check(index: Memory, block: PromptBlock, known: set[str], ctx: Context) -> l
     past_lines = [b.index_line for b in block.lines[MAX_LINES:] if b.source == "index"]
     if past_lines:
         first = past_lines[0]
-        findings.append(Finding("KM500", Span(first, 0, *end),
-                                f"{len(past_lines)} lines of MEMORY.md fall past the {MAX_LINES}-line cap of the prompt block "
-                                "(the listing of memories comes first): the agent never sees them"))
+        findings.append(
+            Finding(
+                "KM500",
+                Span(first, 0, *end),
+                f"{len(past_lines)} lines of MEMORY.md fall past the {MAX_LINES}-line cap of the prompt block "
+                "(the listing of memories comes first): the agent never sees them",
+            )
+        )
     if block.cut_reason == "bytes":
         cut = block.lines[block.cut_byte_line]
         if cut.source == "index":
-            findings.append(Finding("KM501", Span(cut.index_line, block.cut_byte_col, *end),
-                                    f"MEMORY.md content from here falls past the {MAX_BYTES // 1024} KB cap of the prompt block"))
+            findings.append(
+                Finding(
+                    "KM501",
+                    Span(cut.index_line, block.cut_byte_col, *end),
+                    f"MEMORY.md content from here falls past the {MAX_BYTES // 1024} KB cap of the prompt block",
+                )
+            )
     for n, start, stop, vpath in link_targets(index):
         if vpath not in known:
-            findings.append(Finding("KM502", Span(n, start, n, stop),
-                                    f"MEMORY.md links to {vpath or 'a path outside the store'}, which does not exist"))
+            findings.append(
+                Finding(
+                    "KM502",
+                    Span(n, start, n, stop),
+                    f"MEMORY.md links to {vpath or 'a path outside the store'}, which does not exist",
+                )
+            )
     return findings

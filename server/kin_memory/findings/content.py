@@ -13,14 +13,34 @@ SECRET_PATTERNS = (
     ("AWS access key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
     ("Anthropic API key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}")),
     ("OpenAI-style API key", re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9]{20,}")),
-    ("GitHub token", re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}|\bgithub_pat_[A-Za-z0-9_]{22,}")),
+    (
+        "GitHub token",
+        re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}|\bgithub_pat_[A-Za-z0-9_]{22,}"),
+    ),
     ("Slack token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}")),
     ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
-    ("credential assignment", re.compile(
-        r"(?i)\b(?:api[_-]?key|secret|token|password|passwd)\b\s*[:=]\s*['\"]?(?=[A-Za-z0-9/+_.-]*\d)[A-Za-z0-9/+_.-]{16,}")),
+    (
+        "credential assignment",
+        re.compile(
+            r"(?i)\b(?:api[_-]?key|secret|token|password|passwd)\b\s*[:=]\s*['\"]?(?=[A-Za-z0-9/+_.-]*\d)[A-Za-z0-9/+_.-]{16,}"
+        ),
+    ),
 )
 # Literal fragments every pattern needs: a cheap `in` test skips the regexes on almost every line.
-TRIGGERS = ("-----BEGIN", "AKIA", "ASIA", "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "AIza")
+TRIGGERS = (
+    "-----BEGIN",
+    "AKIA",
+    "ASIA",
+    "sk-",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "xox",
+    "AIza",
+)
 WORD_TRIGGERS = ("key", "secret", "token", "passw")
 MAX_SCAN_LINE = 20_000  # secrets live in short lines; a 100k-char line is scanned in its head only
 
@@ -43,8 +63,11 @@ def _encoding(memory: Memory) -> Finding:
         col = line.find("\ufffd")
         if col >= 0:
             what = "invalid UTF-8" if memory.decode_error is not None else "a NUL byte"
-            return Finding("KM603", Span(n, col, n, col + 1),
-                           f"{what} here: the agent cannot read this file as text (bytes are shown as \ufffd)")
+            return Finding(
+                "KM603",
+                Span(n, col, n, col + 1),
+                f"{what} here: the agent cannot read this file as text (bytes are shown as \ufffd)",
+            )
     return Finding("KM603", line_span(memory.lines, 0), "not valid UTF-8 or contains NUL bytes")
 
 
@@ -56,8 +79,13 @@ def _oversize(memory: Memory) -> list[Finding]:
     for n in range(start, len(memory.lines)):
         total += len(memory.lines[n].encode("utf-8", "surrogatepass")) + 1
         if total > BODY_CAP:
-            return [Finding("KM600", line_span(memory.lines, n),
-                            f"body is over 64 KB ({memory.size // 1024} KB file): reads stop at 64 KB, the rest is never recalled")]
+            return [
+                Finding(
+                    "KM600",
+                    line_span(memory.lines, n),
+                    f"body is over 64 KB ({memory.size // 1024} KB file): reads stop at 64 KB, the rest is never recalled",
+                )
+            ]
     return []
 
 
@@ -78,8 +106,13 @@ def _secrets(memory: Memory) -> list[Finding]:
         for label, pattern in SECRET_PATTERNS:
             m = pattern.search(head)
             if m:
-                out.append(Finding("KM602", Span(n, m.start(), n, m.end()),
-                                   f"looks like a secret ({label}): memories are inlined into prompts; move it out of the store"))
+                out.append(
+                    Finding(
+                        "KM602",
+                        Span(n, m.start(), n, m.end()),
+                        f"looks like a secret ({label}): memories are inlined into prompts; move it out of the store",
+                    )
+                )
                 break
         if len(out) >= 20:
             break

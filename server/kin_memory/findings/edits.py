@@ -40,7 +40,10 @@ def yaml_scalar(value: str) -> str:
     """A value as YAML would read it back verbatim: quote when plain style would change it."""
     import re
 
-    if re.fullmatch(r"[A-Za-z0-9_./~@+-][A-Za-z0-9_./~@+ -]*", value) and not value.endswith(" ") \
-            and value.lower() not in {"null", "true", "false", "yes", "no", "on", "off", "~"}:
+    if (
+        re.fullmatch(r"[A-Za-z0-9_./~@+-][A-Za-z0-9_./~@+ -]*", value)
+        and not value.endswith(" ")
+        and value.lower() not in {"null", "true", "false", "yes", "no", "on", "off", "~"}
+    ):
         return value
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'

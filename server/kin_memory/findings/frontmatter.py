@@ -10,7 +10,19 @@ from ..store.memory import Memory
 from .edits import insert_at, newline
 from .model import Context, Finding, Fix, line_span
 
-KNOWN_KEYS = {"category", "workspace", "title", "description", "name", "tags", "created", "updated", "source", "expires", "type"}
+KNOWN_KEYS = {
+    "category",
+    "workspace",
+    "title",
+    "description",
+    "name",
+    "tags",
+    "created",
+    "updated",
+    "source",
+    "expires",
+    "type",
+}
 _KEY_LINE = re.compile(r"^[A-Za-z_][\w-]*:(\s|$)")
 _CONTINUATION = re.compile(r"^(\s+\S|-\s)")
 
@@ -34,22 +46,49 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
         return []
     if fm.status == "bare":
         end = _key_block_end(lines, 0)
-        close = insert_at(end + 1, 0, "---" + nl) if end + 1 < len(lines) else insert_at(end, len(lines[end]), nl + "---" + nl)
+        close = (
+            insert_at(end + 1, 0, "---" + nl)
+            if end + 1 < len(lines)
+            else insert_at(end, len(lines[end]), nl + "---" + nl)
+        )
         fix = Fix("Wrap in `---` fences", (insert_at(0, 0, "---" + nl), close), preferred=True)
-        return [Finding("KM100", line_span(lines, 0),
-                        "first line looks like frontmatter but has no `---` fences: it is read as content "
-                        "(the file has no frontmatter and reads as project-fact)", (fix,))]
+        return [
+            Finding(
+                "KM100",
+                line_span(lines, 0),
+                "first line looks like frontmatter but has no `---` fences: it is read as content "
+                "(the file has no frontmatter and reads as project-fact)",
+                (fix,),
+            )
+        ]
     if fm.status == "none":
         fixes = tuple(
-            Fix(f"Add frontmatter (category: {c})", (insert_at(0, 0, f"---{nl}category: {c}{nl}---{nl}"),), preferred=c == PROJECT_FACT)
-            for c in CATEGORIES)
-        return [Finding("KM106", line_span(lines, 0), "no frontmatter: this memory reads as project-fact", fixes)]
+            Fix(
+                f"Add frontmatter (category: {c})",
+                (insert_at(0, 0, f"---{nl}category: {c}{nl}---{nl}"),),
+                preferred=c == PROJECT_FACT,
+            )
+            for c in CATEGORIES
+        )
+        return [
+            Finding("KM106", line_span(lines, 0), "no frontmatter: this memory reads as project-fact", fixes)
+        ]
     if fm.status == "unclosed":
         end = _key_block_end(lines, 1) if len(lines) > 1 and _KEY_LINE.match(lines[1]) else 0
         at = end + 1
-        edit = insert_at(at, 0, "---" + nl) if at < len(lines) else insert_at(end, len(lines[end]), nl + "---" + nl)
-        return [Finding("KM101", line_span(lines, 0), "the opening `---` has no closing fence: the whole file is read as content",
-                        (Fix("Close the frontmatter fence", (edit,), preferred=True),))]
+        edit = (
+            insert_at(at, 0, "---" + nl)
+            if at < len(lines)
+            else insert_at(end, len(lines[end]), nl + "---" + nl)
+        )
+        return [
+            Finding(
+                "KM101",
+                line_span(lines, 0),
+                "the opening `---` has no closing fence: the whole file is read as content",
+                (Fix("Close the frontmatter fence", (edit,), preferred=True),),
+            )
+        ]
     if fm.status == "yaml_error":
         return [Finding("KM102", fm.error_span or line_span(lines, 0), fm.error)]
     if fm.status == "not_mapping":
@@ -60,15 +99,30 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
         if entry.key in seen:
             from .edits import delete_entry_lines
 
-            findings.append(Finding(
-                "KM104", entry.key_span,
-                f"duplicate key `{entry.key}` (first on line {seen[entry.key] + 1}): the first value is the one read",
-                (Fix(f"Remove the later duplicate `{entry.key}`", (delete_entry_lines(memory, entry),), preferred=True),)))
+            findings.append(
+                Finding(
+                    "KM104",
+                    entry.key_span,
+                    f"duplicate key `{entry.key}` (first on line {seen[entry.key] + 1}): the first value is the one read",
+                    (
+                        Fix(
+                            f"Remove the later duplicate `{entry.key}`",
+                            (delete_entry_lines(memory, entry),),
+                            preferred=True,
+                        ),
+                    ),
+                )
+            )
             continue
         seen[entry.key] = entry.key_span.line
         if entry.key not in KNOWN_KEYS:
-            findings.append(Finding("KM105", entry.key_span,
-                                    f"key `{entry.key}` is not known to the store (kept as is; only `category` and `workspace` drive behaviour)"))
+            findings.append(
+                Finding(
+                    "KM105",
+                    entry.key_span,
+                    f"key `{entry.key}` is not known to the store (kept as is; only `category` and `workspace` drive behaviour)",
+                )
+            )
     return findings
 
 

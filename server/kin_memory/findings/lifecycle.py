@@ -19,17 +19,30 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
     days = int(life.age_days)
     delete = Fix("Delete this memory", command="delete")
     if memory.category == PROJECT_FACT and life.status == "stale":
-        return [Finding("KM400", span, f"project fact untouched for {days} days (stale after {t.stale_days:g}): review it, "
-                                       "then mark it reviewed", (Fix("Mark reviewed (touch the file)", command="markReviewed", preferred=True),))]
+        return [
+            Finding(
+                "KM400",
+                span,
+                f"project fact untouched for {days} days (stale after {t.stale_days:g}): review it, "
+                "then mark it reviewed",
+                (Fix("Mark reviewed (touch the file)", command="markReviewed", preferred=True),),
+            )
+        ]
     if memory.category == EPISODIC:
         if life.status == "expired":
-            convert = (Fix("Convert to project-fact (keep it)", (replace(entry.value_span, PROJECT_FACT),)),) if entry else ()
+            convert = (
+                (Fix("Convert to project-fact (keep it)", (replace(entry.value_span, PROJECT_FACT),)),)
+                if entry
+                else ()
+            )
             return [Finding("KM402", span, f"episodic memory {life.label}", (delete, *convert))]
         if life.status == "expiring":
             return [Finding("KM401", span, f"episodic memory {life.label}")]
     if memory.category == SESSION:
         if life.status == "expired":
-            return [Finding("KM404", span, f"session scratch {life.label}: the next sweep deletes it", (delete,))]
+            return [
+                Finding("KM404", span, f"session scratch {life.label}: the next sweep deletes it", (delete,))
+            ]
         if life.status == "expiring":
             return [Finding("KM403", span, f"session scratch {life.label}")]
     return []

@@ -14,7 +14,9 @@ from .model import Context, Finding
 FAMILIES = (content.check, frontmatter.check, category.check, workspace.check, lifecycle.check)
 
 
-def check_memory(memory: Memory, ctx: Context, *, block: PromptBlock | None = None, known: set[str] | None = None) -> list[Finding]:
+def check_memory(
+    memory: Memory, ctx: Context, *, block: PromptBlock | None = None, known: set[str] | None = None
+) -> list[Finding]:
     """Findings for one file. MEMORY.md additionally needs the composed prompt block and the known paths."""
     findings: list[Finding] = []
     for family in FAMILIES:

@@ -11,6 +11,11 @@ def from_problem(problem: SettingsProblem) -> Finding:
     span = Span(problem.line, problem.col, problem.line, max(problem.end_col, problem.col))
     fixes: tuple[Fix, ...] = ()
     if problem.code == "KM700":
-        fixes = (Fix("Remove `memory_dir` from the project settings",
-                     (TextEdit(Span(problem.line, 0, problem.line + 1, 0), ""),), preferred=True),)
+        fixes = (
+            Fix(
+                "Remove `memory_dir` from the project settings",
+                (TextEdit(Span(problem.line, 0, problem.line + 1, 0), ""),),
+                preferred=True,
+            ),
+        )
     return Finding(problem.code, span, problem.message, fixes)

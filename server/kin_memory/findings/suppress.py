@@ -26,8 +26,14 @@ def directives(memory: Memory) -> tuple[set[str], list[Finding]]:
                     codes.add(code)
                 else:
                     start = m.start(1) + c.start()
-                    problems.append(Finding("KM901", Span(n, start, n, start + len(c.group(0))),
-                                            f"suppression names an unknown code `{c.group(0)}`", severity="warning"))
+                    problems.append(
+                        Finding(
+                            "KM901",
+                            Span(n, start, n, start + len(c.group(0))),
+                            f"suppression names an unknown code `{c.group(0)}`",
+                            severity="warning",
+                        )
+                    )
     return codes, problems
 
 

@@ -45,43 +45,116 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
     category = memory.category
     if entry is None or (entry.is_scalar and not entry.is_string and entry.value is None):
         if category in (PROJECT_FACT, EPISODIC) and fm.get("category") is not None:
-            fixes = (Fix(f"Stamp with the active workspace {active}", (insert_before_close(memory, f"workspace: {yaml_scalar(active)}"),),
-                         preferred=True),) if active else ()
+            fixes = (
+                (
+                    Fix(
+                        f"Stamp with the active workspace {active}",
+                        (insert_before_close(memory, f"workspace: {yaml_scalar(active)}"),),
+                        preferred=True,
+                    ),
+                )
+                if active
+                else ()
+            )
             span = fm.get("category").key_span  # type: ignore[union-attr]
-            return [Finding("KM300", span, f"{category} without `workspace`: global, visible in every workspace", fixes)]
+            return [
+                Finding(
+                    "KM300",
+                    span,
+                    f"{category} without `workspace`: global, visible in every workspace",
+                    fixes,
+                )
+            ]
         return []
     stamp = entry.value
     kind = stamp_kind(stamp) if entry.is_string else "invalid"
     if kind == "invalid":
-        why = ("is not a string" if not entry.is_string else
-               "is over 4096 bytes" if len(str(stamp).encode("utf-8", "surrogatepass")) > 4096 else
-               "contains control characters or newlines")
+        why = (
+            "is not a string"
+            if not entry.is_string
+            else "is over 4096 bytes"
+            if len(str(stamp).encode("utf-8", "surrogatepass")) > 4096
+            else "contains control characters or newlines"
+        )
         return [Finding("KM304", entry.value_span, f"workspace stamp {why}: it can never match a workspace")]
     assert isinstance(stamp, str)
     findings: list[Finding] = []
-    restamp = (Fix(f"Re-stamp to the active workspace {active}", (replace(entry.value_span, yaml_scalar(active)),), preferred=True),) if active else ()
+    restamp = (
+        (
+            Fix(
+                f"Re-stamp to the active workspace {active}",
+                (replace(entry.value_span, yaml_scalar(active)),),
+                preferred=True,
+            ),
+        )
+        if active
+        else ()
+    )
     make_global = Fix("Make global (`workspace: global`)", (replace(entry.value_span, GLOBAL),))
     if category == PREFERENCE and kind != "global":  # `global` says what a preference is anyway
-        findings.append(Finding("KM306", entry.key_span, "a preference is global by design; this stamp narrows it to one workspace",
-                                (Fix("Remove the workspace stamp", (delete_entry_lines(memory, entry),), preferred=True),)))
+        findings.append(
+            Finding(
+                "KM306",
+                entry.key_span,
+                "a preference is global by design; this stamp narrows it to one workspace",
+                (Fix("Remove the workspace stamp", (delete_entry_lines(memory, entry),), preferred=True),),
+            )
+        )
     if kind == "path":
         reason = _not_canonical_reason(stamp)
         if reason:
             target = _canonical_candidate(stamp)
-            fixes = (Fix(f"Replace with the realpath {target}", (replace(entry.value_span, yaml_scalar(target)),), preferred=True),) if target else ()
-            findings.append(Finding("KM302", entry.value_span,
-                                    f"workspace path {reason}: stamps are realpaths, so this never matches a workspace", fixes))
+            fixes = (
+                (
+                    Fix(
+                        f"Replace with the realpath {target}",
+                        (replace(entry.value_span, yaml_scalar(target)),),
+                        preferred=True,
+                    ),
+                )
+                if target
+                else ()
+            )
+            findings.append(
+                Finding(
+                    "KM302",
+                    entry.value_span,
+                    f"workspace path {reason}: stamps are realpaths, so this never matches a workspace",
+                    fixes,
+                )
+            )
         elif not os.path.isdir(stamp):
-            findings.append(Finding("KM301", entry.value_span,
-                                    f"workspace {stamp} no longer exists (moved or deleted repo?): this memory has gone quiet",
-                                    (*restamp, make_global)))
+            findings.append(
+                Finding(
+                    "KM301",
+                    entry.value_span,
+                    f"workspace {stamp} no longer exists (moved or deleted repo?): this memory has gone quiet",
+                    (*restamp, make_global),
+                )
+            )
         else:
             main = main_worktree(stamp)
             if main:
-                findings.append(Finding("KM305", entry.value_span,
-                                        f"stamped with a linked git worktree; the agent stamps its main working tree {main}",
-                                        (Fix(f"Replace with {main}", (replace(entry.value_span, yaml_scalar(main)),), preferred=True),)))
+                findings.append(
+                    Finding(
+                        "KM305",
+                        entry.value_span,
+                        f"stamped with a linked git worktree; the agent stamps its main working tree {main}",
+                        (
+                            Fix(
+                                f"Replace with {main}",
+                                (replace(entry.value_span, yaml_scalar(main)),),
+                                preferred=True,
+                            ),
+                        ),
+                    )
+                )
     if ctx.active and kind in ("path", "label") and stamp not in ctx.active:
-        findings.append(Finding("KM303", entry.value_span,
-                                f"belongs to workspace {stamp}: not visible from {', '.join(ctx.active)}"))
+        findings.append(
+            Finding(
+                "KM303",
+                entry.value_span,
+                f"belongs to workspace {stamp}: not visible from {', '.join(ctx.active)}",
+            )
+        )
     return findings

@@ -27,7 +27,11 @@ def col_from_client(line: str, units: int, encoding: str) -> int:
     for i, ch in enumerate(line):
         if count >= units:
             return i
-        count += len(ch.encode("utf-8", "surrogatepass")) if encoding == lsp.PositionEncodingKind.Utf8 else (2 if ord(ch) > 0xFFFF else 1)
+        count += (
+            len(ch.encode("utf-8", "surrogatepass"))
+            if encoding == lsp.PositionEncodingKind.Utf8
+            else (2 if ord(ch) > 0xFFFF else 1)
+        )
     return len(line)
 
 
@@ -40,22 +44,49 @@ def to_range(span: Span, lines: tuple[str, ...] | list[str], encoding: str) -> l
 
 
 def to_diagnostic(f: Finding, lines, encoding: str, uri_of) -> lsp.Diagnostic:
-    related = [lsp.DiagnosticRelatedInformation(location=lsp.Location(uri=uri_of(r.vpath), range=to_range(r.span, [], encoding)),
-                                                message=r.message) for r in f.related] or None
-    return lsp.Diagnostic(range=to_range(f.span, lines, encoding), message=f.message, severity=SEVERITY[f.severity],
-                          code=f.code, source="kin-memory", related_information=related,
-                          data={"code": f.code})
+    related = [
+        lsp.DiagnosticRelatedInformation(
+            location=lsp.Location(uri=uri_of(r.vpath), range=to_range(r.span, [], encoding)),
+            message=r.message,
+        )
+        for r in f.related
+    ] or None
+    return lsp.Diagnostic(
+        range=to_range(f.span, lines, encoding),
+        message=f.message,
+        severity=SEVERITY[f.severity],
+        code=f.code,
+        source="kin-memory",
+        related_information=related,
+        data={"code": f.code},
+    )
 
 
-def fix_to_action(fix: Fix, f: Finding, diag: lsp.Diagnostic, uri: str, version, lines, encoding: str) -> lsp.CodeAction:
-    action = lsp.CodeAction(title=fix.title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diag],
-                            is_preferred=fix.preferred or None)
+def fix_to_action(
+    fix: Fix, f: Finding, diag: lsp.Diagnostic, uri: str, version, lines, encoding: str
+) -> lsp.CodeAction:
+    action = lsp.CodeAction(
+        title=fix.title,
+        kind=lsp.CodeActionKind.QuickFix,
+        diagnostics=[diag],
+        is_preferred=fix.preferred or None,
+    )
     if fix.edits:
-        edits = [lsp.TextEdit(range=to_range(e.span, lines, encoding), new_text=e.new_text) for e in fix.edits]
-        action.edit = lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(
-            text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), edits=edits)])
+        edits = [
+            lsp.TextEdit(range=to_range(e.span, lines, encoding), new_text=e.new_text) for e in fix.edits
+        ]
+        action.edit = lsp.WorkspaceEdit(
+            document_changes=[
+                lsp.TextDocumentEdit(
+                    text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+                    edits=edits,
+                )
+            ]
+        )
     elif fix.command == "delete":
         action.edit = lsp.WorkspaceEdit(document_changes=[lsp.DeleteFile(uri=uri)])
     elif fix.command == "markReviewed":
-        action.command = lsp.Command(title=fix.title, command="kin.memory.markReviewed", arguments=[{"uri": uri}])
+        action.command = lsp.Command(
+            title=fix.title, command="kin.memory.markReviewed", arguments=[{"uri": uri}]
+        )
     return action

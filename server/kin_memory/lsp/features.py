@@ -37,8 +37,12 @@ def register(server: KinMemoryServer) -> None:
         caps = ls.client_caps
         if caps.workspace and caps.workspace.configuration:
             try:
-                result = await asyncio.wait_for(ls.workspace_configuration_async(
-                    lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="kinMemory")])), 5)
+                result = await asyncio.wait_for(
+                    ls.workspace_configuration_async(
+                        lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="kinMemory")])
+                    ),
+                    5,
+                )
                 if result and isinstance(result[0], dict):
                     ls.apply_config(result[0])
             except Exception as exc:  # noqa: BLE001 - a client without settings is fine
@@ -80,8 +84,9 @@ def register(server: KinMemoryServer) -> None:
             if path:
                 external_change(ls, path)
 
-    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
-                    lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]))
+    @server.feature(
+        lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix])
+    )
     def code_action(ls: KinMemoryServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
         uri = params.text_document.uri
         vpath = ls.vpath_of(uri)
@@ -95,7 +100,10 @@ def register(server: KinMemoryServer) -> None:
             diag = convert.to_diagnostic(f, memory.lines, ls.encoding, ls.uri_of)
             if not _overlaps(diag.range, params.range):
                 continue
-            actions += [convert.fix_to_action(fix, f, diag, uri, version, memory.lines, ls.encoding) for fix in f.fixes]
+            actions += [
+                convert.fix_to_action(fix, f, diag, uri, version, memory.lines, ls.encoding)
+                for fix in f.fixes
+            ]
         return actions
 
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
@@ -108,9 +116,16 @@ def register(server: KinMemoryServer) -> None:
         line = memory.lines[n] if 0 <= n < len(memory.lines) else ""
         col = convert.col_from_client(line, params.position.character, ls.encoding)
         text = frontmatter_hover(memory, n, col, ls.context())
-        if text is None and ls.body_hover is not None and memory.body_line <= n < len(memory.lines) and line.strip():
+        if (
+            text is None
+            and ls.body_hover is not None
+            and memory.body_line <= n < len(memory.lines)
+            and line.strip()
+        ):
             # Recall runs in a worker thread: the loop keeps serving keystrokes meanwhile.
-            text = await asyncio.get_running_loop().run_in_executor(ls.query_pool, ls.body_hover, memory, n, col)
+            text = await asyncio.get_running_loop().run_in_executor(
+                ls.query_pool, ls.body_hover, memory, n, col
+            )
         if text is None:
             return None
         return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text))
@@ -133,23 +148,45 @@ def register(server: KinMemoryServer) -> None:
         items: list[lsp.CompletionItem] = []
         if head.startswith("category:"):
             for c in CATEGORIES:
-                items.append(lsp.CompletionItem(label=c, kind=lsp.CompletionItemKind.EnumMember,
-                                                documentation=DESCRIPTIONS[c].format(stale=int(t.stale_days), episodic=int(t.episodic_days),
-                                                                                     session=int(t.session_hours))))
+                items.append(
+                    lsp.CompletionItem(
+                        label=c,
+                        kind=lsp.CompletionItemKind.EnumMember,
+                        documentation=DESCRIPTIONS[c].format(
+                            stale=int(t.stale_days),
+                            episodic=int(t.episodic_days),
+                            session=int(t.session_hours),
+                        ),
+                    )
+                )
         elif head.startswith("workspace:"):
             values = [*ctx.active, "global"]
             for m in ls.store.memories():
                 if isinstance(m.stamp, str) and m.stamp not in values and len(values) < 200:
                     values.append(m.stamp)
-            items = [lsp.CompletionItem(label=v, kind=lsp.CompletionItemKind.Folder if v.startswith("/") else lsp.CompletionItemKind.Value,
-                                        detail="active workspace" if v in ctx.active else None) for v in values]
+            items = [
+                lsp.CompletionItem(
+                    label=v,
+                    kind=lsp.CompletionItemKind.Folder if v.startswith("/") else lsp.CompletionItemKind.Value,
+                    detail="active workspace" if v in ctx.active else None,
+                )
+                for v in values
+            ]
         elif ":" not in head:
             present = set(memory.frontmatter.keys)
-            for key, doc in (("category", "what kind of memory this is: drives indexing and expiry"),
-                             ("workspace", "the repository realpath this memory belongs to, `global`, or a label")):
+            for key, doc in (
+                ("category", "what kind of memory this is: drives indexing and expiry"),
+                ("workspace", "the repository realpath this memory belongs to, `global`, or a label"),
+            ):
                 if key not in present:
-                    items.append(lsp.CompletionItem(label=key, kind=lsp.CompletionItemKind.Property, insert_text=f"{key}: ",
-                                                    documentation=doc))
+                    items.append(
+                        lsp.CompletionItem(
+                            label=key,
+                            kind=lsp.CompletionItemKind.Property,
+                            insert_text=f"{key}: ",
+                            documentation=doc,
+                        )
+                    )
         return lsp.CompletionList(is_incomplete=False, items=items)
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
@@ -165,8 +202,16 @@ def register(server: KinMemoryServer) -> None:
         rng = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
         lenses = [lsp.CodeLens(range=rng, command=lsp.Command(title=title, command=""))]
         if life.status == "stale":
-            lenses.append(lsp.CodeLens(range=rng, command=lsp.Command(title="Mark reviewed", command="kin.memory.markReviewed",
-                                                                      arguments=[{"uri": params.text_document.uri}])))
+            lenses.append(
+                lsp.CodeLens(
+                    range=rng,
+                    command=lsp.Command(
+                        title="Mark reviewed",
+                        command="kin.memory.markReviewed",
+                        arguments=[{"uri": params.text_document.uri}],
+                    ),
+                )
+            )
         return lenses
 
     @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
@@ -178,13 +223,22 @@ def register(server: KinMemoryServer) -> None:
         out = []
         for e in memory.frontmatter.entries:
             rng = convert.to_range(e.key_span, memory.lines, ls.encoding)
-            out.append(lsp.DocumentSymbol(name=e.key, kind=lsp.SymbolKind.Property, range=rng, selection_range=rng,
-                                          detail=e.raw or None))
-        for n, line in enumerate(memory.lines[memory.body_line:], memory.body_line):
+            out.append(
+                lsp.DocumentSymbol(
+                    name=e.key,
+                    kind=lsp.SymbolKind.Property,
+                    range=rng,
+                    selection_range=rng,
+                    detail=e.raw or None,
+                )
+            )
+        for n, line in enumerate(memory.lines[memory.body_line :], memory.body_line):
             if line.startswith("#"):
                 name = line.lstrip("#").strip() or "(heading)"
                 rng = convert.to_range(convert.Span(n, 0, n, len(line)), memory.lines, ls.encoding)
-                out.append(lsp.DocumentSymbol(name=name, kind=lsp.SymbolKind.String, range=rng, selection_range=rng))
+                out.append(
+                    lsp.DocumentSymbol(name=name, kind=lsp.SymbolKind.String, range=rng, selection_range=rng)
+                )
         return out
 
     @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_LINK)
@@ -239,9 +293,17 @@ def register(server: KinMemoryServer) -> None:
         for m in sorted(ls.store.memories(), key=lambda m: m.vpath):
             life = lifecycle(m.category, m.mtime, ctx.now, ctx.thresholds)
             vis = visibility(m.stamp, ctx.active)
-            out.append({"path": m.vpath, "uri": ls.uri_of(m.vpath), "category": m.category,
-                        "workspace": m.stamp if isinstance(m.stamp, str) else None, "visible": vis.visible,
-                        "ageDays": round(life.age_days, 2), "status": life.status})
+            out.append(
+                {
+                    "path": m.vpath,
+                    "uri": ls.uri_of(m.vpath),
+                    "category": m.category,
+                    "workspace": m.stamp if isinstance(m.stamp, str) else None,
+                    "visible": vis.visible,
+                    "ageDays": round(life.age_days, 2),
+                    "status": life.status,
+                }
+            )
         return {"memories": out}
 
 
@@ -293,7 +355,9 @@ async def startup(ls: KinMemoryServer) -> None:
     if caps.window and caps.window.work_done_progress:
         try:
             await asyncio.wait_for(ls.work_done_progress.create_async(token), 5)
-            ls.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title="kin-memory", message="loading the store"))
+            ls.work_done_progress.begin(
+                token, lsp.WorkDoneProgressBegin(title="kin-memory", message="loading the store")
+            )
             progress = True
         except Exception:  # noqa: BLE001
             progress = False
@@ -309,6 +373,7 @@ async def startup(ls: KinMemoryServer) -> None:
         await loop.run_in_executor(None, lambda: ls.store.load_all(compact=True))
         ls.reconcile(results)
     else:
+
         def load_and_check() -> tuple[bytes, set[str]]:
             ls.store.load_all()
             return ls.store_frames()
@@ -336,8 +401,12 @@ async def startup(ls: KinMemoryServer) -> None:
 
 def log_checked(ls: KinMemoryServer, count: int, started: float, how: str = "") -> None:
     seconds = time.perf_counter() - started
-    ls.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Info,
-                                               message=f"kin-memory: {count} memories in {ls.root} checked in {seconds:.2f}s{how}"))
+    ls.window_log_message(
+        lsp.LogMessageParams(
+            type=lsp.MessageType.Info,
+            message=f"kin-memory: {count} memories in {ls.root} checked in {seconds:.2f}s{how}",
+        )
+    )
 
 
 def start_watcher(ls: KinMemoryServer, loop: asyncio.AbstractEventLoop) -> None:
@@ -360,13 +429,23 @@ def start_watcher(ls: KinMemoryServer, loop: asyncio.AbstractEventLoop) -> None:
                 ls.watcher_stop.wait(0.25)
                 continue
             try:
-                for changes in watch(root, stop_event=ls.watcher_stop, debounce=50, step=20, rust_timeout=500,
-                                     yield_on_timeout=True, raise_interrupt=False):
+                for changes in watch(
+                    root,
+                    stop_event=ls.watcher_stop,
+                    debounce=50,
+                    step=20,
+                    rust_timeout=500,
+                    yield_on_timeout=True,
+                    raise_interrupt=False,
+                ):
                     if rearmed:  # the new watch is live: whatever appeared meanwhile is picked up now
                         rearmed = False
                         loop.call_soon_threadsafe(_rescan, ls)
-                    paths = {Path(p) for _, p in changes
-                             if not any(part.startswith(".") for part in Path(p).relative_to(root).parts)}
+                    paths = {
+                        Path(p)
+                        for _, p in changes
+                        if not any(part.startswith(".") for part in Path(p).relative_to(root).parts)
+                    }
                     if paths:
                         loop.call_soon_threadsafe(_apply_changes, ls, paths)
                     if _folder_identity(root) != ident or ls.root != root:

@@ -32,14 +32,31 @@ def _pos(lines: Sequence[str], line: int, col: int, encoding: str) -> dict:
 
 
 def diagnostic_json(f: Finding, lines: Sequence[str], encoding: str, uri_of: Callable[[str], str]) -> dict:
-    out: dict = {"range": {"start": _pos(lines, f.span.line, f.span.col, encoding),
-                           "end": _pos(lines, f.span.end_line, f.span.end_col, encoding)},
-                 "message": f.message, "severity": SEVERITY_NUMBER[f.severity], "code": f.code, "source": "kin-memory",
-                 "data": {"code": f.code}}
+    out: dict = {
+        "range": {
+            "start": _pos(lines, f.span.line, f.span.col, encoding),
+            "end": _pos(lines, f.span.end_line, f.span.end_col, encoding),
+        },
+        "message": f.message,
+        "severity": SEVERITY_NUMBER[f.severity],
+        "code": f.code,
+        "source": "kin-memory",
+        "data": {"code": f.code},
+    }
     if f.related:
-        out["relatedInformation"] = [{"location": {"uri": uri_of(r.vpath), "range": {
-            "start": {"line": r.span.line, "character": r.span.col}, "end": {"line": r.span.end_line, "character": r.span.end_col}}},
-            "message": r.message} for r in f.related]
+        out["relatedInformation"] = [
+            {
+                "location": {
+                    "uri": uri_of(r.vpath),
+                    "range": {
+                        "start": {"line": r.span.line, "character": r.span.col},
+                        "end": {"line": r.span.end_line, "character": r.span.end_col},
+                    },
+                },
+                "message": r.message,
+            }
+            for r in f.related
+        ]
     return out
 
 
@@ -48,9 +65,18 @@ def frame(message: dict) -> bytes:
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
-def diagnostics_frame(uri: str, findings: list[Finding], lines: Sequence[str], encoding: str,
-                      uri_of: Callable[[str], str], version: int | None = None) -> bytes:
-    params: dict = {"uri": uri, "diagnostics": [diagnostic_json(f, lines, encoding, uri_of) for f in findings]}
+def diagnostics_frame(
+    uri: str,
+    findings: list[Finding],
+    lines: Sequence[str],
+    encoding: str,
+    uri_of: Callable[[str], str],
+    version: int | None = None,
+) -> bytes:
+    params: dict = {
+        "uri": uri,
+        "diagnostics": [diagnostic_json(f, lines, encoding, uri_of) for f in findings],
+    }
     if version is not None:
         params["version"] = version
     return frame({"jsonrpc": "2.0", "method": PUBLISH_DIAGNOSTICS, "params": params})

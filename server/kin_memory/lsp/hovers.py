@@ -24,17 +24,27 @@ def frontmatter_hover(memory: Memory, line: int, col: int, ctx: Context) -> str 
         t = ctx.thresholds
         life = lifecycle(memory.category, memory.mtime, ctx.now, t)
         if entry.key == "category":
-            desc = DESCRIPTIONS.get(memory.category, "").format(stale=int(t.stale_days), episodic=int(t.episodic_days),
-                                                                session=int(t.session_hours))
-            read = "" if entry.value in CATEGORIES else f" (the value {_code(str(entry.raw))} reads as project-fact)"
-            return (f"**category: {memory.category}**{read}\n\n{desc}.\n\nLifecycle: {life.label} "
-                    f"(untouched for {life.age_days:.0f} days).")
+            desc = DESCRIPTIONS.get(memory.category, "").format(
+                stale=int(t.stale_days), episodic=int(t.episodic_days), session=int(t.session_hours)
+            )
+            read = (
+                ""
+                if entry.value in CATEGORIES
+                else f" (the value {_code(str(entry.raw))} reads as project-fact)"
+            )
+            return (
+                f"**category: {memory.category}**{read}\n\n{desc}.\n\nLifecycle: {life.label} "
+                f"(untouched for {life.age_days:.0f} days)."
+            )
         if entry.key == "workspace":
             vis = visibility(memory.stamp, ctx.active)
-            where = ("every workspace" if vis.scope in ("global", "legacy") else
-                     f"only {_code(str(memory.stamp))}")
+            where = (
+                "every workspace" if vis.scope in ("global", "legacy") else f"only {_code(str(memory.stamp))}"
+            )
             active = ", ".join(_code(a) for a in ctx.active) or "none (operator view: everything is visible)"
             state = "visible" if vis.visible else "not visible"
-            return (f"**workspace** — which repository sees this memory.\n\nSeen from {where}; "
-                    f"{state} from the active workspace ({active}).")
+            return (
+                f"**workspace** — which repository sees this memory.\n\nSeen from {where}; "
+                f"{state} from the active workspace ({active})."
+            )
     return None

@@ -159,7 +159,11 @@ def _work(root: Path, index: int, count: int, req_fd: int, guess: object) -> Sha
     from ..store.store import scan
 
     files, _ = scan(root)
-    mine = [(path, vpath) for n, (path, vpath, is_index) in enumerate(files) if n % count == index and not is_index]
+    mine = [
+        (path, vpath)
+        for n, (path, vpath, is_index) in enumerate(files)
+        if n % count == index and not is_index
+    ]
     index_vpath = next((vpath for _, vpath, is_index in files if is_index), None)
     request: list = []
 
@@ -174,7 +178,9 @@ def _work(root: Path, index: int, count: int, req_fd: int, guess: object) -> Sha
         return not (encoding == "utf-16" and same_check(guess, ctx))
 
     # Most sessions check with the default context: compute it while the server is still starting.
-    speculative = _check(root, mine, guess, "utf-16", index_vpath, real_context_differs) if guess is not None else None
+    speculative = (
+        _check(root, mine, guess, "utf-16", index_vpath, real_context_differs) if guess is not None else None
+    )
     ctx, encoding = request[0] if request else _read_request(req_fd)
     if speculative is not None and encoding == "utf-16" and same_check(guess, ctx):
         return speculative
@@ -188,13 +194,18 @@ def _read_request(req_fd: int) -> tuple:
 
 def same_check(a: object, b: object) -> bool:
     """Whether two contexts give the same findings (clocks a few seconds apart count as the same)."""
-    return (getattr(a, "root", None) == getattr(b, "root", None) and a.active == b.active  # type: ignore[attr-defined]
-            and a.thresholds == b.thresholds and a.severity == b.severity  # type: ignore[attr-defined]
-            and abs(a.now - b.now) < 5)  # type: ignore[attr-defined]
+    return (
+        getattr(a, "root", None) == getattr(b, "root", None)
+        and a.active == b.active  # type: ignore[attr-defined]
+        and a.thresholds == b.thresholds
+        and a.severity == b.severity  # type: ignore[attr-defined]
+        and abs(a.now - b.now) < 5
+    )  # type: ignore[attr-defined]
 
 
-def _check(root: Path, files: list[tuple[Path, str]], ctx, encoding: str, index_vpath: str | None,
-           abandon=None) -> ShardResult | None:
+def _check(
+    root: Path, files: list[tuple[Path, str]], ctx, encoding: str, index_vpath: str | None, abandon=None
+) -> ShardResult | None:
     """Read, check and frame one file at a time, keeping only its compacted form: a worker's memory
     stays that of its listing, not of its share of the store's text."""
     from pygls.uris import from_fs_path  # light: no lsprotocol; the same URIs the server makes
@@ -205,7 +216,7 @@ def _check(root: Path, files: list[tuple[Path, str]], ctx, encoding: str, index_
     from . import frames
 
     def uri_of(vpath: str) -> str:
-        return from_fs_path(str(root / vpath[len("/memories/"):])) or ""
+        return from_fs_path(str(root / vpath[len("/memories/") :])) or ""
 
     out: list[bytes] = []
     with_findings: list[str] = []

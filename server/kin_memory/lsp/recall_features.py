@@ -76,8 +76,10 @@ class RecallSync:
             with self.ls.store.lock:
                 on_disk = list(self.ls.store.disk.values())
             stats = self.recall.sync_memories(on_disk)
-            self._log(f"recall index: {stats.read} of {stats.files} memories (re)indexed, {stats.removed} removed, "
-                      f"in {stats.seconds:.2f}s")
+            self._log(
+                f"recall index: {stats.read} of {stats.files} memories (re)indexed, {stats.removed} removed, "
+                f"in {stats.seconds:.2f}s"
+            )
         except Exception as exc:  # noqa: BLE001 - recall is an aid: the server keeps serving without it
             log.warning("recall index sync failed: %r", exc)
         finally:
@@ -126,8 +128,11 @@ class RecallSync:
     def _log(self, message: str) -> None:
         log.info(message)
         if self.loop is not None:
-            self.loop.call_soon_threadsafe(lambda: self.ls.window_log_message(
-                lsp.LogMessageParams(type=lsp.MessageType.Info, message=f"kin-memory: {message}")))
+            self.loop.call_soon_threadsafe(
+                lambda: self.ls.window_log_message(
+                    lsp.LogMessageParams(type=lsp.MessageType.Info, message=f"kin-memory: {message}")
+                )
+            )
 
 
 def register(server: KinMemoryServer) -> None:
@@ -138,14 +143,28 @@ def register(server: KinMemoryServer) -> None:
     server.body_hover = lambda memory, line, col: _body_hover(server, sync, memory, line, col)
 
     @server.feature(lsp.WORKSPACE_SYMBOL)
-    async def workspace_symbol(ls: KinMemoryServer, params: lsp.WorkspaceSymbolParams) -> list[lsp.SymbolInformation]:
+    async def workspace_symbol(
+        ls: KinMemoryServer, params: lsp.WorkspaceSymbolParams
+    ) -> list[lsp.SymbolInformation]:
         active = ls.context().active
         loop = asyncio.get_running_loop()
-        hits = await loop.run_in_executor(ls.query_pool, lambda: sync.recall.search(params.query, active, 50, prefix_last=True))
-        return [lsp.SymbolInformation(name=h.title or h.vpath, kind=lsp.SymbolKind.File, container_name=h.vpath,
-                                      location=lsp.Location(uri=ls.uri_of(h.vpath), range=lsp.Range(
-                                          start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))))
-                for h, _ in hits]
+        hits = await loop.run_in_executor(
+            ls.query_pool, lambda: sync.recall.search(params.query, active, 50, prefix_last=True)
+        )
+        return [
+            lsp.SymbolInformation(
+                name=h.title or h.vpath,
+                kind=lsp.SymbolKind.File,
+                container_name=h.vpath,
+                location=lsp.Location(
+                    uri=ls.uri_of(h.vpath),
+                    range=lsp.Range(
+                        start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0)
+                    ),
+                ),
+            )
+            for h, _ in hits
+        ]
 
     @server.command("kin.memory.search")
     async def search(ls: KinMemoryServer, args: dict) -> dict:
@@ -155,18 +174,40 @@ def register(server: KinMemoryServer) -> None:
             raise JsonRpcInvalidParams("limit must be a positive integer")
         active = _active(ls, args)
         loop = asyncio.get_running_loop()
-        hits = await loop.run_in_executor(ls.query_pool, lambda: sync.recall.search(query, active, min(limit, MAX_SEARCH_RESULTS)))
-        return {"results": [{"path": h.vpath, "uri": ls.uri_of(h.vpath), "category": h.category, "workspace": h.workspace,
-                             "title": h.title, "snippet": snip, "score": float(f"{h.score:.6g}")} for h, snip in hits]}
+        hits = await loop.run_in_executor(
+            ls.query_pool, lambda: sync.recall.search(query, active, min(limit, MAX_SEARCH_RESULTS))
+        )
+        return {
+            "results": [
+                {
+                    "path": h.vpath,
+                    "uri": ls.uri_of(h.vpath),
+                    "category": h.category,
+                    "workspace": h.workspace,
+                    "title": h.title,
+                    "snippet": snip,
+                    "score": float(f"{h.score:.6g}"),
+                }
+                for h, snip in hits
+            ]
+        }
 
     @server.command("kin.memory.indexPreview")
     async def index_preview(ls: KinMemoryServer, args: dict | None = None) -> dict:
         active = _active(ls, args if isinstance(args, dict) else {})
         loop = asyncio.get_running_loop()
-        block = await loop.run_in_executor(None, lambda: compose(list(ls.store.memories()), ls.store.index_file(), active))
+        block = await loop.run_in_executor(
+            None, lambda: compose(list(ls.store.memories()), ls.store.index_file(), active)
+        )
         text = block.text
-        return {"text": text, "lines": block.kept, "bytes": len(text.encode("utf-8")), "truncated": block.truncated,
-                "cut": _cut_summary(block), "hidden": block.hidden}
+        return {
+            "text": text,
+            "lines": block.kept,
+            "bytes": len(text.encode("utf-8")),
+            "truncated": block.truncated,
+            "cut": _cut_summary(block),
+            "hidden": block.hidden,
+        }
 
     @server.command("kin.memory.reindex")
     async def reindex(ls: KinMemoryServer, args: dict | None = None) -> dict:
@@ -176,8 +217,13 @@ def register(server: KinMemoryServer) -> None:
 
         def report(done: int, total: int) -> None:
             if progress:
-                loop.call_soon_threadsafe(ls.work_done_progress.report, token, lsp.WorkDoneProgressReport(
-                    message=f"{done} of {total}", percentage=int(100 * done / max(total, 1))))
+                loop.call_soon_threadsafe(
+                    ls.work_done_progress.report,
+                    token,
+                    lsp.WorkDoneProgressReport(
+                        message=f"{done} of {total}", percentage=int(100 * done / max(total, 1))
+                    ),
+                )
 
         def cancelled() -> bool:
             future = ls.work_done_progress.tokens.get(token) if progress else None
@@ -191,8 +237,12 @@ def register(server: KinMemoryServer) -> None:
         stats = await loop.run_in_executor(sync.writer, run)
         was_cancelled = cancelled()
         if progress:
-            ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(
-                message="cancelled" if was_cancelled else f"{stats.read} memories indexed"))
+            ls.work_done_progress.end(
+                token,
+                lsp.WorkDoneProgressEnd(
+                    message="cancelled" if was_cancelled else f"{stats.read} memories indexed"
+                ),
+            )
         return {"files": stats.read, "seconds": round(stats.seconds, 3), "cancelled": was_cancelled}
 
 

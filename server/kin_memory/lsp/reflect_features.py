@@ -36,7 +36,9 @@ def register(server: KinMemoryServer) -> None:
         settings = effective_settings(list(ctx.active))
         if not settings.memory_enabled:
             raise ValueError(messages.disabled(settings.disabled_by))
-        config = cfg.from_settings(ls.config.get("reflection") if isinstance(ls.config.get("reflection"), dict) else None)
+        config = cfg.from_settings(
+            ls.config.get("reflection") if isinstance(ls.config.get("reflection"), dict) else None
+        )
         try:
             cfg.check(config)
             key = cfg.api_key(config)
@@ -51,15 +53,21 @@ def register(server: KinMemoryServer) -> None:
 
         def say(message: str) -> None:
             if progress:
-                loop.call_soon_threadsafe(ls.work_done_progress.report, token, lsp.WorkDoneProgressReport(message=message))
+                loop.call_soon_threadsafe(
+                    ls.work_done_progress.report, token, lsp.WorkDoneProgressReport(message=message)
+                )
 
         def cancelled() -> bool:
             future = ls.work_done_progress.tokens.get(token) if progress else None
             return bool(future is not None and future.cancelled())
 
         try:
-            outcome = await loop.run_in_executor(None, lambda: reflect(ls.root, transcript, config, key, workspace,
-                                                                       cancelled=cancelled, progress=say))
+            outcome = await loop.run_in_executor(
+                None,
+                lambda: reflect(
+                    ls.root, transcript, config, key, workspace, cancelled=cancelled, progress=say
+                ),
+            )
         except Cancelled:
             _end(ls, token, progress, "cancelled")
             return {"summary": "Reflection cancelled; nothing applied.", "changes": [], "applied": False}
@@ -68,11 +76,18 @@ def register(server: KinMemoryServer) -> None:
         if apply and outcome.reviewable:
             say("waiting for your review of the changes")
             edit = workspace_edit(ls, outcome.changes, outcome.summary)
-            result = await ls.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(edit=edit, label="Memory reflection"))
+            result = await ls.workspace_apply_edit_async(
+                lsp.ApplyWorkspaceEditParams(edit=edit, label="Memory reflection")
+            )
             applied = bool(result and result.applied)
         _end(ls, token, progress, "applied" if applied else "done")
-        summary = outcome.summary + ("" if not apply or not outcome.reviewable else
-                                     " Applied in the editor." if applied else " Declined: nothing applied.")
+        summary = outcome.summary + (
+            ""
+            if not apply or not outcome.reviewable
+            else " Applied in the editor."
+            if applied
+            else " Declined: nothing applied."
+        )
         return {"summary": summary, "changes": changes, "applied": applied}
 
 
@@ -91,27 +106,55 @@ def workspace_edit(ls: KinMemoryServer, changes: list, summary: str) -> lsp.Work
     for c in changes:
         uri = ls.uri_of(c.path)
         if c.kind == "create":
-            ops.append(lsp.CreateFile(uri=uri, options=lsp.CreateFileOptions(overwrite=False, ignore_if_exists=False),
-                                      annotation_id=ANNOTATION))
+            ops.append(
+                lsp.CreateFile(
+                    uri=uri,
+                    options=lsp.CreateFileOptions(overwrite=False, ignore_if_exists=False),
+                    annotation_id=ANNOTATION,
+                )
+            )
             ops.append(_replace_all(uri, "", (c.after or b"").decode("utf-8", "replace"), ls.encoding))
         elif c.kind == "edit":
-            ops.append(_replace_all(uri, (c.before or b"").decode("utf-8", "replace"),
-                                    (c.after or b"").decode("utf-8", "replace"), ls.encoding))
+            ops.append(
+                _replace_all(
+                    uri,
+                    (c.before or b"").decode("utf-8", "replace"),
+                    (c.after or b"").decode("utf-8", "replace"),
+                    ls.encoding,
+                )
+            )
         elif c.kind == "rename":
-            ops.append(lsp.RenameFile(old_uri=ls.uri_of(c.old_path), new_uri=uri,
-                                      options=lsp.RenameFileOptions(overwrite=False), annotation_id=ANNOTATION))
+            ops.append(
+                lsp.RenameFile(
+                    old_uri=ls.uri_of(c.old_path),
+                    new_uri=uri,
+                    options=lsp.RenameFileOptions(overwrite=False),
+                    annotation_id=ANNOTATION,
+                )
+            )
         elif c.kind == "delete":
-            ops.append(lsp.DeleteFile(uri=uri, options=lsp.DeleteFileOptions(recursive=c.is_dir), annotation_id=ANNOTATION))
+            ops.append(
+                lsp.DeleteFile(
+                    uri=uri, options=lsp.DeleteFileOptions(recursive=c.is_dir), annotation_id=ANNOTATION
+                )
+            )
     annotation = lsp.ChangeAnnotation(label="Memory reflection", needs_confirmation=True, description=summary)
     return lsp.WorkspaceEdit(document_changes=ops, change_annotations={ANNOTATION: annotation})
 
 
 def _replace_all(uri: str, before: str, after: str, encoding: str) -> lsp.TextDocumentEdit:
     lines = before.replace("\r\n", "\n").split("\n")
-    end = lsp.Position(line=len(lines) - 1, character=frames.col_to_client(lines[-1], len(lines[-1]), encoding))
-    edit = lsp.AnnotatedTextEdit(range=lsp.Range(start=lsp.Position(line=0, character=0), end=end), new_text=after,
-                                 annotation_id=ANNOTATION)
-    return lsp.TextDocumentEdit(text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None), edits=[edit])
+    end = lsp.Position(
+        line=len(lines) - 1, character=frames.col_to_client(lines[-1], len(lines[-1]), encoding)
+    )
+    edit = lsp.AnnotatedTextEdit(
+        range=lsp.Range(start=lsp.Position(line=0, character=0), end=end),
+        new_text=after,
+        annotation_id=ANNOTATION,
+    )
+    return lsp.TextDocumentEdit(
+        text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None), edits=[edit]
+    )
 
 
 async def _begin(ls: KinMemoryServer, token: str) -> bool:

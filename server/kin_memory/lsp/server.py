@@ -75,8 +75,12 @@ class KinMemoryServer(LanguageServer):
         if getattr(source, "__name__", "") == "FeatureRequestError":
             return
         log.warning("%s: %r", getattr(source, "__name__", "error"), error)
-        self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Warning,
-                                                     message=f"kin-memory: could not handle a notification: {error!r}"))
+        self.window_log_message(
+            lsp.LogMessageParams(
+                type=lsp.MessageType.Warning,
+                message=f"kin-memory: could not handle a notification: {error!r}",
+            )
+        )
 
     # -- context -------------------------------------------------------------------------------
     @property
@@ -89,9 +93,16 @@ class KinMemoryServer(LanguageServer):
         cfg = self.config
         override = cfg.get("workspace") or self.cli_workspace
         active = active_workspaces(self.folders, self.root, override if isinstance(override, str) else None)
-        t = Thresholds(stale_days=_num(cfg.get("staleDays"), 180), episodic_days=_num(cfg.get("episodicDays"), 42),
-                       session_hours=_num(cfg.get("sessionHours"), 24))
-        severity = {k: v for k, v in (cfg.get("severity") or {}).items() if isinstance(v, str)} if isinstance(cfg.get("severity"), dict) else {}
+        t = Thresholds(
+            stale_days=_num(cfg.get("staleDays"), 180),
+            episodic_days=_num(cfg.get("episodicDays"), 42),
+            session_hours=_num(cfg.get("sessionHours"), 24),
+        )
+        severity = (
+            {k: v for k, v in (cfg.get("severity") or {}).items() if isinstance(v, str)}
+            if isinstance(cfg.get("severity"), dict)
+            else {}
+        )
         return Context(root=self.root, active=active, now=time.time(), thresholds=t, severity=severity)
 
     def apply_config(self, value: object) -> None:
@@ -99,7 +110,9 @@ class KinMemoryServer(LanguageServer):
             section = value.get("kinMemory", value)
             self.config = section if isinstance(section, dict) else {}
         root_setting = self.config.get("memoryDir")
-        new_root = resolve_root(self.cli_root, editor_setting=root_setting if isinstance(root_setting, str) else None).path
+        new_root = resolve_root(
+            self.cli_root, editor_setting=root_setting if isinstance(root_setting, str) else None
+        ).path
         if new_root != self.root:
             self.root = new_root
             self.store = Store(new_root)
@@ -112,7 +125,12 @@ class KinMemoryServer(LanguageServer):
         if parts is None:
             real = Path(os.path.realpath(path))
             parts = relative_parts(self.root, real)
-        if parts is None or any(p.startswith(".") for p in parts) or not parts or not parts[-1].endswith(".md"):
+        if (
+            parts is None
+            or any(p.startswith(".") for p in parts)
+            or not parts
+            or not parts[-1].endswith(".md")
+        ):
             return None
         return "/memories/" + "/".join(parts)
 
@@ -120,7 +138,7 @@ class KinMemoryServer(LanguageServer):
         key = (self.root, vpath)
         uri = self._uris.get(key)
         if uri is None:
-            uri = self._uris[key] = from_fs_path(str(self.root / vpath[len("/memories/"):])) or ""
+            uri = self._uris[key] = from_fs_path(str(self.root / vpath[len("/memories/") :])) or ""
         return uri
 
     # -- diagnostics ---------------------------------------------------------------------------
@@ -128,8 +146,9 @@ class KinMemoryServer(LanguageServer):
     # objects through cattrs (pygls's typed notify) dominated cold start.
     def diagnostics_frame(self, vpath: str, findings: list[Finding], version: int | None = None) -> bytes:
         memory = self.store.get(vpath)
-        return frames.diagnostics_frame(self.uri_of(vpath), findings, memory.lines if memory else (), self.encoding,
-                                        self.uri_of, version)
+        return frames.diagnostics_frame(
+            self.uri_of(vpath), findings, memory.lines if memory else (), self.encoding, self.uri_of, version
+        )
 
     def send_frames(self, data: bytes) -> None:
         """Write pre-framed messages in one go (must run on the event loop thread, like pygls's writes)."""
@@ -189,7 +208,7 @@ class KinMemoryServer(LanguageServer):
         self.send_frames(b"".join(r.frames for r in results))
         index_vpath = next((r.index_vpath for r in results if r.index_vpath), None)
         if index_vpath:
-            index = self.store.refresh_path(self.root / index_vpath[len("/memories/"):])[1]
+            index = self.store.refresh_path(self.root / index_vpath[len("/memories/") :])[1]
             if index is not None:
                 listed = [item for r in results for item in r.listed]
                 block = compose_from(listed, sum(r.hidden for r in results), index)
@@ -224,8 +243,11 @@ class KinMemoryServer(LanguageServer):
         for problem in self.store.problems:
             if (problem.vpath, problem.reason) not in logged:
                 logged.add((problem.vpath, problem.reason))
-                self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Warning,
-                                                             message=f"kin-memory: {problem.vpath}: {problem.reason}"))
+                self.window_log_message(
+                    lsp.LogMessageParams(
+                        type=lsp.MessageType.Warning, message=f"kin-memory: {problem.vpath}: {problem.reason}"
+                    )
+                )
 
     def recheck(self, vpath: str) -> None:
         """Recompute one file now; MEMORY.md (which depends on the whole listing) only when this file's
@@ -258,7 +280,11 @@ class KinMemoryServer(LanguageServer):
             self.publish(vpath, check_memory(memory, self.context()) + findings)
 
     def _listing_changed(self, vpath: str, memory) -> bool:
-        key = None if memory is None or memory.is_index else (memory.category, memory.stamp, listing_line(memory))
+        key = (
+            None
+            if memory is None or memory.is_index
+            else (memory.category, memory.stamp, listing_line(memory))
+        )
         changed = self._listing.get(vpath, _UNSEEN) != key
         self._listing[vpath] = key
         return changed
@@ -292,8 +318,9 @@ class KinMemoryServer(LanguageServer):
             return None
         ctx = self.context()
         memories = list(self.store.memories())
-        return index.vpath, check_memory(index, ctx, block=compose(memories, index, ctx.active),
-                                         known={m.vpath for m in memories})
+        return index.vpath, check_memory(
+            index, ctx, block=compose(memories, index, ctx.active), known={m.vpath for m in memories}
+        )
 
     def _publish_index(self, result: tuple[str, list[Finding]] | None) -> None:
         if result is not None and self.store.index_file() is not None:
@@ -306,12 +333,18 @@ class KinMemoryServer(LanguageServer):
         ctx = self.context()
         if memory.is_index:
             memories = list(self.store.memories())
-            return check_memory(memory, ctx, block=compose(memories, memory, ctx.active), known={m.vpath for m in memories})
+            return check_memory(
+                memory, ctx, block=compose(memories, memory, ctx.active), known={m.vpath for m in memories}
+            )
         return check_memory(memory, ctx) + self.extra_findings.get(vpath, [])
 
 
 def _num(value: object, default: float) -> float:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else default
+    return (
+        float(value)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+        else default
+    )
 
 
 # Feature modules, each exposing register(server). One module per concern keeps the LSP shell thin;

@@ -241,8 +241,14 @@ def _full_change_uri(body: bytes) -> tuple[str | None, str | None]:
     if not isinstance(uri, str):
         return None, None
     changes = params.get("contentChanges")
-    full = (data.get("method") == "textDocument/didChange" and "id" not in data and isinstance(changes, list)
-            and len(changes) == 1 and isinstance(changes[0], dict) and "range" not in changes[0])
+    full = (
+        data.get("method") == "textDocument/didChange"
+        and "id" not in data
+        and isinstance(changes, list)
+        and len(changes) == 1
+        and isinstance(changes[0], dict)
+        and "range" not in changes[0]
+    )
     return (uri if full else None), uri
 
 
@@ -273,8 +279,13 @@ def _valid_id(value: object) -> bool:
 def _reply_error(protocol, msg_id: object, exc: JsonRpcException) -> None:
     # Sent as a plain dict: JSON-RPC wants `"id": null` when the id is unknown, which the typed
     # response (None fields omitted) would drop.
-    protocol._send_data({"jsonrpc": "2.0", "id": msg_id if _valid_id(msg_id) else None,
-                         "error": {"code": exc.code, "message": exc.message}})
+    protocol._send_data(
+        {
+            "jsonrpc": "2.0",
+            "id": msg_id if _valid_id(msg_id) else None,
+            "error": {"code": exc.code, "message": exc.message},
+        }
+    )
 
 
 def _handle(protocol, body: bytes) -> None:
@@ -288,7 +299,12 @@ def _handle(protocol, body: bytes) -> None:
             _reply_error(protocol, None, JsonRpcParseError())
             return
         method = data.get("method") if isinstance(data, dict) else None
-        if isinstance(data, dict) and isinstance(method, str) and _valid_id(data.get("id")) and data.get("jsonrpc") == "2.0":
+        if (
+            isinstance(data, dict)
+            and isinstance(method, str)
+            and _valid_id(data.get("id"))
+            and data.get("jsonrpc") == "2.0"
+        ):
             log.warning("invalid params for request %s", method)
             _reply_error(protocol, data["id"], JsonRpcInvalidParams(f"Invalid params for {method}"))
         elif isinstance(data, dict) and "id" in data:

@@ -42,16 +42,23 @@ def register(server: KinMemoryServer) -> None:
 
         def report(done: int, total: int) -> None:
             if token is not None:
-                loop.call_soon_threadsafe(ls.work_done_progress.report, token, lsp.WorkDoneProgressReport(
-                    message=f"{done}/{total}", percentage=int(done * 100 / total)))
+                loop.call_soon_threadsafe(
+                    ls.work_done_progress.report,
+                    token,
+                    lsp.WorkDoneProgressReport(message=f"{done}/{total}", percentage=int(done * 100 / total)),
+                )
 
         def cancelled() -> bool:
             fut = ls.work_done_progress.tokens.get(token) if token is not None else None
             return stop.is_set() or bool(fut is not None and fut.cancelled())
 
         try:
-            result = await loop.run_in_executor(None, lambda: apply_sweep(ls.root, planned, ctx.thresholds, ctx.now,
-                                                                           progress=report, cancelled=cancelled))
+            result = await loop.run_in_executor(
+                None,
+                lambda: apply_sweep(
+                    ls.root, planned, ctx.thresholds, ctx.now, progress=report, cancelled=cancelled
+                ),
+            )
         except asyncio.CancelledError:  # $/cancelRequest: let the worker stop at the next file
             stop.set()
             raise
@@ -59,7 +66,7 @@ def register(server: KinMemoryServer) -> None:
             if token is not None:
                 ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="sweep finished"))
         for vpath in result.swept:
-            external_change(ls, ls.root / vpath[len("/memories/"):])
+            external_change(ls, ls.root / vpath[len("/memories/") :])
         return result.to_json()
 
 
@@ -72,6 +79,10 @@ async def _start_progress(ls: KinMemoryServer, count: int) -> str | None:
         await asyncio.wait_for(ls.work_done_progress.create_async(token), 5)
     except Exception:  # noqa: BLE001 - no progress UI is fine
         return None
-    ls.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title="kin-memory", message=f"sweeping {count} expired memories",
-                                                                 cancellable=True, percentage=0))
+    ls.work_done_progress.begin(
+        token,
+        lsp.WorkDoneProgressBegin(
+            title="kin-memory", message=f"sweeping {count} expired memories", cancellable=True, percentage=0
+        ),
+    )
     return token

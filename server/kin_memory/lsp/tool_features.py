@@ -35,8 +35,10 @@ def line_edit(old: str, new: str, encoding: str) -> lsp.TextEdit:
     while head < min(len(a_lines), len(b_lines)) and a_lines[head] == b_lines[head]:
         head += 1
     tail = 0
-    while (tail < min(len(a_lines), len(b_lines)) - head
-           and a_lines[len(a_lines) - 1 - tail] == b_lines[len(b_lines) - 1 - tail]):
+    while (
+        tail < min(len(a_lines), len(b_lines)) - head
+        and a_lines[len(a_lines) - 1 - tail] == b_lines[len(b_lines) - 1 - tail]
+    ):
         tail += 1
     end_index = len(a_lines) - tail
     if end_index < len(a_lines) or not a_lines or a_lines[-1][-1:] in ("\n", "\r"):
@@ -44,8 +46,10 @@ def line_edit(old: str, new: str, encoding: str) -> lsp.TextEdit:
     else:  # the range runs to the end of an unterminated last line
         last = a_lines[-1]
         end = lsp.Position(line=len(a_lines) - 1, character=col_to_client(last, len(last), encoding))
-    return lsp.TextEdit(range=lsp.Range(start=lsp.Position(line=head, character=0), end=end),
-                        new_text="".join(b_lines[head:len(b_lines) - tail]))
+    return lsp.TextEdit(
+        range=lsp.Range(start=lsp.Position(line=head, character=0), end=end),
+        new_text="".join(b_lines[head : len(b_lines) - tail]),
+    )
 
 
 class LspEditor:
@@ -79,10 +83,17 @@ class LspEditor:
             if found is None:
                 return False
             uri = found[0]
-            edit = lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(
-                text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
-                edits=[line_edit(old_text, new_text, self.ls.encoding)])])
-            result = await self.ls.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(edit=edit, label="Memory tool"))
+            edit = lsp.WorkspaceEdit(
+                document_changes=[
+                    lsp.TextDocumentEdit(
+                        text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+                        edits=[line_edit(old_text, new_text, self.ls.encoding)],
+                    )
+                ]
+            )
+            result = await self.ls.workspace_apply_edit_async(
+                lsp.ApplyWorkspaceEditParams(edit=edit, label="Memory tool")
+            )
             return bool(result and result.applied)
 
         return self._on_loop(send())
@@ -113,19 +124,32 @@ def register(server: KinMemoryServer) -> None:
         loop = asyncio.get_running_loop()
 
         def confirm(description: str) -> bool:
-            fut = asyncio.run_coroutine_threadsafe(ls.window_show_message_request_async(lsp.ShowMessageRequestParams(
-                type=lsp.MessageType.Warning, message=f"Memory tool wants to {description}. Allow?",
-                actions=[lsp.MessageActionItem(title="Allow"), lsp.MessageActionItem(title="Deny")])), loop)
+            fut = asyncio.run_coroutine_threadsafe(
+                ls.window_show_message_request_async(
+                    lsp.ShowMessageRequestParams(
+                        type=lsp.MessageType.Warning,
+                        message=f"Memory tool wants to {description}. Allow?",
+                        actions=[lsp.MessageActionItem(title="Allow"), lsp.MessageActionItem(title="Deny")],
+                    )
+                ),
+                loop,
+            )
             answer = fut.result(timeout=CLIENT_TIMEOUT)
             return bool(answer and answer.title == "Allow")
 
-        tctx = ToolContext(root=ls.root, workspace=ctx.active[0] if ctx.active else None, mode=tool_mode(ls),
-                           enabled=settings.memory_enabled, disabled_by=settings_label(settings.disabled_by),
-                           confirm=confirm, editor=LspEditor(ls, loop))
+        tctx = ToolContext(
+            root=ls.root,
+            workspace=ctx.active[0] if ctx.active else None,
+            mode=tool_mode(ls),
+            enabled=settings.memory_enabled,
+            disabled_by=settings_label(settings.disabled_by),
+            confirm=confirm,
+            editor=LspEditor(ls, loop),
+        )
         result = await loop.run_in_executor(None, run_tool, args, tctx)
         if not result.is_error:
             for key in ("path", "old_path", "new_path"):
                 value = args.get(key)
                 if isinstance(value, str) and value.startswith("/memories/"):
-                    external_change(ls, ls.root / value[len("/memories/"):])
+                    external_change(ls, ls.root / value[len("/memories/") :])
         return {"content": result.content, "isError": result.is_error}

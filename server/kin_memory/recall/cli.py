@@ -15,8 +15,11 @@ def register(subparsers, common: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, default=5)
     p.set_defaults(func=search)
 
-    p = subparsers.add_parser("index-preview", parents=[common],
-                              help="the prompt block the agent would inline: listing plus MEMORY.md, capped")
+    p = subparsers.add_parser(
+        "index-preview",
+        parents=[common],
+        help="the prompt block the agent would inline: listing plus MEMORY.md, capped",
+    )
     p.add_argument("--json", action="store_true", help="print JSON: {text, lines, bytes, truncated, cut}")
     p.set_defaults(func=index_preview)
 
@@ -45,10 +48,25 @@ def search(args) -> int:
     recall.sync_disk()
     hits = recall.search(args.query, active, min(args.limit, 100))
     if args.json:
-        print(json.dumps({"results": [{"path": h.vpath, "uri": (root / h.vpath[len('/memories/'):]).as_uri(),
-                                       "category": h.category, "workspace": h.workspace, "title": h.title,
-                                       "snippet": snip, "score": float(f"{h.score:.6g}")} for h, snip in hits]},
-                         ensure_ascii=False))
+        print(
+            json.dumps(
+                {
+                    "results": [
+                        {
+                            "path": h.vpath,
+                            "uri": (root / h.vpath[len("/memories/") :]).as_uri(),
+                            "category": h.category,
+                            "workspace": h.workspace,
+                            "title": h.title,
+                            "snippet": snip,
+                            "score": float(f"{h.score:.6g}"),
+                        }
+                        for h, snip in hits
+                    ]
+                },
+                ensure_ascii=False,
+            )
+        )
         return 0
     if not hits:
         print("no matching memories", file=sys.stderr)
@@ -75,8 +93,19 @@ def index_preview(args) -> int:
     text = block.text
     cut = len(block.lines) - block.kept
     if args.json:
-        print(json.dumps({"text": text, "lines": block.kept, "bytes": len(text.encode("utf-8")),
-                          "truncated": block.truncated, "cut": cut, "hidden": block.hidden}, ensure_ascii=False))
+        print(
+            json.dumps(
+                {
+                    "text": text,
+                    "lines": block.kept,
+                    "bytes": len(text.encode("utf-8")),
+                    "truncated": block.truncated,
+                    "cut": cut,
+                    "hidden": block.hidden,
+                },
+                ensure_ascii=False,
+            )
+        )
         return 0
     print(_printable_block(text))
     size = len(text.encode("utf-8"))

@@ -26,7 +26,7 @@ def shingles(text: str, k: int = SHINGLE) -> frozenset[tuple[str, ...]]:
     words = [w.lower() for w in _WORD.findall(text or "")]
     if len(words) < k:
         return frozenset({tuple(words)}) if words else frozenset()
-    return frozenset(tuple(words[i:i + k]) for i in range(len(words) - k + 1))
+    return frozenset(tuple(words[i : i + k]) for i in range(len(words) - k + 1))
 
 
 def jaccard(a: frozenset, b: frozenset) -> float:
@@ -39,18 +39,29 @@ def similarity(a: str, b: str) -> float:
     return jaccard(shingles(a), shingles(b))
 
 
-def rank_duplicates_first(body: str, hits: list[Hit], threshold: float = THRESHOLD) -> list[tuple[Hit, float]]:
+def rank_duplicates_first(
+    body: str, hits: list[Hit], threshold: float = THRESHOLD
+) -> list[tuple[Hit, float]]:
     """Hits with their similarity to body, likely duplicates first (stable otherwise)."""
     mine = shingles(body)
     scored = [(h, jaccard(mine, shingles(h.body))) for h in hits]
     return sorted(scored, key=lambda pair: pair[1] < threshold)
 
 
-def near_duplicates(index: RecallIndex, vpath: str, body: str, active: tuple[str, ...] | None,
-                    threshold: float = THRESHOLD, candidates: int = 8) -> list[Duplicate]:
+def near_duplicates(
+    index: RecallIndex,
+    vpath: str,
+    body: str,
+    active: tuple[str, ...] | None,
+    threshold: float = THRESHOLD,
+    candidates: int = 8,
+) -> list[Duplicate]:
     if len(shingles(body)) < 2:  # a one-line memory is too short to call anything its duplicate
         return []
     hits = index.related(body, active, limit=candidates, exclude=vpath)
-    found = [Duplicate(h.vpath, round(sim, 2)) for h, sim in rank_duplicates_first(body, hits, threshold)
-             if sim >= threshold]
+    found = [
+        Duplicate(h.vpath, round(sim, 2))
+        for h, sim in rank_duplicates_first(body, hits, threshold)
+        if sim >= threshold
+    ]
     return sorted(found, key=lambda d: -d.similarity)

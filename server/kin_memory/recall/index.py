@@ -96,7 +96,9 @@ class RecallIndex:
 
     # -- connections ---------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
-        self.dir.mkdir(mode=0o700, exist_ok=True)  # never parents: a vanished store is not recreated by its cache
+        self.dir.mkdir(
+            mode=0o700, exist_ok=True
+        )  # never parents: a vanished store is not recreated by its cache
         conn = sqlite3.connect(self.path, timeout=5.0, check_same_thread=False, isolation_level=None)
         try:
             conn.execute("PRAGMA journal_mode=WAL")
@@ -234,6 +236,7 @@ class RecallIndex:
                 c.execute("ROLLBACK")
                 raise
             c.execute("COMMIT")
+
         self._run(tx)
         self._df_dirty = True
 
@@ -243,11 +246,16 @@ class RecallIndex:
         def fn(c: sqlite3.Connection) -> None:
             for d in batch:
                 self._delete(c, d.vpath)
-                cur = c.execute("INSERT INTO docs(vpath,title,category,workspace,scope,mtime,size) VALUES(?,?,?,?,?,?,?)",
-                                (d.vpath, d.title, d.category, d.workspace, d.scope, d.mtime, d.size))
+                cur = c.execute(
+                    "INSERT INTO docs(vpath,title,category,workspace,scope,mtime,size) VALUES(?,?,?,?,?,?,?)",
+                    (d.vpath, d.title, d.category, d.workspace, d.scope, d.mtime, d.size),
+                )
                 if d.indexed:
-                    c.execute("INSERT INTO fts(rowid,path,title,body) VALUES(?,?,?,?)",
-                              (cur.lastrowid, path_text(d.vpath), d.title, d.body))
+                    c.execute(
+                        "INSERT INTO fts(rowid,path,title,body) VALUES(?,?,?,?)",
+                        (cur.lastrowid, path_text(d.vpath), d.title, d.body),
+                    )
+
         if batch:
             self._write(fn)
         return len(batch)
@@ -258,13 +266,20 @@ class RecallIndex:
         def fn(c: sqlite3.Connection) -> None:
             for v in batch:
                 self._delete(c, v)
+
         if batch:
             self._write(fn)
         return len(batch)
 
-    def sync(self, stats: Mapping[str, tuple[float, int]], load: Callable[[str], RecallDoc | None],
-             *, progress: Callable[[int, int], None] | None = None,
-             cancelled: Callable[[], bool] | None = None, chunk: int = 2000) -> SyncStats:
+    def sync(
+        self,
+        stats: Mapping[str, tuple[float, int]],
+        load: Callable[[str], RecallDoc | None],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+        chunk: int = 2000,
+    ) -> SyncStats:
         """Bring the index in line with stats {vpath: (mtime, size)}, loading only new or changed files.
         Committed in chunks, so progress shows and a cancelled or killed sync keeps what it did."""
         start = time.perf_counter()
@@ -277,14 +292,14 @@ class RecallIndex:
             if cancelled is not None and cancelled():
                 break
             docs = []
-            for v in changed[i:i + chunk]:
+            for v in changed[i : i + chunk]:
                 doc = load(v)
                 if doc is None:
                     self.remove([v])
                 else:
                     docs.append(doc)
             self.upsert(docs)
-            done += len(changed[i:i + chunk])
+            done += len(changed[i : i + chunk])
             if progress is not None:
                 progress(done, len(changed))
         return SyncStats(len(stats), done, len(gone), time.perf_counter() - start)
@@ -323,8 +338,15 @@ class RecallIndex:
         row = self._run(lambda c: c.execute("SELECT doc FROM vocab WHERE term=?", (term,)).fetchone())
         return row[0] if row else 0  # type: ignore[index]
 
-    def search(self, text: str, active: tuple[str, ...] | None, limit: int = 5, *,
-               exclude: str | None = None, prefix_last: bool = False) -> list[Hit]:
+    def search(
+        self,
+        text: str,
+        active: tuple[str, ...] | None,
+        limit: int = 5,
+        *,
+        exclude: str | None = None,
+        prefix_last: bool = False,
+    ) -> list[Hit]:
         """A user's query: every word must match (AND), else any (OR). active None or () is the
         operator's unfiltered view; otherwise only global, legacy and active-workspace memories."""
         items = phrases(text, prefix_last=prefix_last)
@@ -343,15 +365,18 @@ class RecallIndex:
                 return hits
         return []
 
-    def related(self, text: str, active: tuple[str, ...] | None, limit: int = 5, *,
-                exclude: str | None = None) -> list[Hit]:
+    def related(
+        self, text: str, active: tuple[str, ...] | None, limit: int = 5, *, exclude: str | None = None
+    ) -> list[Hit]:
         """Memories related to a piece of text: its most distinctive words (rarest in the store; the
         very common ones dropped, which also keeps the query cheap at 100k memories), any of them."""
         terms = self.distinctive(text, self_in_index=exclude is not None)
         estimate = sum(self.doc_frequencies(p.text for p in terms).values()) if terms else 0
         return self._ranked(match_expr(terms), active, limit, exclude, estimate)
 
-    def distinctive(self, text: str, keep: int = MAX_RELATED_TERMS, *, self_in_index: bool = False) -> list[Phrase]:
+    def distinctive(
+        self, text: str, keep: int = MAX_RELATED_TERMS, *, self_in_index: bool = False
+    ) -> list[Phrase]:
         items = [p for p in phrases(text, limit=256) if len(p.text) > 1]
         if not items:
             return []
@@ -383,12 +408,22 @@ class RecallIndex:
         now = time.monotonic()
         cached = self._count_cache
         if cached is None or now - cached[1] > 5.0:
-            count = int(self._run(lambda c: c.execute("SELECT count(*) FROM docs WHERE category <> 'session'").fetchone()[0]))  # type: ignore[index]
+            count = int(
+                self._run(
+                    lambda c: c.execute("SELECT count(*) FROM docs WHERE category <> 'session'").fetchone()[0]
+                )
+            )  # type: ignore[index]
             self._count_cache = cached = (count, now)
         return cached[0]
 
-    def _ranked(self, expr: str | None, active: tuple[str, ...] | None, limit: int,
-                exclude: str | None, estimate: int = 0) -> list[Hit]:
+    def _ranked(
+        self,
+        expr: str | None,
+        active: tuple[str, ...] | None,
+        limit: int,
+        exclude: str | None,
+        estimate: int = 0,
+    ) -> list[Hit]:
         """Top hits by bm25. A query matching more than BROAD memories (a very common word) is ranked
         over the BROAD most recently indexed of them: bm25 must score every match, which at 100k
         memories would cost far more than a keystroke's budget, and over so many matches the word
@@ -413,13 +448,16 @@ class RecallIndex:
 
         def fn(c: sqlite3.Connection) -> list[Hit]:
             now = time.time()
-            rows = sorted(c.execute(sql, params).fetchall(), key=lambda row: -_score(-row[6], row[3], row[5], now))
+            rows = sorted(
+                c.execute(sql, params).fetchall(), key=lambda row: -_score(-row[6], row[3], row[5], now)
+            )
             hits = []
             for rowid, v, t, cat, ws, mtime, r in rows[:limit]:
                 # Bodies only for what is shown: reading every match's body would cost more than ranking.
                 body = c.execute("SELECT body FROM fts WHERE rowid=?", (rowid,)).fetchone()
                 hits.append(Hit(v, t, cat, ws, body[0] if body else "", _score(-r, cat, mtime, now), mtime))
             return hits
+
         try:
             return self._run(fn)  # type: ignore[return-value]
         except sqlite3.OperationalError as exc:  # a locked database: recall is best-effort

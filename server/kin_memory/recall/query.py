@@ -15,7 +15,9 @@ from dataclasses import dataclass
 _WORD = re.compile(r"[^\W_]+(\*)?")
 MAX_QUERY_CHARS = 16_384  # the head of an absurdly long query is plenty to rank by
 MAX_TERM_CHARS = 64  # longer "words" (base64 blobs, hashes) are noise for recall
-MIN_PREFIX_CHARS = 4  # a shorter prefix expands to much of the vocabulary: costly at 100k, useless for ranking
+MIN_PREFIX_CHARS = (
+    4  # a shorter prefix expands to much of the vocabulary: costly at 100k, useless for ranking
+)
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,7 @@ def words_near(text: str, pos: int, limit: int = 48) -> str:
     if len(spans) <= limit:
         return text
     nearest = sorted(range(len(spans)), key=lambda i: abs((spans[i][0] + spans[i][1]) // 2 - pos))[:limit]
-    return " ".join(text[spans[i][0]:spans[i][1]] for i in sorted(nearest))
+    return " ".join(text[spans[i][0] : spans[i][1]] for i in sorted(nearest))
 
 
 def match_expr(items: list[Phrase], mode: str = "OR") -> str | None:

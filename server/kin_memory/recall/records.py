@@ -51,7 +51,7 @@ def capped_body(body: str) -> str:
 def path_text(vpath: str) -> str:
     """What the path column holds: `/memories/facts/deploy-topology.md` → `facts/deploy-topology`
     (the prefix and the suffix are in every row and would only dilute the column)."""
-    rel = vpath[len("/memories/"):] if vpath.startswith("/memories/") else vpath
+    rel = vpath[len("/memories/") :] if vpath.startswith("/memories/") else vpath
     return rel[:-3] if rel.endswith(".md") else rel
 
 

@@ -33,6 +33,7 @@ class Related:
     @property
     def likely_duplicate(self) -> bool:
         from .duplicates import THRESHOLD
+
         return self.similarity >= THRESHOLD
 
 
@@ -50,6 +51,7 @@ class Recall:
         def whole(vpath: str):
             m = by_vpath[vpath]
             return doc_from_memory(load(m.path, vpath) if m.compact else m)
+
         return self.index.sync(stats, whole, **kw)
 
     def sync_disk(self, **kw) -> SyncStats:
@@ -83,19 +85,22 @@ class Recall:
         return self.sync_disk(**kw) if memories is None else self.sync_memories(memories, **kw)
 
     # -- queries ---------------------------------------------------------------------------------
-    def related_to(self, memory: Memory, line: int, col: int, active: tuple[str, ...] | None,
-                   limit: int = 5) -> list[Related]:
+    def related_to(
+        self, memory: Memory, line: int, col: int, active: tuple[str, ...] | None, limit: int = 5
+    ) -> list[Related]:
         """The memories related to the text under the pointer, likely duplicates of this memory first."""
         text = memory.lines[line] if 0 <= line < len(memory.lines) else ""
         paragraph = _paragraph(memory.lines, line)
         query = words_near(paragraph, _offset_in(paragraph, text, col))
         body = memory.body
-        hits = self._safe(lambda: self.index.related(query + "\n" + memory.title, active, limit=limit,
-                                                     exclude=memory.vpath))
+        hits = self._safe(
+            lambda: self.index.related(query + "\n" + memory.title, active, limit=limit, exclude=memory.vpath)
+        )
         return [Related(h, sim, snippet(h.body, query)) for h, sim in rank_duplicates_first(body, hits)]
 
-    def search(self, query: str, active: tuple[str, ...] | None, limit: int = 5, *,
-               prefix_last: bool = False) -> list[tuple[Hit, str]]:
+    def search(
+        self, query: str, active: tuple[str, ...] | None, limit: int = 5, *, prefix_last: bool = False
+    ) -> list[tuple[Hit, str]]:
         hits = self._safe(lambda: self.index.search(query, active, limit=limit, prefix_last=prefix_last))
         return [(h, snippet(h.body, query)) for h in hits]
 
@@ -121,7 +126,7 @@ def _paragraph(lines: tuple[str, ...], line: int) -> str:
     end = line
     while end + 1 < len(lines) and lines[end + 1].strip() and end - line < 20:
         end += 1
-    return "\n".join(lines[start:end + 1])
+    return "\n".join(lines[start : end + 1])
 
 
 def _offset_in(paragraph: str, line_text: str, col: int) -> int:

@@ -91,7 +91,7 @@ class Applied:
 
 
 def _rel(vpath: str) -> str:
-    return vpath[len(VIRTUAL_ROOT):].lstrip("/")
+    return vpath[len(VIRTUAL_ROOT) :].lstrip("/")
 
 
 def _current(root: Path, vpath: str) -> bytes | None:
@@ -153,8 +153,11 @@ def apply_changes(root: Path, changes: list[Change]) -> Applied:
             audit.record(root, f"reflect-{c.kind}", [p for p in (c.old_path, c.path) if p], "ok")
             done.append(c)
         except (GuardError, OSError, RuntimeError) as exc:
-            message = exc.message if isinstance(exc, GuardError) else (
-                str(exc) if isinstance(exc, RuntimeError) else f"the {c.kind} of {c.path} failed")
+            message = (
+                exc.message
+                if isinstance(exc, GuardError)
+                else (str(exc) if isinstance(exc, RuntimeError) else f"the {c.kind} of {c.path} failed")
+            )
             audit.record(root, f"reflect-{c.kind}", [c.path], "error")
-            return Applied(done, [(c, message)] + [(rest, "not attempted") for rest in changes[i + 1:]])
+            return Applied(done, [(c, message)] + [(rest, "not attempted") for rest in changes[i + 1 :]])
     return Applied(done, [])

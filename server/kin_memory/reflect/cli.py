@@ -8,8 +8,12 @@ from pathlib import Path
 
 
 def register(subparsers, common: argparse.ArgumentParser) -> None:
-    p = subparsers.add_parser("reflect", parents=[common], help="one bounded reflection pass over a transcript")
-    p.add_argument("transcript", metavar="TRANSCRIPT", help="JSON lines of Anthropic/OpenAI messages, or text")
+    p = subparsers.add_parser(
+        "reflect", parents=[common], help="one bounded reflection pass over a transcript"
+    )
+    p.add_argument(
+        "transcript", metavar="TRANSCRIPT", help="JSON lines of Anthropic/OpenAI messages, or text"
+    )
     p.add_argument("--provider", choices=("anthropic", "openai"))
     p.add_argument("--model")
     p.add_argument("--base-url")
@@ -39,8 +43,14 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(messages.disabled(settings.disabled_by))
     if args.max_tool_calls < 1 or args.timeout <= 0:
         raise UsageError("--max-tool-calls and --timeout must be positive")
-    config = cfg.ReflectConfig(provider=args.provider, model=args.model, base_url=args.base_url,
-                               api_key_env=args.api_key_env, max_tool_calls=args.max_tool_calls, timeout=args.timeout)
+    config = cfg.ReflectConfig(
+        provider=args.provider,
+        model=args.model,
+        base_url=args.base_url,
+        api_key_env=args.api_key_env,
+        max_tool_calls=args.max_tool_calls,
+        timeout=args.timeout,
+    )
     try:
         cfg.check(config, cli=True)
         key = cfg.api_key(config, cli=True)
@@ -49,8 +59,14 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     tty = sys.stderr.isatty()
     try:
-        outcome = reflect(root, transcript, config, key, workspace,
-                          progress=(lambda m: print(f"… {m}", file=sys.stderr)) if tty else None)
+        outcome = reflect(
+            root,
+            transcript,
+            config,
+            key,
+            workspace,
+            progress=(lambda m: print(f"… {m}", file=sys.stderr)) if tty else None,
+        )
     except (Cancelled, KeyboardInterrupt):
         print("cancelled: nothing applied", file=sys.stderr)
         return 130

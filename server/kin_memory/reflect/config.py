@@ -37,8 +37,10 @@ class ReflectConfig:
         return self.api_key_env or DEFAULT_KEY_ENV.get(self.provider or "", "")
 
     def __repr__(self) -> str:  # never carries the key, but keep it obvious in logs
-        return (f"ReflectConfig(provider={self.provider!r}, model={self.model!r}, base_url={self.base_url!r}, "
-                f"api_key_env={self.key_env!r}, max_tool_calls={self.max_tool_calls}, timeout={self.timeout})")
+        return (
+            f"ReflectConfig(provider={self.provider!r}, model={self.model!r}, base_url={self.base_url!r}, "
+            f"api_key_env={self.key_env!r}, max_tool_calls={self.max_tool_calls}, timeout={self.timeout})"
+        )
 
 
 def _pos_int(value: object, default: int) -> int:
@@ -57,10 +59,14 @@ def _text(value: object) -> str | None:
 def from_settings(section: Mapping[str, object] | None) -> ReflectConfig:
     """From the editor's `kinMemory.reflection` object (wrong types fall back to the defaults)."""
     s = section if isinstance(section, Mapping) else {}
-    return ReflectConfig(provider=_text(s.get("provider")), model=_text(s.get("model")),
-                         base_url=_text(s.get("baseUrl")), api_key_env=_text(s.get("apiKeyEnv")),
-                         max_tool_calls=_pos_int(s.get("maxToolCalls"), DEFAULT_MAX_TOOL_CALLS),
-                         timeout=_pos_num(s.get("timeoutSeconds"), DEFAULT_TIMEOUT))
+    return ReflectConfig(
+        provider=_text(s.get("provider")),
+        model=_text(s.get("model")),
+        base_url=_text(s.get("baseUrl")),
+        api_key_env=_text(s.get("apiKeyEnv")),
+        max_tool_calls=_pos_int(s.get("maxToolCalls"), DEFAULT_MAX_TOOL_CALLS),
+        timeout=_pos_num(s.get("timeoutSeconds"), DEFAULT_TIMEOUT),
+    )
 
 
 def check(config: ReflectConfig, *, cli: bool = False) -> None:
@@ -70,13 +76,18 @@ def check(config: ReflectConfig, *, cli: bool = False) -> None:
     if config.provider is None:
         missing.append(name("--provider", "provider"))
     elif config.provider not in PROVIDERS:
-        raise ConfigError(f"unknown reflection provider {config.provider!r}: set "
-                          f"{name('--provider', 'provider')} to one of {', '.join(PROVIDERS)}")
+        raise ConfigError(
+            f"unknown reflection provider {config.provider!r}: set "
+            f"{name('--provider', 'provider')} to one of {', '.join(PROVIDERS)}"
+        )
     if config.model is None:
         missing.append(name("--model", "model"))
     if missing:
-        raise ConfigError("reflection is not configured: set " + " and ".join(missing)
-                          + f" (and optionally {name('--base-url', 'baseUrl')}, {name('--api-key-env', 'apiKeyEnv')})")
+        raise ConfigError(
+            "reflection is not configured: set "
+            + " and ".join(missing)
+            + f" (and optionally {name('--base-url', 'baseUrl')}, {name('--api-key-env', 'apiKeyEnv')})"
+        )
 
 
 def api_key(config: ReflectConfig, env: Mapping[str, str] | None = None, *, cli: bool = False) -> str:
@@ -88,5 +99,7 @@ def api_key(config: ReflectConfig, env: Mapping[str, str] | None = None, *, cli:
     if config.provider == "openai" and config.base_url:
         return LOCAL_PLACEHOLDER_KEY
     where = "--api-key-env" if cli else "kinMemory.reflection.apiKeyEnv"
-    raise ConfigError(f"no API key: the environment variable {config.key_env or '(none)'} is not set "
-                      f"(set it, or name another variable with {where})")
+    raise ConfigError(
+        f"no API key: the environment variable {config.key_env or '(none)'} is not set "
+        f"(set it, or name another variable with {where})"
+    )

@@ -58,12 +58,18 @@ class Outcome:
     @property
     def summary(self) -> str:
         c = self.config or ReflectConfig()
-        parts = [STOP_TEXT[self.stopped].format(limit=c.max_tool_calls, timeout=c.timeout)
-                 + (f": {self.error}" if self.error else "")]
-        parts.append(f"{self.tool_calls} tool call{'s' if self.tool_calls != 1 else ''}"
-                     + (f", {len(self.refused)} refused" if self.refused else ""))
+        parts = [
+            STOP_TEXT[self.stopped].format(limit=c.max_tool_calls, timeout=c.timeout)
+            + (f": {self.error}" if self.error else "")
+        ]
+        parts.append(
+            f"{self.tool_calls} tool call{'s' if self.tool_calls != 1 else ''}"
+            + (f", {len(self.refused)} refused" if self.refused else "")
+        )
         if self.stopped == "error":
-            parts.append("nothing applied" + (f" (discarded: {summary_of(self.changes)})" if self.changes else ""))
+            parts.append(
+                "nothing applied" + (f" (discarded: {summary_of(self.changes)})" if self.changes else "")
+            )
         elif self.changes:
             parts.append(f"staged for review: {summary_of(self.changes)}")
         else:
@@ -83,9 +89,17 @@ def _execute(call: ToolCall, staging_root: Path, workspace: str | None) -> tuple
     return result.content, result.is_error
 
 
-def reflect(root: Path, transcript: Transcript, config: ReflectConfig, api_key: str, workspace: str | None, *,
-            cancelled: Callable[[], bool] | None = None, progress: Callable[[str], None] | None = None,
-            clock: Callable[[], float] = time.monotonic) -> Outcome:
+def reflect(
+    root: Path,
+    transcript: Transcript,
+    config: ReflectConfig,
+    api_key: str,
+    workspace: str | None,
+    *,
+    cancelled: Callable[[], bool] | None = None,
+    progress: Callable[[str], None] | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> Outcome:
     """Run one pass (config already checked). Raises Cancelled; every other failure is in the Outcome."""
     start = clock()
     deadline = start + config.timeout
@@ -103,9 +117,14 @@ def reflect(root: Path, transcript: Transcript, config: ReflectConfig, api_key: 
     outcome = Outcome("done", neighbours=near, config=config)
     with Staging(root) as staging:
         try:
-            conversation = open_conversation(config.provider or "", model=config.model or "", base_url=config.base_url,
-                                             api_key=api_key, system=SYSTEM,
-                                             user=user_message(transcript.text, near, workspace))
+            conversation = open_conversation(
+                config.provider or "",
+                model=config.model or "",
+                base_url=config.base_url,
+                api_key=api_key,
+                system=SYSTEM,
+                user=user_message(transcript.text, near, workspace),
+            )
             while True:
                 check_cancel()
                 remaining = deadline - clock()
@@ -128,7 +147,9 @@ def reflect(root: Path, transcript: Transcript, config: ReflectConfig, api_key: 
                     if is_error:
                         outcome.refused.append(text)
                     results.append((call, text, is_error))
-                    say(f"tool call {outcome.tool_calls}: {call.input.get('command') if call.input else 'invalid'}")
+                    say(
+                        f"tool call {outcome.tool_calls}: {call.input.get('command') if call.input else 'invalid'}"
+                    )
                 if outcome.tool_calls >= config.max_tool_calls:
                     outcome.stopped = "tool-limit"
                     break

@@ -166,8 +166,11 @@ class Staging:
                 first.append(Change("delete", vpath(rel), before=before, conflict=not same))
         for src, dst in renames:
             before, same = self._real_before(src)
-            moves.append(Change("rename", vpath(dst), old_path=vpath(src), before=before, after=before,
-                                conflict=not same))
+            moves.append(
+                Change(
+                    "rename", vpath(dst), old_path=vpath(src), before=before, after=before, conflict=not same
+                )
+            )
         for rel, base in sorted(self.base.items()):
             if rel in targets:
                 continue
@@ -185,8 +188,11 @@ class Staging:
                 removals.append(Change("delete", vpath(rel), before=before, conflict=not same))
         for rel in sorted(set(now) - set(self.base) - targets):
             writes.append(Change("create", vpath(rel), after=self._read(rel)))
-        gone_dirs = sorted(d for d in self.base_dirs - now_dirs
-                           if not any(d.startswith(g + "/") for g in self.base_dirs - now_dirs))
+        gone_dirs = sorted(
+            d
+            for d in self.base_dirs - now_dirs
+            if not any(d.startswith(g + "/") for g in self.base_dirs - now_dirs)
+        )
         removals = [c for c in removals if not any(c.path.startswith(vpath(g) + "/") for g in gone_dirs)]
         for d in gone_dirs:
             removals.append(Change("delete", vpath(d), is_dir=True, conflict=not self._dir_as_staged(d)))

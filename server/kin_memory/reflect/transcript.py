@@ -70,7 +70,9 @@ def _is_object(line: str) -> bool:
 
 def _capped(text: str, fmt: str, count: int, cut: bool) -> Transcript:
     if len(text) > MAX_CHARS:
-        return Transcript("[… earlier part of the transcript omitted …]\n" + text[-MAX_CHARS:], fmt, count, True)
+        return Transcript(
+            "[… earlier part of the transcript omitted …]\n" + text[-MAX_CHARS:], fmt, count, True
+        )
     return Transcript(text, fmt, count, cut)
 
 
@@ -98,7 +100,9 @@ def _content_text(content: object) -> str:
         elif kind == "tool_use":
             parts.append(f"[tool call {block.get('name', '?')}: {_short(block.get('input', {}))}]")
         elif kind == "tool_result":
-            parts.append(f"[tool result: {_short(_content_text(block.get('content')) or block.get('content', ''))}]")
+            parts.append(
+                f"[tool result: {_short(_content_text(block.get('content')) or block.get('content', ''))}]"
+            )
     return "\n".join(p for p in parts if p)
 
 

@@ -107,7 +107,14 @@ def parse_frontmatter(text: str, lines: list[str] | None = None) -> Frontmatter:
     yaml_text = "\n".join(lines[1:close])
     if len(yaml_text) > MAX_FRONTMATTER_CHARS:
         span = Span(1, 0, close - 1, len(lines[close - 1]))
-        return Frontmatter("yaml_error", 0, close, error="frontmatter is too large to parse", error_span=span, body_line=close + 1)
+        return Frontmatter(
+            "yaml_error",
+            0,
+            close,
+            error="frontmatter is too large to parse",
+            error_span=span,
+            body_line=close + 1,
+        )
     try:
         node = yaml.compose(yaml_text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
@@ -119,19 +126,37 @@ def parse_frontmatter(text: str, lines: list[str] | None = None) -> Frontmatter:
         col = min(col, width)
         end = col + 1 if col < width else col
         msg = (exc.problem or str(exc)).strip()
-        return Frontmatter("yaml_error", 0, close, error=f"frontmatter YAML does not parse: {msg}",
-                           error_span=Span(line, col, line, end), body_line=close + 1)
+        return Frontmatter(
+            "yaml_error",
+            0,
+            close,
+            error=f"frontmatter YAML does not parse: {msg}",
+            error_span=Span(line, col, line, end),
+            body_line=close + 1,
+        )
     except (yaml.YAMLError, RecursionError, ValueError) as exc:
         span = Span(0, 0, 0, len(first))
-        return Frontmatter("yaml_error", 0, close, error=f"frontmatter YAML does not parse: {exc.__class__.__name__}",
-                           error_span=span, body_line=close + 1)
+        return Frontmatter(
+            "yaml_error",
+            0,
+            close,
+            error=f"frontmatter YAML does not parse: {exc.__class__.__name__}",
+            error_span=span,
+            body_line=close + 1,
+        )
     if node is None:
         return Frontmatter("ok", 0, close, (), body_line=close + 1)
     if not isinstance(node, yaml.MappingNode):
         span = _span(node.start_mark, node.end_mark, lines, close)
         kind = "a list" if isinstance(node, yaml.SequenceNode) else "a scalar"
-        return Frontmatter("not_mapping", 0, close, error=f"frontmatter is {kind}, not a mapping of keys",
-                           error_span=span, body_line=close + 1)
+        return Frontmatter(
+            "not_mapping",
+            0,
+            close,
+            error=f"frontmatter is {kind}, not a mapping of keys",
+            error_span=span,
+            body_line=close + 1,
+        )
     entries = tuple(_entry(k, v, lines, close) for k, v in node.value)
     return Frontmatter("ok", 0, close, entries, body_line=close + 1)
 
@@ -143,7 +168,9 @@ _SIMPLE_LINE = re.compile(r"([A-Za-z_][\w-]*):( +)([A-Za-z0-9/~_.][^\t#:'\"\[\]{
 _RESOLVER = yaml.resolver.Resolver()
 # PyYAML's implicit resolvers key on the first character: only these can read as non-strings.
 _TYPED_START = frozenset("0123456789+-.~")
-_TYPED_WORDS = frozenset("yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF null Null NULL y Y n N".split())
+_TYPED_WORDS = frozenset(
+    "yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF null Null NULL y Y n N".split()
+)
 
 
 def _simple_entries(lines: list[str], close: int) -> tuple[Entry, ...] | None:
@@ -154,12 +181,15 @@ def _simple_entries(lines: list[str], close: int) -> tuple[Entry, ...] | None:
         if m is None:
             return None
         value = m.group(3)
-        if (value[0] in _TYPED_START or value in _TYPED_WORDS) and \
-                _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) != STR_TAG:
+        if (value[0] in _TYPED_START or value in _TYPED_WORDS) and _RESOLVER.resolve(
+            yaml.ScalarNode, value, (True, False)
+        ) != STR_TAG:
             return None  # a number, bool, null or date: let YAML construct it
         key = m.group(1)
         col = m.end(2)
-        entries.append(Entry(key, Span(n, 0, n, len(key)), Span(n, col, n, col + len(value)), value, True, True, value))
+        entries.append(
+            Entry(key, Span(n, 0, n, len(key)), Span(n, col, n, col + len(value)), value, True, True, value)
+        )
     return tuple(entries) if entries else None
 
 
@@ -182,7 +212,7 @@ def _entry(knode: yaml.Node, vnode: yaml.Node, lines: list[str], close: int) -> 
         is_string = vnode.tag == STR_TAG
         value: object = vnode.value if is_string else _scalar(vnode)
         if value_span.line == value_span.end_line and value_span.line < len(lines):
-            raw = lines[value_span.line][value_span.col:value_span.end_col]
+            raw = lines[value_span.line][value_span.col : value_span.end_col]
         else:
             raw = vnode.value
         return Entry(str(key), key_span, value_span, value, is_string, True, raw)

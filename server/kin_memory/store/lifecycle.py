@@ -51,7 +51,9 @@ def lifecycle(category: str, mtime: float, now: float, t: Thresholds) -> Lifecyc
     if category == EPISODIC:
         due = touched + timedelta(days=t.episodic_days)
         if age_days > t.episodic_days:
-            return Lifecycle("expired", age_days, due, f"expired {_when(due, now_dt)}; the next sweep deletes it")
+            return Lifecycle(
+                "expired", age_days, due, f"expired {_when(due, now_dt)}; the next sweep deletes it"
+            )
         if age_days > t.episodic_days - t.expiring_days:
             return Lifecycle("expiring", age_days, due, f"expires {_when(due, now_dt)}")
         return Lifecycle("ok", age_days, due, f"expires {_when(due, now_dt)}")

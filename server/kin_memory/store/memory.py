@@ -41,8 +41,12 @@ class Memory:
         several hundred MB; the Store re-reads a compacted file when something needs the whole of it."""
         if self.compact or self.is_index:
             return self
-        fm = Frontmatter(self.frontmatter.status, self.frontmatter.open_line, self.frontmatter.close_line,
-                         body_line=self.frontmatter.body_line)
+        fm = Frontmatter(
+            self.frontmatter.status,
+            self.frontmatter.open_line,
+            self.frontmatter.close_line,
+            body_line=self.frontmatter.body_line,
+        )
         return replace(self, text="", lines=(), frontmatter=fm, compact=True, kept_title=self.title)
 
     @property
@@ -51,21 +55,30 @@ class Memory:
 
     @property
     def body(self) -> str:
-        return "\n".join(self.lines[self.body_line:])
+        return "\n".join(self.lines[self.body_line :])
 
     @property
     def title(self) -> str:
         if self.compact:
             return self.kept_title
-        for line in self.lines[self.body_line:self.body_line + 40]:
+        for line in self.lines[self.body_line : self.body_line + 40]:
             m = _HEADING.match(line)
             if m:
                 return m.group(1)
         return self.path.stem
 
 
-def from_text(path: Path, vpath: str, text: str, mtime: float, size: int, *, decode_error: int | None = None,
-              has_nul: bool = False, is_index: bool = False) -> Memory:
+def from_text(
+    path: Path,
+    vpath: str,
+    text: str,
+    mtime: float,
+    size: int,
+    *,
+    decode_error: int | None = None,
+    has_nul: bool = False,
+    is_index: bool = False,
+) -> Memory:
     lines = split_lines(text)
     fm = parse_frontmatter(text, lines) if not is_index else Frontmatter("none")
     cat_entry = fm.get("category") if fm.status == "ok" else None
@@ -74,8 +87,22 @@ def from_text(path: Path, vpath: str, text: str, mtime: float, size: int, *, dec
     stamp = (ws_entry.value if ws_entry.is_scalar else ws_entry.value) if ws_entry else None
     if ws_entry and ws_entry.is_scalar and not ws_entry.is_string and ws_entry.value is None:
         stamp = None  # `workspace:` with no value reads as no stamp
-    return Memory(path, vpath, text, tuple(lines), fm, effective_category(raw_cat), raw_cat, stamp, mtime, size,
-                  decode_error, has_nul, "", is_index)
+    return Memory(
+        path,
+        vpath,
+        text,
+        tuple(lines),
+        fm,
+        effective_category(raw_cat),
+        raw_cat,
+        stamp,
+        mtime,
+        size,
+        decode_error,
+        has_nul,
+        "",
+        is_index,
+    )
 
 
 def decode(data: bytes) -> tuple[str, int | None, bool]:
@@ -104,8 +131,14 @@ def load(path: Path, vpath: str, *, is_index: bool = False) -> Memory:
         if not stat_mod.S_ISREG(st.st_mode):
             return _unreadable(path, vpath, "not a regular file", is_index, st.st_mtime)
         if st.st_size > MAX_READ_BYTES:
-            return _unreadable(path, vpath, f"file is {st.st_size // (1024 * 1024)} MB: too large to read as a memory",
-                               is_index, st.st_mtime, st.st_size)
+            return _unreadable(
+                path,
+                vpath,
+                f"file is {st.st_size // (1024 * 1024)} MB: too large to read as a memory",
+                is_index,
+                st.st_mtime,
+                st.st_size,
+            )
         chunks = []
         remaining = MAX_READ_BYTES + 1
         while remaining > 0:
@@ -120,7 +153,9 @@ def load(path: Path, vpath: str, *, is_index: bool = False) -> Memory:
     finally:
         os.close(fd)
     text, bad, nul = decode(data)
-    return from_text(path, vpath, text, st.st_mtime, len(data), decode_error=bad, has_nul=nul, is_index=is_index)
+    return from_text(
+        path, vpath, text, st.st_mtime, len(data), decode_error=bad, has_nul=nul, is_index=is_index
+    )
 
 
 def _resolve_symlink(path: Path, vpath: str, is_index: bool) -> Memory:
@@ -138,14 +173,32 @@ def load_plain(target: Path, path: Path, vpath: str, is_index: bool) -> Memory:
         if not stat_mod.S_ISREG(st.st_mode):
             return _unreadable(path, vpath, "not a regular file", is_index, st.st_mtime)
         if st.st_size > MAX_READ_BYTES:
-            return _unreadable(path, vpath, "file is too large to read as a memory", is_index, st.st_mtime, st.st_size)
+            return _unreadable(
+                path, vpath, "file is too large to read as a memory", is_index, st.st_mtime, st.st_size
+            )
         data = target.read_bytes()
     except OSError as exc:
         return _unreadable(path, vpath, f"cannot read: {exc.strerror}", is_index)
     text, bad, nul = decode(data)
-    return from_text(path, vpath, text, st.st_mtime, len(data), decode_error=bad, has_nul=nul, is_index=is_index)
+    return from_text(
+        path, vpath, text, st.st_mtime, len(data), decode_error=bad, has_nul=nul, is_index=is_index
+    )
 
 
-def _unreadable(path: Path, vpath: str, reason: str, is_index: bool, mtime: float = 0.0, size: int = 0) -> Memory:
-    return Memory(path, vpath, "", ("",), Frontmatter("none"), effective_category(None), None, None, mtime, size,
-                  read_error=reason, is_index=is_index)
+def _unreadable(
+    path: Path, vpath: str, reason: str, is_index: bool, mtime: float = 0.0, size: int = 0
+) -> Memory:
+    return Memory(
+        path,
+        vpath,
+        "",
+        ("",),
+        Frontmatter("none"),
+        effective_category(None),
+        None,
+        None,
+        mtime,
+        size,
+        read_error=reason,
+        is_index=is_index,
+    )

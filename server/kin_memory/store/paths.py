@@ -43,5 +43,5 @@ def virtual_path(root: Path, path: Path) -> str:
 
 def real_path(root: Path, vpath: str) -> Path:
     """For trusted virtual paths only (listings); untrusted input goes through tool.guard."""
-    rel = vpath[len(VIRTUAL_ROOT):].lstrip("/")
+    rel = vpath[len(VIRTUAL_ROOT) :].lstrip("/")
     return root.joinpath(*PurePosixPath(rel).parts) if rel else root

@@ -82,7 +82,7 @@ def compose_from(listed: list[tuple[str, str]], hidden: int, index: Memory | Non
         size = len(line.text.encode("utf-8", "surrogatepass")) + 1
         if used + size > MAX_BYTES:
             room = MAX_BYTES - used
-            encoded = line.text.encode("utf-8", "surrogatepass")[:max(room, 0)]
+            encoded = line.text.encode("utf-8", "surrogatepass")[: max(room, 0)]
             cut_col = len(encoded.decode("utf-8", "ignore"))
             cut_line, kept, reason = i, i, "bytes"
             break

@@ -21,8 +21,13 @@ def _norm(p: str | os.PathLike[str]) -> Path:
     return Path(os.path.realpath(os.path.expanduser(os.fspath(p))))
 
 
-def resolve_root(explicit: str | None = None, *, editor_setting: str | None = None,
-                 env: dict[str, str] | None = None, home: Path | None = None) -> RootChoice:
+def resolve_root(
+    explicit: str | None = None,
+    *,
+    editor_setting: str | None = None,
+    env: dict[str, str] | None = None,
+    home: Path | None = None,
+) -> RootChoice:
     """Resolve the store root. Project settings are never consulted: they must not move the store."""
     env = os.environ if env is None else env
     if explicit:

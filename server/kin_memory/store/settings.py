@@ -46,7 +46,7 @@ def project_settings_path(workspace: str | Path) -> Path:
 def _key_line(text: str, key: str) -> tuple[int, int, int]:
     for n, line in enumerate(text.splitlines()):
         stripped = line.lstrip()
-        if stripped.startswith(key) and stripped[len(key):].lstrip().startswith("="):
+        if stripped.startswith(key) and stripped[len(key) :].lstrip().startswith("="):
             col = len(line) - len(stripped)
             return n, col, len(line.rstrip())
     return 0, 0, 0
@@ -59,7 +59,11 @@ def load_settings_file(path: Path, *, project: bool) -> SettingsFile:
     except FileNotFoundError:
         return SettingsFile(path)
     except OSError as exc:
-        return SettingsFile(path, problems=(SettingsProblem(path, "KM701", f"cannot read settings: {exc.strerror}"),), exists=True)
+        return SettingsFile(
+            path,
+            problems=(SettingsProblem(path, "KM701", f"cannot read settings: {exc.strerror}"),),
+            exists=True,
+        )
     text = raw.decode("utf-8", errors="replace")
     try:
         data = tomllib.loads(text)
@@ -67,7 +71,13 @@ def load_settings_file(path: Path, *, project: bool) -> SettingsFile:
         line = max(getattr(exc, "lineno", 1) - 1, 0)
         col = max(getattr(exc, "colno", 1) - 1, 0)
         msg = str(exc).split(" (at line")[0]
-        return SettingsFile(path, problems=(SettingsProblem(path, "KM701", f"settings TOML does not parse: {msg}", line, col, col + 1),), exists=True)
+        return SettingsFile(
+            path,
+            problems=(
+                SettingsProblem(path, "KM701", f"settings TOML does not parse: {msg}", line, col, col + 1),
+            ),
+            exists=True,
+        )
     values: dict[str, object] = {}
     problems: list[SettingsProblem] = []
     for key, kind in KNOWN_KEYS.items():
@@ -76,10 +86,28 @@ def load_settings_file(path: Path, *, project: bool) -> SettingsFile:
         value = data[key]
         line, col, end = _key_line(text, key)
         if not isinstance(value, kind):
-            problems.append(SettingsProblem(path, "KM701", f"`{key}` must be a {'boolean' if kind is bool else 'string'}, got {type(value).__name__}", line, col, end))
+            problems.append(
+                SettingsProblem(
+                    path,
+                    "KM701",
+                    f"`{key}` must be a {'boolean' if kind is bool else 'string'}, got {type(value).__name__}",
+                    line,
+                    col,
+                    end,
+                )
+            )
             continue
         if project and key == "memory_dir":
-            problems.append(SettingsProblem(path, "KM700", "`memory_dir` is global-only: a project settings file cannot move the memory store (ignored)", line, col, end))
+            problems.append(
+                SettingsProblem(
+                    path,
+                    "KM700",
+                    "`memory_dir` is global-only: a project settings file cannot move the memory store (ignored)",
+                    line,
+                    col,
+                    end,
+                )
+            )
             continue
         values[key] = value
     return SettingsFile(path, values, tuple(problems), exists=True)
@@ -97,7 +125,9 @@ class EffectiveSettings:
         return [p for f in self.files for p in f.problems]
 
 
-def effective_settings(workspaces: list[str] | tuple[str, ...] = (), home: Path | None = None, env: dict[str, str] | None = None) -> EffectiveSettings:
+def effective_settings(
+    workspaces: list[str] | tuple[str, ...] = (), home: Path | None = None, env: dict[str, str] | None = None
+) -> EffectiveSettings:
     """Merge global then project files (project wins for the project-ok keys); env overrides reflect."""
     env = os.environ if env is None else env
     files = [load_settings_file(global_settings_path(home), project=False)]

@@ -37,13 +37,17 @@ def scan(root: Path) -> tuple[list[tuple[Path, str, bool]], list[ScanProblem]]:
 
     def walk(directory: str, parts: tuple[str, ...]) -> None:
         if len(parts) > MAX_DEPTH:
-            problems.append(ScanProblem(virtual_path(root, Path(directory)), "folder nesting too deep: not scanned"))
+            problems.append(
+                ScanProblem(virtual_path(root, Path(directory)), "folder nesting too deep: not scanned")
+            )
             return
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError as exc:
             if parts:
-                problems.append(ScanProblem(virtual_path(root, Path(directory)), f"cannot list folder: {exc.strerror}"))
+                problems.append(
+                    ScanProblem(virtual_path(root, Path(directory)), f"cannot list folder: {exc.strerror}")
+                )
             return
         for entry in entries:
             name = entry.name
@@ -57,7 +61,11 @@ def scan(root: Path) -> tuple[list[tuple[Path, str, bool]], list[ScanProblem]]:
                 continue
             if is_dir:
                 if name.endswith(".md"):
-                    problems.append(ScanProblem(virtual_path(root, Path(entry.path)), "a folder named like a memory file: ignored"))
+                    problems.append(
+                        ScanProblem(
+                            virtual_path(root, Path(entry.path)), "a folder named like a memory file: ignored"
+                        )
+                    )
                 walk(entry.path, rel)
                 continue
             if not name.endswith(".md"):
@@ -66,8 +74,15 @@ def scan(root: Path) -> tuple[list[tuple[Path, str, bool]], list[ScanProblem]]:
                 target = os.path.realpath(entry.path)
                 if os.path.isdir(target):
                     continue
-                if not (target == real_root or target.startswith(real_root + os.sep)) and os.path.exists(target):
-                    problems.append(ScanProblem(virtual_path(root, Path(entry.path)), "symlink pointing outside the store: not read"))
+                if not (target == real_root or target.startswith(real_root + os.sep)) and os.path.exists(
+                    target
+                ):
+                    problems.append(
+                        ScanProblem(
+                            virtual_path(root, Path(entry.path)),
+                            "symlink pointing outside the store: not read",
+                        )
+                    )
                     continue
             if rel == (INDEX_NAME,):
                 found.append((Path(entry.path), vp(rel), True))
@@ -166,7 +181,9 @@ class Store:
     def set_overlay(self, path: Path, text: str, mtime: float) -> Memory:
         vpath = virtual_path(self.root, path)
         is_index = vpath == f"/memories/{INDEX_NAME}"
-        memory = from_text(path, vpath, text, mtime, len(text.encode("utf-8", "surrogatepass")), is_index=is_index)
+        memory = from_text(
+            path, vpath, text, mtime, len(text.encode("utf-8", "surrogatepass")), is_index=is_index
+        )
         with self.lock:
             self.overlays[vpath] = memory
         return memory

@@ -30,9 +30,9 @@ def main_worktree(path: str) -> str | None:
             return None
         if not text.startswith("gitdir:"):
             return None
-        gitdir = Path(text[len("gitdir:"):].strip())
+        gitdir = Path(text[len("gitdir:") :].strip())
         if not gitdir.is_absolute():
-            gitdir = (candidate / gitdir)
+            gitdir = candidate / gitdir
         common = gitdir / "commondir"
         try:
             common_rel = common.read_text(encoding="utf-8").strip()
@@ -63,7 +63,9 @@ def is_inside(path: str, root: Path) -> bool:
         return False
 
 
-def active_workspaces(folders: list[str] | tuple[str, ...], root: Path, override: str | None = None) -> tuple[str, ...]:
+def active_workspaces(
+    folders: list[str] | tuple[str, ...], root: Path, override: str | None = None
+) -> tuple[str, ...]:
     """Editor folders → active workspaces. Folders inside the store are the operator's view."""
     if override:
         return (override if override == GLOBAL else canonical_workspace(override),)

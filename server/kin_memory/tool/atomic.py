@@ -59,7 +59,7 @@ def _write_temp(dir_fd: int, data: bytes, mode: int) -> str:
     try:
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         os.fchmod(fd, mode)
         os.fsync(fd)
     except BaseException:
@@ -110,14 +110,18 @@ def create_at(dir_fd: int, name: str, data: bytes) -> None:
     tmp = _write_temp(dir_fd, data, FILE_MODE)
     try:
         try:
-            os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)  # atomic, exclusive
+            os.link(
+                tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False
+            )  # atomic, exclusive
         except OSError as exc:
             if exc.errno == errno.EEXIST:
                 raise FileExistsError(errno.EEXIST, "exists") from None
             if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
                 raise
             # no hard links here: exclusive open, then write (still never overwrites anything)
-            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, FILE_MODE, dir_fd=dir_fd)
+            fd = os.open(
+                name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, FILE_MODE, dir_fd=dir_fd
+            )
             try:
                 os.write(fd, data)
                 os.fchmod(fd, FILE_MODE)

@@ -26,13 +26,27 @@ def record(root: Path | str, command: str, paths: list[str], outcome: str) -> No
             with contextlib.suppress(FileExistsError):
                 os.mkdir(target.parent, 0o700)
                 os.chmod(target.parent, 0o700)
-        line = json.dumps({
-            "time": datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-            "command": command,
-            "paths": list(paths),
-            "outcome": outcome,
-        }, ensure_ascii=False) + "\n"
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        line = (
+            json.dumps(
+                {
+                    "time": datetime.now(timezone.utc)
+                    .isoformat(timespec="milliseconds")
+                    .replace("+00:00", "Z"),
+                    "command": command,
+                    "paths": list(paths),
+                    "outcome": outcome,
+                },
+                ensure_ascii=False,
+            )
+            + "\n"
+        )
+        flags = (
+            os.O_WRONLY
+            | os.O_APPEND
+            | os.O_CREAT
+            | getattr(os, "O_NOFOLLOW", 0)
+            | getattr(os, "O_CLOEXEC", 0)
+        )
         fd = os.open(target, flags, 0o600)
         try:
             os.write(fd, line.encode("utf-8", "surrogatepass"))

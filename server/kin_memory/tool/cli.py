@@ -15,13 +15,19 @@ def settings_label(path: Path | str | None) -> str | None:
     text = os.fspath(path)
     home = os.path.expanduser("~")
     if home not in ("", "/") and text.startswith(home.rstrip("/") + "/"):
-        return "~" + text[len(home.rstrip("/")):]
+        return "~" + text[len(home.rstrip("/")) :]
     return text
 
 
 def register(subparsers, common) -> None:
-    p = subparsers.add_parser("tool", parents=[common], help="run one memory tool call (JSON object, or - for stdin)")
-    p.add_argument("json", metavar="JSON", help='the tool input, e.g. \'{"command": "view", "path": "/memories"}\'; - reads stdin')
+    p = subparsers.add_parser(
+        "tool", parents=[common], help="run one memory tool call (JSON object, or - for stdin)"
+    )
+    p.add_argument(
+        "json",
+        metavar="JSON",
+        help='the tool input, e.g. \'{"command": "view", "path": "/memories"}\'; - reads stdin',
+    )
     p.set_defaults(func=handler)
 
 

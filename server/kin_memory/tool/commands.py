@@ -92,7 +92,9 @@ _thread_lock = threading.Lock()
 # --------------------------------------------------------------------------- parameters
 
 
-def _str_param(inp: dict, command: str, name: str, *, required: bool = True, default: str | None = None) -> str:
+def _str_param(
+    inp: dict, command: str, name: str, *, required: bool = True, default: str | None = None
+) -> str:
     if name not in inp or inp[name] is None:
         if required:
             raise _Fail(messages.missing_param(command, name))
@@ -271,8 +273,11 @@ def _commit(t: Target, before: os.stat_result, old_text: str, new_text: str, ctx
         except GuardError as exc:
             raise _Fail(exc.message) from None
         except OSError as exc:
-            raise _Fail(messages.vanished(t.virtual) if isinstance(exc, FileNotFoundError)
-                        else messages.os_error(t.virtual, "write")) from None
+            raise _Fail(
+                messages.vanished(t.virtual)
+                if isinstance(exc, FileNotFoundError)
+                else messages.os_error(t.virtual, "write")
+            ) from None
         try:
             try:
                 data, now = read_at(dir_fd, place.name, t.root_real)
@@ -281,9 +286,14 @@ def _commit(t: Target, before: os.stat_result, old_text: str, new_text: str, ctx
             except GuardError as exc:
                 raise _Fail(exc.message) from None
             except OSError:
-                raise _Fail(messages.conflict(t.virtual)) from None  # replaced by a link or a folder meanwhile
-            if (now.st_ino, now.st_size, now.st_mtime_ns) != (before.st_ino, before.st_size, before.st_mtime_ns) \
-                    or data != old_text.encode("utf-8"):
+                raise _Fail(
+                    messages.conflict(t.virtual)
+                ) from None  # replaced by a link or a folder meanwhile
+            if (now.st_ino, now.st_size, now.st_mtime_ns) != (
+                before.st_ino,
+                before.st_size,
+                before.st_mtime_ns,
+            ) or data != old_text.encode("utf-8"):
                 raise _Fail(messages.conflict(t.virtual))
             _through_editor(t, ctx, old_text, new_text)
             try:
@@ -343,7 +353,8 @@ def _view(inp: dict, ctx: ToolContext) -> str:
         raise _Fail(messages.unsupported(path))
     view_range = inp.get("view_range")
     if view_range is not None and not (
-        isinstance(view_range, (list, tuple)) and len(view_range) == 2
+        isinstance(view_range, (list, tuple))
+        and len(view_range) == 2
         and all(isinstance(v, int) and not isinstance(v, bool) for v in view_range)
     ):
         raise _Fail(messages.bad_param("view", "view_range", "[start, end] integers"))
@@ -357,7 +368,7 @@ def _view(inp: dict, ctx: ToolContext) -> str:
         if view_range is not None:
             a, b = view_range
             start = max(1, a)
-            lines = lines[start - 1:] if b == -1 else lines[start - 1:b]
+            lines = lines[start - 1 :] if b == -1 else lines[start - 1 : b]
         outcome = "ok"
         return messages.file_header(path) + "\n" + number_lines(lines, start)
     finally:
@@ -417,13 +428,13 @@ def _str_replace(inp: dict, ctx: ToolContext) -> str:
     if count > 1:
         raise _Fail(messages.multiple(old, _occurrence_lines(text, old)))
     pos = text.find(old)
-    new_text = text[:pos] + new + text[pos + len(old):]
+    new_text = text[:pos] + new + text[pos + len(old) :]
     _commit(t, st, text, new_text, ctx)
     changed = text.count("\n", 0, pos) + 1
     lines = new_text.split("\n")
     first = max(1, changed - SNIPPET_LINES)
     last = changed + SNIPPET_LINES + new.count("\n")
-    return messages.STR_REPLACE_OK_HEADER + number_lines(lines[first - 1:last], first)
+    return messages.STR_REPLACE_OK_HEADER + number_lines(lines[first - 1 : last], first)
 
 
 def _insert(inp: dict, ctx: ToolContext) -> str:
@@ -481,7 +492,9 @@ def _rename(inp: dict, ctx: ToolContext) -> str:
     both = f"{old_path} to {new_path}"
     src, dst = old.entry, new.content
     src_parts = (*src.dir_parts, src.name)
-    if (*dst.dir_parts, dst.name)[:len(src_parts)] == src_parts:  # into its own subtree: refuse before creating anything
+    if (*dst.dir_parts, dst.name)[
+        : len(src_parts)
+    ] == src_parts:  # into its own subtree: refuse before creating anything
         raise _Fail(messages.os_error(both, "rename"))
     _before_write(old.lexical)
     src_fd = _open_place_dir(old, src.dir_parts, "rename")
@@ -552,15 +565,30 @@ def run_tool(input: dict, ctx: ToolContext) -> ToolResult:  # noqa: A002 - the t
     return result
 
 
-def run(root: Path | str, workspaces: str | Sequence[str] | None, input: dict, *,  # noqa: A002
-        mode: str = "auto", confirm: Callable[[str], bool] | None = None, enabled: bool = True,
-        disabled_by: str | None = None, editor: Editor | None = None) -> dict:
+def run(
+    root: Path | str,
+    workspaces: str | Sequence[str] | None,
+    input: dict,
+    *,  # noqa: A002
+    mode: str = "auto",
+    confirm: Callable[[str], bool] | None = None,
+    enabled: bool = True,
+    disabled_by: str | None = None,
+    editor: Editor | None = None,
+) -> dict:
     """One tool call → ``{"content", "isError"}`` (see the module docstring)."""
     if isinstance(workspaces, str) or workspaces is None:
         workspace = workspaces or None
     else:
         workspace = next((w for w in workspaces if w), None)
-    ctx = ToolContext(root=Path(root), workspace=workspace, mode=mode if mode in MODES else "auto",
-                      enabled=enabled, disabled_by=disabled_by, confirm=confirm, editor=editor)
+    ctx = ToolContext(
+        root=Path(root),
+        workspace=workspace,
+        mode=mode if mode in MODES else "auto",
+        enabled=enabled,
+        disabled_by=disabled_by,
+        confirm=confirm,
+        editor=editor,
+    )
     result = run_tool(input, ctx)
     return {"content": result.content, "isError": result.is_error}

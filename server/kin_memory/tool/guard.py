@@ -84,7 +84,7 @@ def resolve(root: Path | str, vpath: object) -> Target:
         raise GuardError(messages.missing_prefix(str(vpath)))
     if not vpath.startswith(VIRTUAL_ROOT):
         raise GuardError(messages.missing_prefix(vpath))
-    rest = vpath[len(VIRTUAL_ROOT):]
+    rest = vpath[len(VIRTUAL_ROOT) :]
     if rest and not rest.startswith("/"):
         raise GuardError(messages.missing_prefix(vpath))  # /memories-x: a sibling, not the root
     if "\x00" in vpath or "\\" in vpath:

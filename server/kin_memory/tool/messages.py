@@ -7,7 +7,9 @@ ROOT = "/memories"
 SYMLINK_ESCAPE = "Path would escape /memories directory via symlink"
 DELETE_ROOT = "Cannot delete the /memories directory itself"
 RENAME_ROOT = "Cannot rename the /memories directory itself"
-STR_REPLACE_OK_HEADER = "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"
+STR_REPLACE_OK_HEADER = (
+    "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"
+)
 
 
 def missing_prefix(path: str) -> str:
@@ -44,8 +46,10 @@ def no_match(old_str: str, path: str) -> str:
 
 def multiple(old_str: str, lines: list[int]) -> str:
     joined = ", ".join(str(n) for n in lines)
-    return (f"No replacement was performed. Multiple occurrences of old_str `{old_str}` in lines: {joined}. "
-            "Please ensure it is unique")
+    return (
+        f"No replacement was performed. Multiple occurrences of old_str `{old_str}` in lines: {joined}. "
+        "Please ensure it is unique"
+    )
 
 
 def bad_insert_line(n: object, length: int) -> str:
@@ -113,7 +117,7 @@ def conflict(path: str) -> str:
 
 
 def unknown_command(command: object) -> str:
-    return (f"Unknown command: {command!r}. Expected one of: view, create, str_replace, insert, delete, rename")
+    return f"Unknown command: {command!r}. Expected one of: view, create, str_replace, insert, delete, rename"
 
 
 def missing_param(command: str, param: str) -> str:
@@ -133,7 +137,9 @@ def not_a_directory(path: str) -> str:
 
 
 def unsaved(path: str) -> str:
-    return f"The file {path} has unsaved changes in the editor; no edit was performed. Save or revert it first."
+    return (
+        f"The file {path} has unsaved changes in the editor; no edit was performed. Save or revert it first."
+    )
 
 
 def editor_refused(path: str) -> str:

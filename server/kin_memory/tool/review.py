@@ -9,7 +9,9 @@ from pathlib import Path
 from . import audit
 from .guard import GuardError, check_fd, open_dir, resolve
 
-_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+_FLAGS = (
+    os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+)
 
 
 class ReviewError(Exception):
@@ -42,6 +44,8 @@ def mark_reviewed(root: Path | str, vpath: str, now: float | None = None) -> Non
     except FileNotFoundError:
         raise ReviewError(f"The path {vpath} does not exist") from None
     except OSError:
-        raise ReviewError(f"Could not mark {vpath} reviewed: the operation failed on the memory store") from None
+        raise ReviewError(
+            f"Could not mark {vpath} reviewed: the operation failed on the memory store"
+        ) from None
     finally:
         audit.record(root, "markReviewed", [vpath], outcome)

@@ -90,9 +90,15 @@ def _still_expired(root: Path, vpath: str, now: float, t: Thresholds) -> bool:
     return is_expired(load(path, vpath), now, t)
 
 
-def apply_sweep(root: Path, plan: SweepPlan, t: Thresholds | None = None, now: float | None = None, *,
-                progress: Callable[[int, int], None] | None = None,
-                cancelled: Callable[[], bool] | None = None) -> SweepResult:
+def apply_sweep(
+    root: Path,
+    plan: SweepPlan,
+    t: Thresholds | None = None,
+    now: float | None = None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> SweepResult:
     """Delete the plan's files that are still expired; `progress(done, total)` after each one."""
     from .commands import ToolContext, run_tool
 

@@ -11,10 +11,24 @@ PROGRESS_MIN = 20  # files; below this a progress line is noise
 def register(subparsers, common) -> None:
     p = subparsers.add_parser("sweep", parents=[common], help="delete expired episodic and session memories")
     p.add_argument("--dry-run", action="store_true", help="list what would be deleted, delete nothing")
-    p.add_argument("--yes", "-y", action="store_true", help="delete without asking (needed when not on a terminal)")
+    p.add_argument(
+        "--yes", "-y", action="store_true", help="delete without asking (needed when not on a terminal)"
+    )
     p.add_argument("--json", action="store_true", help="print {swept, kept} as JSON")
-    p.add_argument("--episodic-days", type=float, default=42, metavar="N", help="episodic memories expire after N days (42)")
-    p.add_argument("--session-hours", type=float, default=24, metavar="N", help="session memories expire after N hours (24)")
+    p.add_argument(
+        "--episodic-days",
+        type=float,
+        default=42,
+        metavar="N",
+        help="episodic memories expire after N days (42)",
+    )
+    p.add_argument(
+        "--session-hours",
+        type=float,
+        default=24,
+        metavar="N",
+        help="session memories expire after N hours (24)",
+    )
     p.set_defaults(func=handler)
 
 
@@ -41,7 +55,9 @@ def handler(args) -> int:
     if human:
         for e in plan.expired:
             print(f"{e.vpath}\t{e.category}\t{e.age_days:.1f} days old")
-        print(f"{len(plan.expired)} expired {'memory' if len(plan.expired) == 1 else 'memories'}, {plan.kept} kept")
+        print(
+            f"{len(plan.expired)} expired {'memory' if len(plan.expired) == 1 else 'memories'}, {plan.kept} kept"
+        )
     interactive = sys.stdin.isatty() and sys.stderr.isatty()
     go = bool(plan.expired) and not args.dry_run
     if go and not args.yes:
@@ -54,7 +70,9 @@ def handler(args) -> int:
         print("dry run: nothing deleted")
     if not go:
         if args.json:
-            would = [] if plan.expired and not args.dry_run and not args.yes else [e.vpath for e in plan.expired]
+            would = (
+                [] if plan.expired and not args.dry_run and not args.yes else [e.vpath for e in plan.expired]
+            )
             print(json.dumps({"swept": would, "kept": plan.total - len(would)}))
         return 0
 

@@ -75,7 +75,7 @@ def _apply_fenced(lines: list[str], close: int, workspace: str | None) -> str:
             close += 1
         else:
             line = out[cat_index]
-            ending = line[len(_body(line)):] or nl
+            ending = line[len(_body(line)) :] or nl
             # drop an indented/list continuation of the bad value (a block value of `category`)
             end = cat_index + 1
             while end < close and (out[end][:1] in (" ", "\t") or out[end].startswith("- ")):

@@ -32,10 +32,14 @@ CASES: dict[str, tuple[str, float, set[str]]] = {
     "km202.md": ("---\ncategory: ' Preference '\n---\nbody\n", 0, {"KM202", "KM300"}),
     "km203.md": ("---\ncategory: 5\nworkspace: global\n---\nbody\n", 0, {"KM203"}),
     "km300.md": ("---\ncategory: episodic\n---\nbody\n", 0, {"KM300"}),
-    "km301.md": ("---\ncategory: project-fact\nworkspace: /nonexistent/moved/repo\n---\nbody\n", 0, {"KM301", "KM303"}),
+    "km301.md": (
+        "---\ncategory: project-fact\nworkspace: /nonexistent/moved/repo\n---\nbody\n",
+        0,
+        {"KM301", "KM303"},
+    ),
     "km302.md": ("---\ncategory: project-fact\nworkspace: ~/src/api/\n---\nbody\n", 0, {"KM302", "KM303"}),
     "km303.md": ("---\ncategory: project-fact\nworkspace: other-label\n---\nbody\n", 0, {"KM303"}),
-    "km304.md": ("---\ncategory: project-fact\nworkspace: \"a\\u0007b\"\n---\nbody\n", 0, {"KM304"}),
+    "km304.md": ('---\ncategory: project-fact\nworkspace: "a\\u0007b"\n---\nbody\n', 0, {"KM304"}),
     "km306.md": ("---\ncategory: preference\nworkspace: work-laptop\n---\nbody\n", 0, {"KM306", "KM303"}),
     "km306-global.md": ("---\ncategory: preference\nworkspace: global\n---\nbody\n", 0, set()),
     "km400.md": ("---\ncategory: project-fact\nworkspace: global\n---\nbody\n", 200, {"KM400"}),
@@ -44,9 +48,21 @@ CASES: dict[str, tuple[str, float, set[str]]] = {
     "km403.md": ("---\ncategory: session\n---\nbody\n", 0.2, {"KM403"}),
     "km404.md": ("---\ncategory: session\n---\nbody\n", 2, {"KM404"}),
     "km600.md": ("---\ncategory: preference\n---\n" + ("x" * 99 + "\n") * 700, 0, {"KM600"}),
-    "km602.md": ("---\ncategory: preference\n---\ntoken: ghp_abcdefghijklmnopqrstuvwxyz0123456789AB\n", 0, {"KM602"}),
-    "suppressed.md": ("---\ncategory: project-fact\nworkspace: global\n---\n<!-- kin-memory: disable KM400 -->\n", 400, set()),
-    "bad-directive.md": ("---\ncategory: preference\n---\n<!-- kin-memory: disable KM999 -->\n", 0, {"KM901"}),
+    "km602.md": (
+        "---\ncategory: preference\n---\ntoken: ghp_abcdefghijklmnopqrstuvwxyz0123456789AB\n",
+        0,
+        {"KM602"},
+    ),
+    "suppressed.md": (
+        "---\ncategory: project-fact\nworkspace: global\n---\n<!-- kin-memory: disable KM400 -->\n",
+        400,
+        set(),
+    ),
+    "bad-directive.md": (
+        "---\ncategory: preference\n---\n<!-- kin-memory: disable KM999 -->\n",
+        0,
+        {"KM901"},
+    ),
     "clean.md": ("---\ncategory: preference\n---\nLikes tea.\n", 0, set()),
 }
 
@@ -61,7 +77,9 @@ def store(tmp_path: Path) -> Path:
         if age:
             os.utime(p, (NOW - age * DAY, NOW - age * DAY))
     (root / "km603.md").write_bytes(b"---\ncategory: preference\n---\nbad \xff\n")
-    (root / "MEMORY.md").write_text("# Index\n- [gone](facts/missing.md)\n- [ok](clean.md)\n" + "line\n" * 210)
+    (root / "MEMORY.md").write_text(
+        "# Index\n- [gone](facts/missing.md)\n- [ok](clean.md)\n" + "line\n" * 210
+    )
     return root
 
 
@@ -93,20 +111,30 @@ def test_quick_fix_edits_only_what_they_must(store: Path) -> None:
     (f,) = results["/memories/km104.md"]
     (edit,) = f.fixes[0].edits
     lines = memory.text.split("\n")
-    kept = lines[: edit.span.line] + lines[edit.span.end_line:]
+    kept = lines[: edit.span.line] + lines[edit.span.end_line :]
     assert "\n".join(kept) == "---\ncategory: preference\n---\nbody\n"
 
 
 def test_cli_json_and_exit_codes(store: Path) -> None:
     env = {**os.environ, "HOME": str(store.parent)}
-    out = subprocess.run([sys.executable, "-m", "kin_memory", "check", str(store), "--format", "json", "--workspace", "none"],
-                         capture_output=True, text=True, env=env, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "kin_memory", "check", str(store), "--format", "json", "--workspace", "none"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert out.returncode == 1, out.stderr
     rows = json.loads(out.stdout)
     assert {"path", "range", "code", "severity", "message"} <= set(rows[0])
     assert any(r["code"] == "KM201" and r["path"].endswith("km201.md") for r in rows)
-    missing = subprocess.run([sys.executable, "-m", "kin_memory", "check", "--root", str(store / "nope")],
-                             capture_output=True, text=True, env=env, timeout=60)
+    missing = subprocess.run(
+        [sys.executable, "-m", "kin_memory", "check", "--root", str(store / "nope")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert missing.returncode == 2 and "Traceback" not in missing.stderr and missing.stderr.count("\n") == 1
 
 
@@ -114,8 +142,13 @@ def test_clean_store_exits_zero(tmp_path: Path) -> None:
     root = tmp_path / "memory"
     root.mkdir()
     (root / "a.md").write_text("---\ncategory: preference\n---\nok\n")
-    out = subprocess.run([sys.executable, "-m", "kin_memory", "check", "--root", str(root)], capture_output=True,
-                         text=True, env={**os.environ, "HOME": str(tmp_path)}, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "kin_memory", "check", "--root", str(root)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HOME": str(tmp_path)},
+        timeout=60,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
 
 

@@ -21,9 +21,11 @@ def test_hostile_store(tmp_path: Path) -> None:
     (root / "nul.md").write_bytes(b"---\ncategory: preference\n---\na\x00b\n")
     (root / "empty.md").write_bytes(b"")
     (root / "crlf.md").write_bytes(b"---\r\ncategory: prefrence\r\n---\r\nbody\r\n")
-    (root / "bomb.md").write_text("---\na: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
-                                  "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
-                                  "category: preference\n---\nbody\n")
+    (root / "bomb.md").write_text(
+        "---\na: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+        "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+        "category: preference\n---\nbody\n"
+    )
     (root / "dir.md").mkdir()
     os.symlink(root / "loop-b.md", root / "loop-a.md")
     os.symlink(root / "loop-a.md", root / "loop-b.md")
@@ -43,8 +45,13 @@ def test_hostile_store(tmp_path: Path) -> None:
     reasons = {p.vpath: p.reason for p in store.problems}
     assert "folder named like a memory file" in reasons["/memories/dir.md"]
     assert "outside the store" in reasons["/memories/escape.md"]
-    out = subprocess.run([sys.executable, "-m", "kin_memory", "check", "--root", str(root)], capture_output=True,
-                         text=True, timeout=60, env={**os.environ, "HOME": str(tmp_path)})
+    out = subprocess.run(
+        [sys.executable, "-m", "kin_memory", "check", "--root", str(root)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
     assert "Traceback" not in out.stderr and out.returncode == 1  # KM603 is an error
 
 

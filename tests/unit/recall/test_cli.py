@@ -15,15 +15,42 @@ WS = "/srv/repos/app"
 
 def cli(root: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "HOME": str(root.parent), "KIN_MEMORY_DIR": str(root)}
-    return subprocess.run([sys.executable, "-m", "kin_memory", *args, "--root", str(root)], capture_output=True,
-                          text=True, env=env, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "kin_memory", *args, "--root", str(root)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
 
 
 def fill(root: Path) -> None:
-    write(root, "facts/build.md", memory("project-fact", "# Build\n\nThe build uses bazel with a remote cache on the shared runners.\n", WS))
-    write(root, "facts/build-again.md", memory("project-fact", "# Build again\n\nThe build uses bazel with a remote cache on the shared runners today.\n", WS))
-    write(root, "facts/foreign.md", memory("project-fact", "# Foreign\n\nThe other build uses make.\n", "/srv/repos/other"))
-    write(root, "notes/evil.md", memory("episodic", "# \x1b[31mred\x1b[0m\n\nbuild \x1b]0;pwned\x07 output\n", "global"))
+    write(
+        root,
+        "facts/build.md",
+        memory(
+            "project-fact", "# Build\n\nThe build uses bazel with a remote cache on the shared runners.\n", WS
+        ),
+    )
+    write(
+        root,
+        "facts/build-again.md",
+        memory(
+            "project-fact",
+            "# Build again\n\nThe build uses bazel with a remote cache on the shared runners today.\n",
+            WS,
+        ),
+    )
+    write(
+        root,
+        "facts/foreign.md",
+        memory("project-fact", "# Foreign\n\nThe other build uses make.\n", "/srv/repos/other"),
+    )
+    write(
+        root,
+        "notes/evil.md",
+        memory("episodic", "# \x1b[31mred\x1b[0m\n\nbuild \x1b]0;pwned\x07 output\n", "global"),
+    )
     write(root, "MEMORY.md", "# Index\n" + "".join(f"- line {i}\n" for i in range(300)))
 
 

@@ -22,13 +22,49 @@ def paths(hits) -> list[str]:
 
 
 def crafted(root: Path) -> None:
-    write(root, "facts/deploy-topology.md", memory("project-fact", "# Deploy topology\n\nThe API runs on three nodes behind the gateway.\n", WS))
-    write(root, "facts/database.md", memory("project-fact", "# Database\n\nPostgres primary with one replica; deploy migrations before the API.\n", WS))
-    write(root, "notes/long-episode.md", memory("episodic", "# Friday\n\n" + "We talked about lunch and the weather. " * 40 + "Someone mentioned deploy once.\n", WS))
-    write(root, "prefs/tabs.md", memory("preference", "# Indentation\n\nThe user prefers tabs over spaces in Go code.\n"))
-    write(root, "foreign/secret-plan.md", memory("project-fact", "# Other deploy\n\nThe other team deploys with a blue green gateway.\n", OTHER))
+    write(
+        root,
+        "facts/deploy-topology.md",
+        memory("project-fact", "# Deploy topology\n\nThe API runs on three nodes behind the gateway.\n", WS),
+    )
+    write(
+        root,
+        "facts/database.md",
+        memory(
+            "project-fact",
+            "# Database\n\nPostgres primary with one replica; deploy migrations before the API.\n",
+            WS,
+        ),
+    )
+    write(
+        root,
+        "notes/long-episode.md",
+        memory(
+            "episodic",
+            "# Friday\n\n"
+            + "We talked about lunch and the weather. " * 40
+            + "Someone mentioned deploy once.\n",
+            WS,
+        ),
+    )
+    write(
+        root,
+        "prefs/tabs.md",
+        memory("preference", "# Indentation\n\nThe user prefers tabs over spaces in Go code.\n"),
+    )
+    write(
+        root,
+        "foreign/secret-plan.md",
+        memory(
+            "project-fact", "# Other deploy\n\nThe other team deploys with a blue green gateway.\n", OTHER
+        ),
+    )
     write(root, "legacy.md", "No frontmatter at all: the gateway timeout is 30 seconds.\n")
-    write(root, "session/today.md", memory("session", "# Scratch\n\nThe gateway password rotation is in progress today.\n"))
+    write(
+        root,
+        "session/today.md",
+        memory("session", "# Scratch\n\nThe gateway password rotation is in progress today.\n"),
+    )
     write(root, "MEMORY.md", "# Index\n\n- gateway notes\n")
 
 
@@ -39,7 +75,9 @@ def test_ranking_prefers_path_and_title_matches(store: Path) -> None:
     hits = r.search("deploy", (WS,))
     assert paths(hits)[0] == "/memories/facts/deploy-topology.md"  # in path and title, not only in body
     assert "/memories/notes/long-episode.md" in paths(hits)
-    assert paths(hits).index("/memories/notes/long-episode.md") > paths(hits).index("/memories/facts/database.md")
+    assert paths(hits).index("/memories/notes/long-episode.md") > paths(hits).index(
+        "/memories/facts/database.md"
+    )
 
 
 def test_workspace_filter_is_hard_and_operator_view_sees_all(store: Path) -> None:
@@ -71,7 +109,15 @@ def test_preferences_are_recency_weighted(store: Path) -> None:
     write(store, "prefs/review-new.md", memory("preference", body))
     write(store, "prefs/review-old.md", memory("preference", body), age_days=700)
     # an episode that repeats the words more often than the preference states them
-    write(store, "notes/friday.md", memory("episodic", "# Friday\n\nWe wrote review comments on naming; review comments on naming again.\n", "global"))
+    write(
+        store,
+        "notes/friday.md",
+        memory(
+            "episodic",
+            "# Friday\n\nWe wrote review comments on naming; review comments on naming again.\n",
+            "global",
+        ),
+    )
     r = Recall(store)
     r.sync_disk()
     order = paths(r.search("review comments naming", ()))
@@ -79,9 +125,38 @@ def test_preferences_are_recency_weighted(store: Path) -> None:
     assert order[0] == "/memories/prefs/review-new.md"
 
 
-HOSTILE = ['', '   ', '"', '""', "'", 'deploy-topology', 'a/b/c', 'NEAR(deploy api)', 'deploy AND', 'AND OR NOT',
-           '*', 'dep*', '**', '(', ')', '((deploy', 'deploy)', '😀', 'gateway 😀 deploy', 'title:deploy', '^deploy',
-           'deploy + api', '-deploy', 'col:"x"', '\x00', 'NEAR', '"unbalanced', "x" * 5000, "ü∂ƒ©", "日本語のメモ"]
+HOSTILE = [
+    "",
+    "   ",
+    '"',
+    '""',
+    "'",
+    "deploy-topology",
+    "a/b/c",
+    "NEAR(deploy api)",
+    "deploy AND",
+    "AND OR NOT",
+    "*",
+    "dep*",
+    "**",
+    "(",
+    ")",
+    "((deploy",
+    "deploy)",
+    "😀",
+    "gateway 😀 deploy",
+    "title:deploy",
+    "^deploy",
+    "deploy + api",
+    "-deploy",
+    'col:"x"',
+    "\x00",
+    "NEAR",
+    '"unbalanced',
+    "x" * 5000,
+    "ü∂ƒ©",
+    "日本語のメモ",
+]
 
 
 @pytest.mark.parametrize("query", HOSTILE)
@@ -185,7 +260,11 @@ def test_unreadable_store_folder_gives_no_crash(tmp_path: Path) -> None:
 
 
 def test_body_reads_are_capped(store: Path) -> None:
-    write(store, "big.md", memory("project-fact", "# Big\n\n" + "filler " * 20000 + "needle-at-the-end\n", "global"))
+    write(
+        store,
+        "big.md",
+        memory("project-fact", "# Big\n\n" + "filler " * 20000 + "needle-at-the-end\n", "global"),
+    )
     r = Recall(store)
     r.sync_disk()
     assert r.search("filler", ())
@@ -215,7 +294,11 @@ def test_related_skips_words_only_the_asking_memory_has(store: Path) -> None:
     # Twelve words only this memory has would otherwise fill the query and relate it to nothing.
     unique = " ".join(f"zq{i}unique" for i in range(14))
     write(store, "facts/asking.md", memory("project-fact", f"# Asking\n\n{unique} harbour crane\n", "global"))
-    write(store, "facts/other.md", memory("project-fact", "# Other\n\nThe harbour crane lifts containers.\n", "global"))
+    write(
+        store,
+        "facts/other.md",
+        memory("project-fact", "# Other\n\nThe harbour crane lifts containers.\n", "global"),
+    )
     r = Recall(store)
     r.sync_disk()
     hits = r.index.related(f"{unique} harbour crane", (), exclude="/memories/facts/asking.md")

@@ -12,7 +12,9 @@ from kin_memory.store.store import Store
 
 def make(root: Path) -> None:
     (root / "facts").mkdir(parents=True)
-    (root / "facts" / "a.md").write_text("---\ncategory: projcet-fact\nworkspace: /srv/a\n---\n# Alpha title\n\nbody a\n")
+    (root / "facts" / "a.md").write_text(
+        "---\ncategory: projcet-fact\nworkspace: /srv/a\n---\n# Alpha title\n\nbody a\n"
+    )
     (root / "b.md").write_text("no frontmatter\n")
     (root / "MEMORY.md").write_text("# Index\n- [a](/memories/facts/a.md)\n")
 
@@ -28,7 +30,10 @@ def test_compacted_store_answers_like_the_whole_one(tmp_path: Path) -> None:
     assert not compact.disk["/memories/MEMORY.md"].compact  # the index is always kept whole
     ctx = Context(root=tmp_path, active=("/srv/a",))
     index = whole.index_file()
-    assert compose(list(compact.memories()), index, ctx.active).text == compose(list(whole.memories()), index, ctx.active).text
+    assert (
+        compose(list(compact.memories()), index, ctx.active).text
+        == compose(list(whole.memories()), index, ctx.active).text
+    )
     for vpath in whole.disk:
         got = compact.get(vpath)
         assert got is not None and not got.compact

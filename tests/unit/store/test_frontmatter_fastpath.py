@@ -9,8 +9,10 @@ from kin_memory.store import frontmatter as fm
 
 KEYS = st.sampled_from(["category", "workspace", "title", "tags", "a-b", "_x", "Key9"])
 # Values mixing plain words with everything YAML treats specially.
-PIECE = st.sampled_from(list("abcXYZ019 /~_.-:#'\"[]{},&*!|>%@`\t?=+")
-                        + ["yes", "null", "1e3", "2024-01-02", "0x1f", "On", ".inf", "0o17", "1_000"])
+PIECE = st.sampled_from(
+    list("abcXYZ019 /~_.-:#'\"[]{},&*!|>%@`\t?=+")
+    + ["yes", "null", "1e3", "2024-01-02", "0x1f", "On", ".inf", "0o17", "1_000"]
+)
 VALUE = st.lists(PIECE, max_size=6).map(lambda parts: "".join(parts).strip(" "))
 
 

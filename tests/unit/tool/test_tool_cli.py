@@ -13,8 +13,16 @@ def test_tool_subcommand_create_and_view(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     root = tmp_path / "store"
     root.mkdir()
-    rc = main(["tool", "--root", str(root), "--workspace", "none",
-               json.dumps({"command": "create", "path": "/memories/a.md", "file_text": "hi"})])
+    rc = main(
+        [
+            "tool",
+            "--root",
+            str(root),
+            "--workspace",
+            "none",
+            json.dumps({"command": "create", "path": "/memories/a.md", "file_text": "hi"}),
+        ]
+    )
     assert rc == 0
     assert capsys.readouterr().out == "File created successfully at: /memories/a.md\n"
     assert (root / "a.md").read_text() == "---\ncategory: episodic\n---\nhi"
@@ -42,8 +50,16 @@ def test_tool_disabled_by_workspace_settings(tmp_path, capsys, monkeypatch):
     ws = tmp_path / "ws"
     (ws / ".kin").mkdir(parents=True)
     (ws / ".kin" / "settings.toml").write_text("memory_enabled = false\n")
-    rc = main(["tool", "--root", str(tmp_path / "store"), "--workspace", str(ws),
-               json.dumps({"command": "view", "path": "/memories"})])
+    rc = main(
+        [
+            "tool",
+            "--root",
+            str(tmp_path / "store"),
+            "--workspace",
+            str(ws),
+            json.dumps({"command": "view", "path": "/memories"}),
+        ]
+    )
     assert rc == 1
     out = capsys.readouterr().out
     assert out.startswith("Memory is disabled (memory_enabled = false in ") and "settings.toml" in out
@@ -59,10 +75,25 @@ def test_create_from_a_linked_worktree_stamps_the_main_tree(tmp_path, capsys, mo
     worktree.mkdir()
     (worktree / ".git").write_text(f"gitdir: {gitdir}\n")
     root = tmp_path / "store"
-    for rel, text in (("f.md", "---\ncategory: project-fact\n---\nx\n"), ("p.md", "---\ncategory: preference\n---\nx\n"),
-                      ("e.md", "plain\n"), ("g.md", "---\ncategory: episodic\nworkspace: global\n---\nx\n")):
-        assert main(["tool", "--root", str(root), "--workspace", str(worktree),
-                     json.dumps({"command": "create", "path": f"/memories/{rel}", "file_text": text})]) == 0
+    for rel, text in (
+        ("f.md", "---\ncategory: project-fact\n---\nx\n"),
+        ("p.md", "---\ncategory: preference\n---\nx\n"),
+        ("e.md", "plain\n"),
+        ("g.md", "---\ncategory: episodic\nworkspace: global\n---\nx\n"),
+    ):
+        assert (
+            main(
+                [
+                    "tool",
+                    "--root",
+                    str(root),
+                    "--workspace",
+                    str(worktree),
+                    json.dumps({"command": "create", "path": f"/memories/{rel}", "file_text": text}),
+                ]
+            )
+            == 0
+        )
     real = str(main_tree.resolve())
     assert (root / "f.md").read_text() == f"---\ncategory: project-fact\nworkspace: {real}\n---\nx\n"
     assert (root / "p.md").read_text() == "---\ncategory: preference\n---\nx\n"

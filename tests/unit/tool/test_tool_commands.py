@@ -35,7 +35,8 @@ def test_size_format():
 def test_view_empty_store(run, root):
     assert ok(run(command="view", path="/memories")) == (
         "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items:\n"
-        "0B\t/memories")
+        "0B\t/memories"
+    )
 
 
 def test_view_missing_root_is_not_an_error(tmp_path):
@@ -73,7 +74,8 @@ def test_view_subdirectory(run, root):
 def test_view_file_line_numbers(run, root):
     (root / "f.md").write_text("first line\nsecond line")
     assert ok(run(command="view", path="/memories/f.md")) == (
-        "Here's the content of /memories/f.md with line numbers:\n     1\tfirst line\n     2\tsecond line")
+        "Here's the content of /memories/f.md with line numbers:\n     1\tfirst line\n     2\tsecond line"
+    )
 
 
 def test_view_crlf_and_trailing_newline(run, root):
@@ -85,9 +87,13 @@ def test_view_crlf_and_trailing_newline(run, root):
 def test_view_range(run, root):
     (root / "f.md").write_text("a\nb\nc\nd")
     assert ok(run(command="view", path="/memories/f.md", view_range=[2, 3])).split("\n")[1:] == [
-        "     2\tb", "     3\tc"]
+        "     2\tb",
+        "     3\tc",
+    ]
     assert ok(run(command="view", path="/memories/f.md", view_range=[3, -1])).split("\n")[1:] == [
-        "     3\tc", "     4\td"]
+        "     3\tc",
+        "     4\td",
+    ]
     assert ok(run(command="view", path="/memories/f.md", view_range=[0, 1])).split("\n")[1:] == ["     1\ta"]
 
 
@@ -102,7 +108,8 @@ def test_view_missing_and_invalid_utf8(run, root):
     assert messages.not_found("/x") == "The path /x does not exist. Please provide a valid path."
     (root / "bin.md").write_bytes(b"\xff\xfe")
     assert err(run(command="view", path="/memories/bin.md")) == (
-        "The file /memories/bin.md is not a valid UTF-8 text file and cannot be read as memory.")
+        "The file /memories/bin.md is not a valid UTF-8 text file and cannot be read as memory."
+    )
 
 
 def test_view_unsupported(run, root):
@@ -113,7 +120,8 @@ def test_view_unsupported(run, root):
 def test_view_too_many_lines(run, root):
     (root / "big.md").write_text("\n" * 999_999)
     assert err(run(command="view", path="/memories/big.md")) == (
-        "File /memories/big.md exceeds maximum line limit of 999,999 lines.")
+        "File /memories/big.md exceeds maximum line limit of 999,999 lines."
+    )
 
 
 # ------------------------------------------------------------------ create
@@ -123,7 +131,8 @@ def test_create_plain_file_verbatim_and_modes(run, root):
     old = os.umask(0o022)
     try:
         assert ok(run(command="create", path="/memories/a/b/notes.txt", file_text="hi\r\n")) == (
-            "File created successfully at: /memories/a/b/notes.txt")
+            "File created successfully at: /memories/a/b/notes.txt"
+        )
     finally:
         os.umask(old)
     f = root / "a" / "b" / "notes.txt"
@@ -136,7 +145,10 @@ def test_create_plain_file_verbatim_and_modes(run, root):
 
 def test_create_exists(run, root):
     (root / "x.md").write_text("keep")
-    assert err(run(command="create", path="/memories/x.md", file_text="n")) == "File /memories/x.md already exists"
+    assert (
+        err(run(command="create", path="/memories/x.md", file_text="n"))
+        == "File /memories/x.md already exists"
+    )
     assert (root / "x.md").read_text() == "keep"
 
 
@@ -167,7 +179,8 @@ def test_str_replace_snippet(run, root):
     (root / "f.md").write_text("Line 1\nOld Text\nLine 3")
     assert ok(run(command="str_replace", path="/memories/f.md", old_str="Old", new_str="New")) == (
         "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"
-        "     1\tLine 1\n     2\tNew Text\n     3\tLine 3")
+        "     1\tLine 1\n     2\tNew Text\n     3\tLine 3"
+    )
     assert (root / "f.md").read_text() == "Line 1\nNew Text\nLine 3"
 
 
@@ -180,9 +193,11 @@ def test_str_replace_snippet_window(run, root):
 def test_str_replace_no_match_and_multiple(run, root):
     (root / "f.md").write_text("a x\nb\nc x\n")
     assert err(run(command="str_replace", path="/memories/f.md", old_str="zz", new_str="")) == (
-        "No replacement was performed, old_str `zz` did not appear verbatim in /memories/f.md.")
+        "No replacement was performed, old_str `zz` did not appear verbatim in /memories/f.md."
+    )
     assert err(run(command="str_replace", path="/memories/f.md", old_str="x", new_str="y")) == (
-        "No replacement was performed. Multiple occurrences of old_str `x` in lines: 1, 3. Please ensure it is unique")
+        "No replacement was performed. Multiple occurrences of old_str `x` in lines: 1, 3. Please ensure it is unique"
+    )
 
 
 def test_str_replace_omitted_new_str_deletes_and_keeps_crlf(run, root):
@@ -194,9 +209,11 @@ def test_str_replace_omitted_new_str_deletes_and_keeps_crlf(run, root):
 def test_str_replace_missing_and_directory(run, root):
     (root / "d").mkdir()
     assert err(run(command="str_replace", path="/memories/no.md", old_str="a", new_str="b")) == (
-        messages.not_found("/memories/no.md"))
+        messages.not_found("/memories/no.md")
+    )
     assert err(run(command="str_replace", path="/memories/d", old_str="a", new_str="b")) == (
-        "The path /memories/d is not a file.")
+        "The path /memories/d is not a file."
+    )
 
 
 def test_str_replace_keeps_mode(run, root):
@@ -216,7 +233,8 @@ def test_str_replace_conflict_detected(run, root, monkeypatch):
 
     monkeypatch.setattr(commands, "_before_commit", meddle)
     assert err(run(command="str_replace", path="/memories/f.md", old_str="one", new_str="1")) == (
-        "The file /memories/f.md changed while it was being edited; no replacement was performed.")
+        "The file /memories/f.md changed while it was being edited; no replacement was performed."
+    )
     assert f.read_text() == "someone else's edit, longer"
 
 
@@ -225,34 +243,42 @@ def test_str_replace_vanished(run, root, monkeypatch):
     f.write_text("one two")
     monkeypatch.setattr(commands, "_before_commit", lambda path: path.unlink())
     assert err(run(command="str_replace", path="/memories/f.md", old_str="one", new_str="1")) == (
-        "The file /memories/f.md no longer exists (may have been deleted or renamed concurrently).")
+        "The file /memories/f.md no longer exists (may have been deleted or renamed concurrently)."
+    )
 
 
 # ------------------------------------------------------------------ insert
 
 
-@pytest.mark.parametrize(("before", "line", "text", "after"), [
-    ("Line 1\nLine 2", 1, "Inserted Line", "Line 1\nInserted Line\nLine 2\n"),
-    ("Line 1\nLine 2", 0, "First Line", "First Line\nLine 1\nLine 2\n"),
-    ("line1\r\nline2\r\nline3\r\n", 1, "Inserted", "line1\r\nInserted\nline2\r\nline3\r\n"),
-    ("a\n", 1, "b\n", "a\nb\n"),
-    ("", 0, "only", "only\n"),
-])
+@pytest.mark.parametrize(
+    ("before", "line", "text", "after"),
+    [
+        ("Line 1\nLine 2", 1, "Inserted Line", "Line 1\nInserted Line\nLine 2\n"),
+        ("Line 1\nLine 2", 0, "First Line", "First Line\nLine 1\nLine 2\n"),
+        ("line1\r\nline2\r\nline3\r\n", 1, "Inserted", "line1\r\nInserted\nline2\r\nline3\r\n"),
+        ("a\n", 1, "b\n", "a\nb\n"),
+        ("", 0, "only", "only\n"),
+    ],
+)
 def test_insert_examples(run, root, before, line, text, after):
     (root / "f.md").write_bytes(before.encode())
     assert ok(run(command="insert", path="/memories/f.md", insert_line=line, insert_text=text)) == (
-        "The file /memories/f.md has been edited.")
+        "The file /memories/f.md has been edited."
+    )
     assert (root / "f.md").read_bytes() == after.encode()
 
 
 def test_insert_bad_line(run, root):
     (root / "f.md").write_text("a\nb\n")
     assert err(run(command="insert", path="/memories/f.md", insert_line=3, insert_text="x")) == (
-        "Invalid `insert_line` parameter: 3. It should be within the range [0, 2].")
+        "Invalid `insert_line` parameter: 3. It should be within the range [0, 2]."
+    )
     assert err(run(command="insert", path="/memories/f.md", insert_line=-1, insert_text="x")) == (
-        "Invalid `insert_line` parameter: -1. It should be within the range [0, 2].")
+        "Invalid `insert_line` parameter: -1. It should be within the range [0, 2]."
+    )
     assert err(run(command="insert", path="/memories/no.md", insert_line=0, insert_text="x")) == (
-        messages.not_found("/memories/no.md"))
+        messages.not_found("/memories/no.md")
+    )
 
 
 # ------------------------------------------------------------------ delete / rename
@@ -282,18 +308,23 @@ def test_rename(run, root):
     (root / "a.md").write_text("x")
     (root / "b.md").write_text("y")
     assert err(run(command="rename", old_path="/memories/a.md", new_path="/memories/b.md")) == (
-        "The destination /memories/b.md already exists")
+        "The destination /memories/b.md already exists"
+    )
     assert err(run(command="rename", old_path="/memories/no.md", new_path="/memories/c.md")) == (
-        "The path /memories/no.md does not exist")
+        "The path /memories/no.md does not exist"
+    )
     assert ok(run(command="rename", old_path="/memories/a.md", new_path="/memories/n/e/w.md")) == (
-        "Successfully renamed /memories/a.md to /memories/n/e/w.md")
+        "Successfully renamed /memories/a.md to /memories/n/e/w.md"
+    )
     assert (root / "n" / "e" / "w.md").read_text() == "x"
     assert stat.S_IMODE((root / "n").stat().st_mode) == 0o700
     assert stat.S_IMODE((root / "n" / "e").stat().st_mode) == 0o700
     assert err(run(command="rename", old_path="/memories", new_path="/memories/x")) == (
-        "Cannot rename the /memories directory itself")
+        "Cannot rename the /memories directory itself"
+    )
     assert err(run(command="rename", old_path="/memories/b.md", new_path="/memories")) == (
-        "The destination /memories already exists")
+        "The destination /memories already exists"
+    )
 
 
 def test_rename_into_itself_maps_error(run, root):
@@ -305,7 +336,8 @@ def test_rename_into_itself_maps_error(run, root):
 def test_rename_refuses_hostile_destination(run, root):
     (root / "a.md").write_text("x")
     assert err(run(command="rename", old_path="/memories/a.md", new_path="/memories/../a.md")) == (
-        "Path /memories/../a.md would escape /memories directory")
+        "Path /memories/../a.md would escape /memories directory"
+    )
     assert (root / "a.md").exists()
 
 
@@ -326,11 +358,13 @@ def test_unknown_command_and_missing_params(run):
 def test_plan_mode(root):
     ctx = ToolContext(root=root, mode="plan")
     (root / "f.md").write_text("x")
-    for inp in ({"command": "create", "path": "/memories/n.md", "file_text": "x"},
-                {"command": "str_replace", "path": "/memories/f.md", "old_str": "x", "new_str": "y"},
-                {"command": "insert", "path": "/memories/f.md", "insert_line": 0, "insert_text": "y"},
-                {"command": "delete", "path": "/memories/f.md"},
-                {"command": "rename", "old_path": "/memories/f.md", "new_path": "/memories/g.md"}):
+    for inp in (
+        {"command": "create", "path": "/memories/n.md", "file_text": "x"},
+        {"command": "str_replace", "path": "/memories/f.md", "old_str": "x", "new_str": "y"},
+        {"command": "insert", "path": "/memories/f.md", "insert_line": 0, "insert_text": "y"},
+        {"command": "delete", "path": "/memories/f.md"},
+        {"command": "rename", "old_path": "/memories/f.md", "new_path": "/memories/g.md"},
+    ):
         res = run_tool(inp, ctx)
         assert res.is_error
         assert res.content == f"Memory tool is in plan mode: {inp['command']} is not allowed (view only)"
@@ -408,11 +442,13 @@ def test_os_errors_name_only_virtual_paths(run, root, monkeypatch):
 
     for name in ("write_at", "create_at", "remove_at", "rename_at"):
         monkeypatch.setattr(commands, name, boom)
-    results = [run(command="str_replace", path="/memories/f.md", old_str="x", new_str="y"),
-               run(command="insert", path="/memories/f.md", insert_line=0, insert_text="y"),
-               run(command="create", path="/memories/g.md", file_text="y"),
-               run(command="delete", path="/memories/f.md"),
-               run(command="rename", old_path="/memories/f.md", new_path="/memories/h.md")]
+    results = [
+        run(command="str_replace", path="/memories/f.md", old_str="x", new_str="y"),
+        run(command="insert", path="/memories/f.md", insert_line=0, insert_text="y"),
+        run(command="create", path="/memories/g.md", file_text="y"),
+        run(command="delete", path="/memories/f.md"),
+        run(command="rename", old_path="/memories/f.md", new_path="/memories/h.md"),
+    ]
     monkeypatch.setattr(commands, "open_for_read", boom)
     results.append(run(command="view", path="/memories/f.md"))
     for res in results:

@@ -63,19 +63,66 @@ def build(base: Path) -> Path:
     (root / "out").symlink_to(outside)  # directory link at depth 1
     (root / "a" / "b" / "esc").symlink_to(outside / "sub")  # at depth 3
     (root / "outfile.md").symlink_to(outside / "secret.md")  # file link
-    (root / "dangling.md").symlink_to(outside / "created-through-link.md")  # create through it = write outside
+    (root / "dangling.md").symlink_to(
+        outside / "created-through-link.md"
+    )  # create through it = write outside
     (root / "up").symlink_to("..")  # relative, to the parent of the store
     (root / "sibling").symlink_to(base / "store-x")
     (root / "idx").symlink_to(root / ".kin-index")
     return root
 
 
-_SEGMENTS = ["..", ".", "...", "..\\", "\\", "%2e%2e", "%2E%2e%2F", "%2f", "%5c", "%00", "\x00", "~", "-x",
-             "out", "up", "sibling", "idx", "outfile.md", "dangling.md", "esc", "secret.md", "sub", "deep.md",
-             "a", "b", "f.md", "note.md", "new.md", "", "memories", ".kin-index", "store-x"]
+_SEGMENTS = [
+    "..",
+    ".",
+    "...",
+    "..\\",
+    "\\",
+    "%2e%2e",
+    "%2E%2e%2F",
+    "%2f",
+    "%5c",
+    "%00",
+    "\x00",
+    "~",
+    "-x",
+    "out",
+    "up",
+    "sibling",
+    "idx",
+    "outfile.md",
+    "dangling.md",
+    "esc",
+    "secret.md",
+    "sub",
+    "deep.md",
+    "a",
+    "b",
+    "f.md",
+    "note.md",
+    "new.md",
+    "",
+    "memories",
+    ".kin-index",
+    "store-x",
+]
 segment = st.one_of(st.sampled_from(_SEGMENTS), st.text(alphabet="ab.%2eE/\\\x00-~", max_size=5))
-prefix = st.sampled_from(["/memories/", "/memories", "/memories-x/", "/memories/../", "/memories/a/b/", "/", "",
-                          "memories/", "/etc/", "%2fmemories/", "/memories//", "/memories/./"])
+prefix = st.sampled_from(
+    [
+        "/memories/",
+        "/memories",
+        "/memories-x/",
+        "/memories/../",
+        "/memories/a/b/",
+        "/",
+        "",
+        "memories/",
+        "/etc/",
+        "%2fmemories/",
+        "/memories//",
+        "/memories/./",
+    ]
+)
 hostile = st.builds(lambda p, s: p + "/".join(s), prefix, st.lists(segment, min_size=0, max_size=5))
 valid_inside = st.sampled_from(["/memories/note.md", "/memories/a/b/f.md", "/memories/a", "/memories/zz.md"])
 
@@ -86,8 +133,12 @@ def inputs() -> st.SearchStrategy[dict]:
         st.builds(lambda p: {"command": "view", "path": p}, hostile),
         st.builds(lambda p, r: {"command": "view", "path": p, "view_range": r}, hostile, st.just([1, -1])),
         st.builds(lambda p, t: {"command": "create", "path": p, "file_text": t}, hostile, text),
-        st.builds(lambda p: {"command": "str_replace", "path": p, "old_str": "line", "new_str": "LINE"}, hostile),
-        st.builds(lambda p: {"command": "str_replace", "path": p, "old_str": SECRET[:7], "new_str": "y"}, hostile),
+        st.builds(
+            lambda p: {"command": "str_replace", "path": p, "old_str": "line", "new_str": "LINE"}, hostile
+        ),
+        st.builds(
+            lambda p: {"command": "str_replace", "path": p, "old_str": SECRET[:7], "new_str": "y"}, hostile
+        ),
         st.builds(lambda p: {"command": "insert", "path": p, "insert_line": 0, "insert_text": "z"}, hostile),
         st.builds(lambda p: {"command": "delete", "path": p}, hostile),
         st.builds(lambda a, b: {"command": "rename", "old_path": a, "new_path": b}, hostile, hostile),
@@ -111,28 +162,38 @@ def _check_one(base: Path, inp: dict) -> None:
     assert root.is_dir() and (root / ".kin-index").is_dir() or inp["command"] != "delete"
 
 
-@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=2000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(inp=inputs())
 def test_generated_calls_never_touch_outside(base, inp):
     _check_one(base, inp)
 
 
-@pytest.mark.parametrize("inp", [
-    {"command": "create", "path": "/memories/dangling.md", "file_text": "x"},
-    {"command": "create", "path": "/memories/out/new.md", "file_text": "x"},
-    {"command": "create", "path": "/memories/up/store-x/new.md", "file_text": "x"},
-    {"command": "view", "path": "/memories/outfile.md"},
-    {"command": "view", "path": "/memories/a/b/esc/deep.md"},
-    {"command": "view", "path": "/memories/out"},
-    {"command": "str_replace", "path": "/memories/outfile.md", "old_str": "line", "new_str": "L"},
-    {"command": "insert", "path": "/memories/sibling/sib.md", "insert_line": 0, "insert_text": "x"},
-    {"command": "delete", "path": "/memories/out/secret.md"},
-    {"command": "delete", "path": "/memories/up"},  # a link to the parent: removing the link itself is fine
-    {"command": "rename", "old_path": "/memories/out/secret.md", "new_path": "/memories/stolen.md"},
-    {"command": "rename", "old_path": "/memories/note.md", "new_path": "/memories/out/planted.md"},
-    {"command": "rename", "old_path": "/memories/note.md", "new_path": "/memories/idx/x.md"},
-    {"command": "view", "path": "/memories/idx/tool.lock"},
-])
+@pytest.mark.parametrize(
+    "inp",
+    [
+        {"command": "create", "path": "/memories/dangling.md", "file_text": "x"},
+        {"command": "create", "path": "/memories/out/new.md", "file_text": "x"},
+        {"command": "create", "path": "/memories/up/store-x/new.md", "file_text": "x"},
+        {"command": "view", "path": "/memories/outfile.md"},
+        {"command": "view", "path": "/memories/a/b/esc/deep.md"},
+        {"command": "view", "path": "/memories/out"},
+        {"command": "str_replace", "path": "/memories/outfile.md", "old_str": "line", "new_str": "L"},
+        {"command": "insert", "path": "/memories/sibling/sib.md", "insert_line": 0, "insert_text": "x"},
+        {"command": "delete", "path": "/memories/out/secret.md"},
+        {
+            "command": "delete",
+            "path": "/memories/up",
+        },  # a link to the parent: removing the link itself is fine
+        {"command": "rename", "old_path": "/memories/out/secret.md", "new_path": "/memories/stolen.md"},
+        {"command": "rename", "old_path": "/memories/note.md", "new_path": "/memories/out/planted.md"},
+        {"command": "rename", "old_path": "/memories/note.md", "new_path": "/memories/idx/x.md"},
+        {"command": "view", "path": "/memories/idx/tool.lock"},
+    ],
+)
 def test_known_escapes(base, inp):
     _check_one(base, inp)
 
@@ -153,16 +214,21 @@ def _swap_dir_for_link(directory: Path, target: Path) -> None:
     directory.symlink_to(target)
 
 
-@pytest.mark.parametrize("inp", [
-    {"command": "create", "path": "/memories/a/b/new.md", "file_text": SECRET},
-    {"command": "delete", "path": "/memories/a/b/f.md"},
-    {"command": "rename", "old_path": "/memories/a/b/f.md", "new_path": "/memories/moved.md"},
-])
+@pytest.mark.parametrize(
+    "inp",
+    [
+        {"command": "create", "path": "/memories/a/b/new.md", "file_text": SECRET},
+        {"command": "delete", "path": "/memories/a/b/f.md"},
+        {"command": "rename", "old_path": "/memories/a/b/f.md", "new_path": "/memories/moved.md"},
+    ],
+)
 def test_link_planted_after_check_create_delete_rename(base, monkeypatch, inp):
     root = build(base)
     (base / "outside" / "sub" / "f.md").write_text("outside twin")
     before = snapshot(base, root)
-    monkeypatch.setattr(commands, "_before_write", lambda path: _swap_dir_for_link(root / "a", base / "outside"))
+    monkeypatch.setattr(
+        commands, "_before_write", lambda path: _swap_dir_for_link(root / "a", base / "outside")
+    )
     res = run_tool(inp, ToolContext(root=root))
     # a/b now resolves to outside/sub: the walk meets the link at `a` and refuses it
     assert res.is_error and res.content == messages.SYMLINK_ESCAPE
@@ -175,9 +241,17 @@ def test_link_planted_between_read_and_write(base, monkeypatch, command):
     root = build(base)
     (base / "outside" / "sub" / "f.md").write_text("inside\n")  # same text: only the containment stops it
     before = snapshot(base, root)
-    monkeypatch.setattr(commands, "_before_commit", lambda path: _swap_dir_for_link(root / "a", base / "outside"))
-    inp = {"command": command, "path": "/memories/a/b/f.md", "old_str": "inside", "new_str": "pwned",
-           "insert_line": 0, "insert_text": "pwned"}
+    monkeypatch.setattr(
+        commands, "_before_commit", lambda path: _swap_dir_for_link(root / "a", base / "outside")
+    )
+    inp = {
+        "command": command,
+        "path": "/memories/a/b/f.md",
+        "old_str": "inside",
+        "new_str": "pwned",
+        "insert_line": 0,
+        "insert_text": "pwned",
+    }
     res = run_tool(inp, ToolContext(root=root))
     assert res.is_error and res.content == messages.SYMLINK_ESCAPE
     assert snapshot(base, root) == before
@@ -193,7 +267,9 @@ def test_file_swapped_for_link_between_read_and_write(base, monkeypatch):
         path.symlink_to(base / "outside" / "secret.md")
 
     monkeypatch.setattr(commands, "_before_commit", swap)
-    res = run_tool({"command": "str_replace", "path": "/memories/note.md", "old_str": "hello", "new_str": "bye"},
-                   ToolContext(root=root))
+    res = run_tool(
+        {"command": "str_replace", "path": "/memories/note.md", "old_str": "hello", "new_str": "bye"},
+        ToolContext(root=root),
+    )
     assert res.is_error and SECRET not in res.content
     assert snapshot(base, root) == before

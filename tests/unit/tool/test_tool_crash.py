@@ -55,14 +55,20 @@ def test_sigkill_during_500_writes_never_tears(tmp_path):
     root.mkdir()
     body = "seed"
     first = f"version 0 {len(body)} {hashlib.sha256(body.encode()).hexdigest()}\n{body}"
-    assert not run_tool({"command": "create", "path": "/memories/crash.md", "file_text": first}, ToolContext(root=root)).is_error
+    assert not run_tool(
+        {"command": "create", "path": "/memories/crash.md", "file_text": first}, ToolContext(root=root)
+    ).is_error
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     rng = random.Random(20261203)
     done, last_seen, kills = 0, 0, 0
     started = time.monotonic()
     while done < WRITES and time.monotonic() - started < 60:
-        proc = subprocess.Popen([sys.executable, "-c", WRITER, str(root), str(last_seen + 1)],
-                                stdout=subprocess.PIPE, env=env, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(root), str(last_seen + 1)],
+            stdout=subprocess.PIPE,
+            env=env,
+            text=True,
+        )
         target = rng.randint(1, 40)
         count = 0
         assert proc.stdout is not None

@@ -39,24 +39,27 @@ def test_sibling_prefix(tmp_path, path):
     assert refused(tmp_path, path) == messages.missing_prefix(path)
 
 
-@pytest.mark.parametrize("path", [
-    "/memories/../etc/passwd",
-    "/memories/a/../../x",
-    "/memories/..",
-    "/memories/.",
-    "/memories/a/./b",
-    "/memories/..\\x",
-    "/memories/a\\b.md",
-    "/memories/%2e%2e/x",
-    "/memories/%2E%2E%2Fx",
-    "/memories/a%2fb",
-    "/memories/a%5cb",
-    "/memories/a%00b",
-    "/memories/a\x00b",
-    "/memories/.kin-index/audit.jsonl",
-    "/memories/.hidden.md",
-    "/memories/a/.git/config",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/memories/../etc/passwd",
+        "/memories/a/../../x",
+        "/memories/..",
+        "/memories/.",
+        "/memories/a/./b",
+        "/memories/..\\x",
+        "/memories/a\\b.md",
+        "/memories/%2e%2e/x",
+        "/memories/%2E%2E%2Fx",
+        "/memories/a%2fb",
+        "/memories/a%5cb",
+        "/memories/a%00b",
+        "/memories/a\x00b",
+        "/memories/.kin-index/audit.jsonl",
+        "/memories/.hidden.md",
+        "/memories/a/.git/config",
+    ],
+)
 def test_traversal_and_hostile_forms(tmp_path, path):
     assert refused(tmp_path, path) == f"Path {path} would escape /memories directory"
 
@@ -69,7 +72,12 @@ def test_symlink_escape_at_depth(tmp_path):
     (outside / "secret.md").write_text("secret")
     (root / "a" / "b" / "out").symlink_to(outside)
     (root / "esc.md").symlink_to(outside / "secret.md")
-    for p in ("/memories/a/b/out", "/memories/a/b/out/secret.md", "/memories/a/b/out/new.md", "/memories/esc.md"):
+    for p in (
+        "/memories/a/b/out",
+        "/memories/a/b/out/secret.md",
+        "/memories/a/b/out/new.md",
+        "/memories/esc.md",
+    ):
         assert refused(root, p) == "Path would escape /memories directory via symlink"
     ctx = ToolContext(root=root)
     res = run_tool({"command": "view", "path": "/memories/a/b/out/secret.md"}, ctx)
@@ -96,7 +104,9 @@ def test_symlink_inside_to_inside_is_fine(tmp_path):
     ctx = ToolContext(root=tmp_path)
     res = run_tool({"command": "view", "path": "/memories/link.md"}, ctx)
     assert not res.is_error and res.content.endswith("     1\thello")
-    res = run_tool({"command": "str_replace", "path": "/memories/alias/f.md", "old_str": "hello", "new_str": "hi"}, ctx)
+    res = run_tool(
+        {"command": "str_replace", "path": "/memories/alias/f.md", "old_str": "hello", "new_str": "hi"}, ctx
+    )
     assert not res.is_error
     assert (tmp_path / "real" / "f.md").read_text() == "hi"
     assert (tmp_path / "link.md").is_symlink()
@@ -137,14 +147,18 @@ def test_open_for_read_checks_fd_real_path(tmp_path, monkeypatch):
 
 
 _segment = st.one_of(
-    st.sampled_from(["..", ".", "...", "..\\", "%2e%2e", "%2E.", "a", "b.md", "", "%2f", "\x00", "~", "link", "-x"]),
+    st.sampled_from(
+        ["..", ".", "...", "..\\", "%2e%2e", "%2E.", "a", "b.md", "", "%2f", "\x00", "~", "link", "-x"]
+    ),
     st.text(alphabet="ab.%2eE/\\\x00-", max_size=6),
 )
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(prefix=st.sampled_from(["/memories", "/memories/", "/memories-x/", "/", "", "/memories/a/"]),
-       segments=st.lists(_segment, max_size=6))
+@given(
+    prefix=st.sampled_from(["/memories", "/memories/", "/memories-x/", "/", "", "/memories/a/"]),
+    segments=st.lists(_segment, max_size=6),
+)
 def test_no_generated_path_escapes(tmp_path_factory, prefix, segments):
     base = tmp_path_factory.getbasetemp() / "prop"
     root = base / "store"

@@ -53,8 +53,12 @@ def test_plan_lists_only_expired_episodic_and_session(store):
 
 def test_thresholds_are_settings(store):
     plan = plan_sweep(store, Thresholds(episodic_days=40, session_hours=12))
-    assert [e.vpath for e in plan.expired] == ["/memories/episodes/fresh.md", *EXPIRED[:1], "/memories/sessions/today.md",
-                                               EXPIRED[1]]
+    assert [e.vpath for e in plan.expired] == [
+        "/memories/episodes/fresh.md",
+        *EXPIRED[:1],
+        "/memories/sessions/today.md",
+        EXPIRED[1],
+    ]
 
 
 def test_apply_deletes_and_audits(store):
@@ -64,11 +68,21 @@ def test_apply_deletes_and_audits(store):
     assert result.to_json() == {"swept": EXPIRED, "kept": 6}
     assert seen == [(1, 2), (2, 2)]
     assert not (store / "episodes/old.md").exists() and not (store / "sessions/yesterday.md").exists()
-    for rel in ("episodes/fresh.md", "sessions/today.md", "facts/ancient.md", "prefs/ancient.md", "legacy.md", "typo.md",
-                "MEMORY.md", "notes.txt"):
+    for rel in (
+        "episodes/fresh.md",
+        "sessions/today.md",
+        "facts/ancient.md",
+        "prefs/ancient.md",
+        "legacy.md",
+        "typo.md",
+        "MEMORY.md",
+        "notes.txt",
+    ):
         assert (store / rel).exists(), rel
     audit = [json.loads(x) for x in (store / ".kin-index" / "audit.jsonl").read_text().splitlines()]
-    assert [(a["command"], a["paths"], a["outcome"]) for a in audit] == [("delete", [p], "ok") for p in EXPIRED]
+    assert [(a["command"], a["paths"], a["outcome"]) for a in audit] == [
+        ("delete", [p], "ok") for p in EXPIRED
+    ]
 
 
 def test_touched_after_the_listing_is_kept(store):
@@ -98,7 +112,9 @@ def test_expired_symlink_to_outside_is_not_followed(store, tmp_path):
 # ---------------------------------------------------------------- CLI
 
 
-def cli(store: Path, *args: str, stdin: str = "", tty: bool = False, monkeypatch, capsys) -> tuple[int, str, str]:
+def cli(
+    store: Path, *args: str, stdin: str = "", tty: bool = False, monkeypatch, capsys
+) -> tuple[int, str, str]:
     fake = io.StringIO(stdin)
     fake.isatty = lambda: tty  # type: ignore[method-assign]
     monkeypatch.setattr("sys.stdin", fake)
@@ -161,11 +177,16 @@ def test_mark_reviewed_refuses_outside_and_bad_paths(store, tmp_path):
     outside = put(tmp_path / "outside", "fact.md", "project-fact", 300)
     mtime = outside.stat().st_mtime
     (store / "facts" / "link.md").symlink_to(outside)
-    for vpath, text in [("/memories/facts/link.md", "Path would escape /memories directory via symlink"),
-                        ("/memories/../outside/fact.md", "Path /memories/../outside/fact.md would escape /memories directory"),
-                        ("/memories/nope.md", "The path /memories/nope.md does not exist"),
-                        ("/memories/facts", "The path /memories/facts is not a file."),
-                        ("/memories", "The path /memories is not a file.")]:
+    for vpath, text in [
+        ("/memories/facts/link.md", "Path would escape /memories directory via symlink"),
+        (
+            "/memories/../outside/fact.md",
+            "Path /memories/../outside/fact.md would escape /memories directory",
+        ),
+        ("/memories/nope.md", "The path /memories/nope.md does not exist"),
+        ("/memories/facts", "The path /memories/facts is not a file."),
+        ("/memories", "The path /memories is not a file."),
+    ]:
         with pytest.raises(ReviewError) as info:
             mark_reviewed(store, vpath)
         assert str(info.value) == text

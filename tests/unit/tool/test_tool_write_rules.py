@@ -23,13 +23,19 @@ def test_bare_category_line_is_content():
 
 
 def test_no_frontmatter_crlf():
-    assert apply("body\r\nmore\r\n", W) == f"---\r\ncategory: episodic\r\nworkspace: {W}\r\n---\r\nbody\r\nmore\r\n"
+    assert (
+        apply("body\r\nmore\r\n", W)
+        == f"---\r\ncategory: episodic\r\nworkspace: {W}\r\n---\r\nbody\r\nmore\r\n"
+    )
 
 
 @pytest.mark.parametrize("cat", ["project-fact", "episodic"])
 def test_stamped_categories(cat):
     text = f"---\ntitle: x\ncategory: {cat}\ntags: [a, b]\n---\n# Body\n\ntext  \n"
-    assert apply(text, W) == f"---\ntitle: x\ncategory: {cat}\ntags: [a, b]\nworkspace: {W}\n---\n# Body\n\ntext  \n"
+    assert (
+        apply(text, W)
+        == f"---\ntitle: x\ncategory: {cat}\ntags: [a, b]\nworkspace: {W}\n---\n# Body\n\ntext  \n"
+    )
 
 
 def test_preference_and_session_unstamped():
@@ -55,7 +61,7 @@ def test_unknown_category_rewritten_in_place():
 
 
 def test_quoted_valid_category_kept():
-    text = "---\ncategory: \"preference\"\n---\nb"
+    text = '---\ncategory: "preference"\n---\nb'
     assert apply(text, W) == text
 
 
@@ -82,7 +88,10 @@ def test_nested_keys_not_mistaken_for_top_level():
 
 def test_crlf_frontmatter_preserved():
     text = "---\r\ncategory: bogus\r\ntitle: t\r\n---\r\nbody\r\nline\r\n"
-    assert apply(text, W) == f"---\r\ncategory: episodic\r\ntitle: t\r\nworkspace: {W}\r\n---\r\nbody\r\nline\r\n"
+    assert (
+        apply(text, W)
+        == f"---\r\ncategory: episodic\r\ntitle: t\r\nworkspace: {W}\r\n---\r\nbody\r\nline\r\n"
+    )
 
 
 def test_unclosed_fence_is_not_frontmatter():
@@ -98,8 +107,10 @@ def test_workspace_with_yaml_special_chars_is_quoted():
 def test_through_create_body_byte_for_byte(tmp_path):
     body = "# Título\r\n\r\n  indented\ttab \n\n\nend without newline"
     text = "---\r\nb: 2\r\na: [1, 2]\r\ncategory: project-fact\r\n---\r\n" + body
-    res = run_tool({"command": "create", "path": "/memories/x/y.md", "file_text": text},
-                   ToolContext(root=tmp_path, workspace=W))
+    res = run_tool(
+        {"command": "create", "path": "/memories/x/y.md", "file_text": text},
+        ToolContext(root=tmp_path, workspace=W),
+    )
     assert not res.is_error
     out = (tmp_path / "x" / "y.md").read_bytes().decode()
     assert out == f"---\r\nb: 2\r\na: [1, 2]\r\ncategory: project-fact\r\nworkspace: {W}\r\n---\r\n" + body
@@ -112,7 +123,10 @@ def test_non_memory_files_verbatim(tmp_path):
         assert (tmp_path / path.rsplit("/", 1)[1]).read_text() == "plain"
 
 
-@given(body=st.text(max_size=200), cat=st.sampled_from(["project-fact", "preference", "episodic", "session", "x", None]))
+@given(
+    body=st.text(max_size=200),
+    cat=st.sampled_from(["project-fact", "preference", "episodic", "session", "x", None]),
+)
 def test_property_body_and_keys_preserved(body, cat):
     fm = "---\nkeep: 1\n" + (f"category: {cat}\n" if cat else "") + "---\n"
     out = apply(fm + body, W)

@@ -12,7 +12,9 @@ class AnthropicConversation:
         try:
             import anthropic
         except ImportError:
-            raise ModelError("the anthropic package is not installed (pip install 'kin-memory[reflect]')") from None
+            raise ModelError(
+                "the anthropic package is not installed (pip install 'kin-memory[reflect]')"
+            ) from None
         self._sdk = anthropic
         # No retries: the pass has its own time bound and a clear summary beats a silent wait.
         self.client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0)
@@ -23,8 +25,14 @@ class AnthropicConversation:
     def send(self, timeout: float) -> Turn:
         sdk = self._sdk
         try:
-            resp = self.client.messages.create(model=self.model, max_tokens=MAX_TOKENS, system=self.system,
-                                               tools=[TOOL], messages=self.messages, timeout=timeout)
+            resp = self.client.messages.create(
+                model=self.model,
+                max_tokens=MAX_TOKENS,
+                system=self.system,
+                tools=[TOOL],
+                messages=self.messages,
+                timeout=timeout,
+            )
         except sdk.APITimeoutError:
             raise ModelTimeout("the model did not answer in time") from None
         except sdk.APIStatusError as exc:
@@ -44,7 +52,9 @@ class AnthropicConversation:
             elif kind == "tool_use":
                 echoed.append({"type": "tool_use", "id": block.id, "name": block.name, "input": block.input})
                 if block.name != TOOL_NAME:
-                    calls.append(ToolCall(block.id, None, f"unknown tool {short(block.name)!s}: only `memory` exists"))
+                    calls.append(
+                        ToolCall(block.id, None, f"unknown tool {short(block.name)!s}: only `memory` exists")
+                    )
                 elif not isinstance(block.input, dict):
                     calls.append(ToolCall(block.id, None, "the tool input must be a JSON object"))
                 else:
@@ -54,6 +64,12 @@ class AnthropicConversation:
         return Turn(calls, "\n".join(texts).strip())
 
     def answer(self, results: list[tuple[ToolCall, str, bool]]) -> None:
-        self.messages.append({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": call.id, "content": text, "is_error": is_error}
-            for call, text, is_error in results]})
+        self.messages.append(
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": call.id, "content": text, "is_error": is_error}
+                    for call, text, is_error in results
+                ],
+            }
+        )

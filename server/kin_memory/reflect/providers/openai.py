@@ -12,7 +12,10 @@ from .base import MAX_TOKENS, TOOL_NAME, ModelError, ModelTimeout, ToolCall, Tur
 PARAMETERS = {
     "type": "object",
     "properties": {
-        "command": {"type": "string", "enum": ["view", "create", "str_replace", "insert", "delete", "rename"]},
+        "command": {
+            "type": "string",
+            "enum": ["view", "create", "str_replace", "insert", "delete", "rename"],
+        },
         "path": {"type": "string", "description": "a path starting with /memories"},
         "view_range": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2},
         "file_text": {"type": "string", "description": "create: the whole file"},
@@ -25,11 +28,15 @@ PARAMETERS = {
     },
     "required": ["command"],
 }
-TOOL = {"type": "function", "function": {
-    "name": TOOL_NAME,
-    "description": "Read and write the memory store under /memories: view a folder or file, create a file, "
-                   "str_replace or insert text in a file, delete or rename a file.",
-    "parameters": PARAMETERS}}
+TOOL = {
+    "type": "function",
+    "function": {
+        "name": TOOL_NAME,
+        "description": "Read and write the memory store under /memories: view a folder or file, create a file, "
+        "str_replace or insert text in a file, delete or rename a file.",
+        "parameters": PARAMETERS,
+    },
+}
 
 
 class OpenAIConversation:
@@ -37,7 +44,9 @@ class OpenAIConversation:
         try:
             import openai
         except ImportError:
-            raise ModelError("the openai package is not installed (pip install 'kin-memory[reflect]')") from None
+            raise ModelError(
+                "the openai package is not installed (pip install 'kin-memory[reflect]')"
+            ) from None
         self._sdk = openai
         self.client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0)
         self.model = model
@@ -46,8 +55,9 @@ class OpenAIConversation:
     def send(self, timeout: float) -> Turn:
         sdk = self._sdk
         try:
-            resp = self.client.chat.completions.create(model=self.model, messages=self.messages, tools=[TOOL],
-                                                       max_tokens=MAX_TOKENS, timeout=timeout)
+            resp = self.client.chat.completions.create(
+                model=self.model, messages=self.messages, tools=[TOOL], max_tokens=MAX_TOKENS, timeout=timeout
+            )
         except sdk.APITimeoutError:
             raise ModelTimeout("the model did not answer in time") from None
         except sdk.APIStatusError as exc:
@@ -65,7 +75,9 @@ class OpenAIConversation:
             fn = getattr(tc, "function", None)
             name = getattr(fn, "name", None)
             raw = getattr(fn, "arguments", None)
-            echoed_calls.append({"id": tc.id, "type": "function", "function": {"name": name, "arguments": raw}})
+            echoed_calls.append(
+                {"id": tc.id, "type": "function", "function": {"name": name, "arguments": raw}}
+            )
             if name != TOOL_NAME:
                 calls.append(ToolCall(tc.id, None, f"unknown tool {short(name)}: only `memory` exists"))
                 continue
