@@ -230,3 +230,13 @@ async def test_reindex_with_progress(vscode):
     )
     hits = (await command(vscode, "kin.memory.search", {"query": "gateway"}))["results"]
     assert hits
+
+
+@pytest.mark.asyncio
+async def test_info_names_the_store_and_how_it_was_found(client):
+    info = await command(client, "kin.memory.info", {})
+    assert info["root"] == str(STORE.resolve()) and info["rootSource"] == "KIN_MEMORY_DIR"
+    assert info["workspaces"] == [WS] and info["memoryEnabled"] is True
+    assert info["indexState"]["state"] == "ready" and info["indexState"]["memories"] >= 214
+    scopes = [(f["scope"], f["exists"]) for f in info["settingsFiles"]]
+    assert scopes[0] == ("global", False)

@@ -47,7 +47,9 @@ class KinMemoryServer(LanguageServer):
         super().__init__("kin-memory", __version__)
         self.cli_root = root
         self.cli_workspace = workspace
-        self.root: Path = resolve_root(root).path
+        choice = resolve_root(root)
+        self.root: Path = choice.path
+        self.root_source = choice.source
         self.store = Store(self.root)
         self.folders: list[str] = []
         self.config: dict = {}
@@ -110,9 +112,10 @@ class KinMemoryServer(LanguageServer):
             section = value.get("kinMemory", value)
             self.config = section if isinstance(section, dict) else {}
         root_setting = self.config.get("memoryDir")
-        new_root = resolve_root(
+        choice = resolve_root(
             self.cli_root, editor_setting=root_setting if isinstance(root_setting, str) else None
-        ).path
+        )
+        new_root, self.root_source = choice.path, choice.source
         if new_root != self.root:
             self.root = new_root
             self.store = Store(new_root)
@@ -355,6 +358,7 @@ FEATURE_MODULES = (
     "kin_memory.lsp.tool_features",
     "kin_memory.lsp.sweep_features",
     "kin_memory.lsp.reflect_features",
+    "kin_memory.lsp.info_features",
 )
 
 

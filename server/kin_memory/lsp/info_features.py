@@ -1,0 +1,44 @@
+"""`kin.memory.info`: where the store is and how it was found, so the editors never resolve it themselves."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from .. import __version__, protocol
+from ..store.settings import effective_settings
+from .server import KinMemoryServer
+
+
+def register(server: KinMemoryServer) -> None:
+    @server.command("kin.memory.info")
+    async def info(ls: KinMemoryServer, *args: Any) -> dict:
+        protocol.parse(protocol.EmptyParams, args[0] if args else None)
+        active = ls.context().active
+        loop = asyncio.get_running_loop()
+        settings = await loop.run_in_executor(None, effective_settings, list(active))
+        files = [
+            protocol.SettingsFileInfo(
+                path=str(f.path),
+                scope="global" if n == 0 else "project",
+                exists=f.exists,
+                problems=len(f.problems),
+            )
+            for n, f in enumerate(settings.files)
+        ]
+        sync = getattr(ls, "recall_sync", None)
+        if sync is None:
+            state = protocol.IndexState(state="unavailable", memories=0)
+        else:
+            count = await loop.run_in_executor(ls.query_pool, sync.recall.index.count)
+            state = protocol.IndexState(state="ready" if sync.synced.is_set() else "building", memories=count)
+        result = protocol.InfoResult(
+            root=str(ls.root),
+            root_source=ls.root_source,
+            workspaces=list(active),
+            version=__version__,
+            settings_files=files,
+            index_state=state,
+            memory_enabled=settings.memory_enabled,
+        )
+        return protocol.dump(result)

@@ -1,0 +1,330 @@
+"""The typed command protocol: every `kin.memory.*` command's parameters and result.
+
+One declaration serves three readers: the language server structures arguments and unstructures results
+through it, the CLI prints its `--json` output through the same result types (so the two can never
+drift), and `scripts/gen_protocol.py` generates the editors' mirror (`extension-vscode/src/protocol.ts`)
+from it, checked by a test.
+
+Wire keys are camelCase; Python fields are snake_case. Parsing is strict: a value of the wrong type is an
+error naming its key (a string "true" is not a boolean), unknown keys are ignored (SPEC §5).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Literal, TypeVar
+
+import attrs
+import cattrs
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
+T = TypeVar("T")
+
+Category = Literal["project-fact", "preference", "episodic", "session"]
+Status = Literal["ok", "stale", "expiring", "expired"]
+ChangeKind = Literal["create", "edit", "rename", "delete"]
+IndexStateName = Literal["building", "ready", "unavailable"]
+
+
+class ProtocolError(ValueError):
+    """Arguments that do not fit the command's parameter type; the message names the key."""
+
+
+# -- parameters ----------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class EmptyParams:
+    """Commands that take `{}` (or no argument at all)."""
+
+
+@attrs.frozen
+class ToolParams:
+    """An Anthropic memory-tool input exactly as a model emits it (`{command, path, …}`)."""
+
+    command: str
+    input: dict[str, Any] = attrs.field(factory=dict)  # the whole object, passed to the tool as is
+
+
+@attrs.frozen
+class SearchParams:
+    query: str
+    limit: int = attrs.field(default=5, validator=attrs.validators.ge(1))
+    workspace: str | None = None  # "none" (or "") is the operator's unfiltered view
+
+
+@attrs.frozen
+class WorkspaceParams:
+    workspace: str | None = None
+
+
+@attrs.frozen
+class ReflectParams:
+    transcript: str  # a path or a file URI
+    apply: bool = True
+
+
+@attrs.frozen
+class SweepParams:
+    dry_run: bool = False
+
+
+@attrs.frozen
+class MarkReviewedParams:
+    uri: str
+
+
+# -- results -------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class ToolResult:
+    content: str
+    is_error: bool
+
+
+@attrs.frozen
+class SearchHit:
+    path: str
+    uri: str
+    category: str
+    workspace: str | None
+    title: str
+    snippet: str
+    score: float
+
+
+@attrs.frozen
+class SearchResult:
+    results: list[SearchHit]
+
+
+@attrs.frozen
+class MemoryEntry:
+    path: str
+    uri: str
+    category: str
+    workspace: str | None
+    visible: bool
+    age_days: float
+    status: Status
+
+
+@attrs.frozen
+class ListResult:
+    memories: list[MemoryEntry]
+
+
+@attrs.frozen
+class ReflectChange:
+    kind: ChangeKind
+    path: str
+    from_path: str | None = None  # a rename's old path (wire key: "from")
+    folder: bool = False
+    conflict: bool = False
+
+
+@attrs.frozen
+class ReflectResult:
+    summary: str
+    changes: list[ReflectChange]
+    applied: bool
+
+
+@attrs.frozen
+class SweepResult:
+    swept: list[str]
+    kept: int
+
+
+@attrs.frozen
+class OkResult:
+    ok: bool = True
+
+
+@attrs.frozen
+class IndexPreviewResult:
+    text: str
+    lines: int  # lines inlined
+    bytes: int  # bytes inlined (UTF-8)
+    truncated: bool
+    cut: int  # lines past the cap, not inlined
+    cut_reason: Literal["lines", "bytes"] | None  # which cap cut them
+    hidden: int  # memories of other workspaces collapsed to one line
+
+
+@attrs.frozen
+class ReindexResult:
+    files: int
+    seconds: float
+    cancelled: bool = False
+
+
+@attrs.frozen
+class SettingsFileInfo:
+    path: str
+    scope: Literal["global", "project"]
+    exists: bool
+    problems: int  # KM700/KM701 findings on it
+
+
+@attrs.frozen
+class IndexState:
+    state: IndexStateName
+    memories: int  # rows in the recall index
+
+
+@attrs.frozen
+class InfoResult:
+    root: str
+    root_source: (
+        str  # how the root was resolved: argument, KIN_MEMORY_DIR, editor setting, global settings, default
+    )
+    workspaces: list[str]  # the active workspaces; empty is the operator's view
+    version: str
+    settings_files: list[SettingsFileInfo]
+    index_state: IndexState
+    memory_enabled: bool
+
+
+# -- the command table ---------------------------------------------------------------------------
+
+
+@attrs.frozen
+class CommandSpec:
+    name: str
+    params: type
+    result: type
+    summary: str
+
+
+COMMANDS: tuple[CommandSpec, ...] = (
+    CommandSpec("kin.memory.tool", ToolParams, ToolResult, "one memory-tool call"),
+    CommandSpec("kin.memory.search", SearchParams, SearchResult, "ranked recall over the visible memories"),
+    CommandSpec("kin.memory.list", EmptyParams, ListResult, "every memory with its lifecycle and visibility"),
+    CommandSpec("kin.memory.reflect", ReflectParams, ReflectResult, "one bounded reflection pass"),
+    CommandSpec("kin.memory.sweep", SweepParams, SweepResult, "delete expired episodic and session memories"),
+    CommandSpec("kin.memory.markReviewed", MarkReviewedParams, OkResult, "touch a stale project fact"),
+    CommandSpec(
+        "kin.memory.indexPreview", WorkspaceParams, IndexPreviewResult, "the prompt block the agent inlines"
+    ),
+    CommandSpec("kin.memory.reindex", EmptyParams, ReindexResult, "rebuild the recall index"),
+    CommandSpec("kin.memory.info", EmptyParams, InfoResult, "the store root, workspaces and index state"),
+)
+BY_NAME: dict[str, CommandSpec] = {c.name: c for c in COMMANDS}
+
+# Python field → wire key, where camelCase alone is not it.
+WIRE_NAMES: dict[tuple[type, str], str] = {(ReflectChange, "from_path"): "from"}
+
+
+def camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def wire_name(cls: type, field: str) -> str:
+    return WIRE_NAMES.get((cls, field), camel(field))
+
+
+# -- conversion ----------------------------------------------------------------------------------
+
+
+def _strict(kind: type) -> Any:
+    """cattrs converts "5" to 5 and "false" to True; a protocol must refuse both."""
+
+    def structure(value: object, _type: object) -> object:
+        if isinstance(value, bool) and kind is not bool:
+            raise TypeError(f"expected {_KIND_WORDS[kind]}")
+        if kind is float and isinstance(value, int):
+            return float(value)
+        if not isinstance(value, kind):
+            raise TypeError(f"expected {_KIND_WORDS[kind]}")
+        return value
+
+    return structure
+
+
+_KIND_WORDS = {str: "a string", int: "an integer", float: "a number", bool: "a boolean (true or false)"}
+
+
+def _make_converter() -> cattrs.Converter:
+    conv = cattrs.Converter(detailed_validation=True, forbid_extra_keys=False)
+    for kind in _KIND_WORDS:
+        conv.register_structure_hook(kind, _strict(kind))
+
+    def is_protocol_class(cls: object) -> bool:
+        return attrs.has(cls) and getattr(cls, "__module__", "") == __name__  # type: ignore[arg-type]  # any object
+
+    def structure_factory(cls: type) -> Any:
+        renames = {f.name: override(rename=wire_name(cls, f.name)) for f in attrs.fields(cls)}
+        return make_dict_structure_fn(cls, conv, **renames)
+
+    def unstructure_factory(cls: type) -> Any:
+        renames = {f.name: override(rename=wire_name(cls, f.name)) for f in attrs.fields(cls)}
+        return make_dict_unstructure_fn(cls, conv, **renames)
+
+    conv.register_structure_hook_factory(is_protocol_class, structure_factory)
+    conv.register_unstructure_hook_factory(is_protocol_class, unstructure_factory)
+    return conv
+
+
+converter = _make_converter()
+
+
+def _describe(exc: BaseException, cls: type, path: str = "") -> list[str]:
+    """One readable line per bad key, in wire names ("limit: expected an integer")."""
+    if isinstance(exc, cattrs.ClassValidationError):
+        out: list[str] = []
+        for inner, note in exc.group_exceptions()[0]:
+            key = wire_name(cls, note.name)
+            inner_cls = note.type if attrs.has(note.type) else cls
+            if isinstance(inner, KeyError):
+                out.append(f"missing required key: {path}{key}")
+            else:
+                out += (
+                    _describe(inner, inner_cls, f"{path}{key}.")
+                    if isinstance(inner, cattrs.BaseValidationError)
+                    else [f"{path}{key}: {_reason(inner)}"]
+                )
+        for inner in exc.group_exceptions()[1]:  # attrs validators: "'limit' must be >= 1: 0"
+            match = _VALIDATOR.match(str(inner))
+            out.append(f"{path}{wire_name(cls, match[1])}: must be {match[2]}" if match else _reason(inner))
+        return out
+    if isinstance(exc, cattrs.BaseValidationError):
+        return [line for inner in exc.exceptions for line in _describe(inner, cls, path)]
+    return [f"{path.rstrip('.')}: {_reason(exc)}" if path else _reason(exc)]
+
+
+_VALIDATOR = re.compile(r"'(\w+)' must be ([^:]+)")
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc)
+    return text if text.startswith(("expected", "must")) else "invalid value"
+
+
+def parse(cls: type[T], value: object) -> T:
+    """Structure a command argument (a JSON object, or nothing for `{}`); raises ProtocolError."""
+    if value is None:
+        value = {}
+    if not isinstance(value, Mapping):
+        raise ProtocolError("the argument must be a JSON object")
+    if cls is ToolParams:  # the tool checks its own input: only `command` is required here
+        if "command" not in value:
+            raise ProtocolError("missing required key: command")
+        return ToolParams(command=_tool_command(value["command"]), input=dict(value))  # type: ignore[return-value]  # T is ToolParams here
+    try:
+        return converter.structure(dict(value), cls)
+    except (cattrs.BaseValidationError, TypeError, ValueError) as exc:
+        raise ProtocolError("; ".join(_describe(exc, cls))) from None
+
+
+def _tool_command(value: object) -> str:
+    # A non-string command is the tool's own error to report, with its exact message.
+    return value if isinstance(value, str) else ""
+
+
+def dump(result: object) -> Any:
+    """A result as JSON-ready data with wire keys."""
+    return converter.unstructure(result)
