@@ -14,6 +14,7 @@ from . import __version__
 SUBCOMMAND_MODULES = (
     "kin_memory.cli_check",
     "kin_memory.cli_serve",
+    "kin_memory.cli_info",
     "kin_memory.recall.cli",
     "kin_memory.tool.cli",
     "kin_memory.tool.sweep_cli",

@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from .. import __version__, protocol
+from .. import protocol
+from ..store.info import store_info
+from ..store.root import RootChoice
 from ..store.settings import effective_settings
 from .server import KinMemoryServer
 
@@ -17,28 +19,10 @@ def register(server: KinMemoryServer) -> None:
         active = ls.context().active
         loop = asyncio.get_running_loop()
         settings = await loop.run_in_executor(None, effective_settings, list(active))
-        files = [
-            protocol.SettingsFileInfo(
-                path=str(f.path),
-                scope="global" if n == 0 else "project",
-                exists=f.exists,
-                problems=len(f.problems),
-            )
-            for n, f in enumerate(settings.files)
-        ]
         sync = getattr(ls, "recall_sync", None)
         if sync is None:
             state = protocol.IndexState(state="unavailable", memories=0)
         else:
             count = await loop.run_in_executor(ls.query_pool, sync.recall.index.count)
             state = protocol.IndexState(state="ready" if sync.synced.is_set() else "building", memories=count)
-        result = protocol.InfoResult(
-            root=str(ls.root),
-            root_source=ls.root_source,
-            workspaces=list(active),
-            version=__version__,
-            settings_files=files,
-            index_state=state,
-            memory_enabled=settings.memory_enabled,
-        )
-        return protocol.dump(result)
+        return protocol.dump(store_info(RootChoice(ls.root, ls.root_source), active, settings, state))

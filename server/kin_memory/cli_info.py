@@ -1,0 +1,52 @@
+"""`kin-memory info`: where the store is and how it was found (the editors' bootstrap asks this too)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from . import protocol
+
+
+def register(subparsers, common: argparse.ArgumentParser) -> None:
+    p = subparsers.add_parser(
+        "info", parents=[common], help="the store root, how it was found, settings files"
+    )
+    p.add_argument("--json", action="store_true", help="print the same JSON as the kin.memory.info command")
+    p.add_argument(
+        "--editor-memory-dir",
+        metavar="DIR",
+        help="the editor's memoryDir setting, resolved as the language server would (below KIN_MEMORY_DIR)",
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .recall.cli import _printable
+    from .recall.index import RecallIndex
+    from .store.info import store_info
+    from .store.root import resolve_root
+    from .store.settings import effective_settings
+    from .store.workspace import cli_workspace
+
+    choice = resolve_root(args.root, editor_setting=args.editor_memory_dir)
+    workspace = cli_workspace(args.workspace, choice.path)
+    active = [workspace] if workspace else []
+    settings = effective_settings([w for w in active if w != "global"])
+    index = RecallIndex(choice.path)
+    if index.path.is_file():
+        state = protocol.IndexState(state="ready", memories=index.count())
+    else:
+        state = protocol.IndexState(state="unavailable", memories=0)
+    info = store_info(choice, active, settings, state)
+    if args.json:
+        print(json.dumps(protocol.dump(info), ensure_ascii=False))
+        return 0
+    print(f"store: {_printable(info.root)} (from {info.root_source})")
+    print(f"workspaces: {', '.join(_printable(w) for w in info.workspaces) or 'none (operator view)'}")
+    for f in info.settings_files:
+        state_text = "missing" if not f.exists else f"{f.problems} problem(s)" if f.problems else "ok"
+        print(f"{f.scope} settings: {_printable(f.path)} ({state_text})")
+    print(f"recall index: {info.index_state.state}, {info.index_state.memories} memories")
+    print(f"memory: {'enabled' if info.memory_enabled else 'disabled'}")
+    return 0
