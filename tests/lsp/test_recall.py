@@ -184,7 +184,8 @@ async def test_index_preview_says_what_was_cut(client):
     result = await command(client, "kin.memory.indexPreview", {})
     assert result["truncated"] is True and result["lines"] == 200
     assert result["bytes"] == len(result["text"].encode("utf-8"))
-    assert "lines past the 200-line cap" in result["cut"]
+    # 210 bulk notes + 5 other visible memories + 1 line summing up the foreign one = 216 listing lines
+    assert result["cut"] == 216 - 200 and result["cutReason"] == "lines"
     assert "foreign.md" not in result["text"] and "now.md" not in result["text"]
     operator = await command(client, "kin.memory.indexPreview", {"workspace": "none"})
     assert operator["hidden"] == 0 and result["hidden"] == 1
@@ -240,3 +241,32 @@ async def test_info_names_the_store_and_how_it_was_found(client):
     assert info["indexState"]["state"] == "ready" and info["indexState"]["memories"] >= 214
     scopes = [(f["scope"], f["exists"]) for f in info["settingsFiles"]]
     assert scopes[0] == ("global", False)
+
+
+@pytest.mark.asyncio
+async def test_index_preview_cli_json_equals_the_command(client):
+    """One result type for both faces: the CLI's --json is byte-for-byte the command's answer."""
+    import json
+    import subprocess
+
+    for workspace in (WS, "none"):
+        answer = await command(client, "kin.memory.indexPreview", {"workspace": workspace})
+        printed = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "kin_memory",
+                "index-preview",
+                "--json",
+                "--root",
+                str(STORE),
+                "--workspace",
+                workspace,
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "HOME": str(STORE.parent)},
+        ).stdout
+        assert json.loads(printed) == answer
+        assert set(answer) == {"text", "lines", "bytes", "truncated", "cut", "cutReason", "hidden"}

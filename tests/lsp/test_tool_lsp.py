@@ -22,7 +22,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from kin_memory.lsp.tool_features import line_edit, split_lsp_lines
+from kin_memory.lsp.commands.tool import line_edit, split_lsp_lines
 
 BASE = Path(tempfile.mkdtemp(prefix="kin-memory-tool-lsp-"))
 STORE = BASE / "memory"

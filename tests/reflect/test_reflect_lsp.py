@@ -73,7 +73,15 @@ def test_reflect_goes_through_the_editors_review(store: Path, tmp_path: Path, an
             stderr = client.close()
     assert "error" not in reply, reply
     result = reply["result"]
-    assert result["changes"] == [{"kind": "create", "path": "/memories/prefs/tests-first.md"}]
+    assert result["changes"] == [
+        {
+            "kind": "create",
+            "path": "/memories/prefs/tests-first.md",
+            "from": None,
+            "folder": False,
+            "conflict": False,
+        }
+    ]
     assert result["applied"] is answer
     (edit,) = seen
     ops = edit["edit"]["documentChanges"]

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 
+from ..store.context import Context
 from ..store.frontmatter import Span
-from ..store.lifecycle import Thresholds
 from .catalog import default_severity
+
+__all__ = ["Context", "Finding", "Fix", "Related", "TextEdit", "line_span"]  # Context: see store.context
 
 
 @dataclass(frozen=True)
@@ -46,17 +46,6 @@ class Finding:
     def __post_init__(self) -> None:
         if not self.severity:
             object.__setattr__(self, "severity", default_severity(self.code))
-
-
-@dataclass(frozen=True)
-class Context:
-    """Everything a finding depends on besides the file: a value, so tests pass a fixed clock."""
-
-    root: Path
-    active: tuple[str, ...] = ()  # realpath'd active workspaces; empty = operator view
-    now: float = field(default_factory=time.time)
-    thresholds: Thresholds = field(default_factory=Thresholds)
-    severity: dict[str, str] = field(default_factory=dict)  # user overrides: code → level or "off"
 
 
 def line_span(lines: tuple[str, ...] | list[str], n: int) -> Span:

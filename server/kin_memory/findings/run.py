@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..store.memory import Memory
-from ..store.paths import INDEX_NAME
 from ..store.prompt_block import PromptBlock, compose
 from ..store.store import Store
 from . import budget, category, content, frontmatter, lifecycle, suppress, workspace
@@ -49,7 +48,3 @@ def check_store(store: Store, ctx: Context) -> dict[str, list[Finding]]:
         known = {m.vpath for m in memories}
         result[index.vpath] = check_memory(index, ctx, block=block, known=known)
     return result
-
-
-def index_vpath() -> str:
-    return f"/memories/{INDEX_NAME}"

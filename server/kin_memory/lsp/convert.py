@@ -1,27 +1,41 @@
-"""Findings → LSP types, with columns converted to the negotiated position encoding."""
+"""The one serializer from findings to LSP diagnostics, with columns in the negotiated position encoding.
+
+Diagnostics are built as JSON-ready dicts: the bulk paths (the whole-store check at startup, the
+cold-start workers that never import lsprotocol) frame them directly, because structuring thousands of
+attrs objects through cattrs cost more than the check itself. Code actions get the very same dicts,
+structured into lsprotocol types, so what is published and what a quick fix refers to cannot differ.
+This module must stay importable without lsprotocol (the workers import it).
+"""
 
 from __future__ import annotations
 
-from lsprotocol import types as lsp
+import json
+from collections.abc import Callable, Sequence
 
-from ..findings.model import Finding, Fix
+from ..findings.model import Finding
 from ..store.frontmatter import Span
-from . import frames
 
-SEVERITY = {
-    "error": lsp.DiagnosticSeverity.Error,
-    "warning": lsp.DiagnosticSeverity.Warning,
-    "information": lsp.DiagnosticSeverity.Information,
-    "hint": lsp.DiagnosticSeverity.Hint,
-}
+PUBLISH_DIAGNOSTICS = "textDocument/publishDiagnostics"
+SEVERITY_NUMBER = {"error": 1, "warning": 2, "information": 3, "hint": 4}
+SOURCE = "kin-memory"
+
+LinesOf = Callable[[str], Sequence[str]]  # vpath → that file's lines (for related-information ranges)
+UriOf = Callable[[str], str]
 
 
 def col_to_client(line: str, col: int, encoding: str) -> int:
-    return frames.col_to_client(line, col, getattr(encoding, "value", encoding))
+    """A code-point column as the client counts it ("utf-8", "utf-16" or "utf-32")."""
+    head = line[:col]
+    if encoding == "utf-8":
+        return len(head.encode("utf-8", "surrogatepass"))
+    if encoding == "utf-32":
+        return len(head)
+    return len(head.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def col_from_client(line: str, units: int, encoding: str) -> int:
-    if encoding == lsp.PositionEncodingKind.Utf32:
+    """The code-point column of a client position."""
+    if encoding == "utf-32":
         return min(units, len(line))
     count = 0
     for i, ch in enumerate(line):
@@ -29,64 +43,70 @@ def col_from_client(line: str, units: int, encoding: str) -> int:
             return i
         count += (
             len(ch.encode("utf-8", "surrogatepass"))
-            if encoding == lsp.PositionEncodingKind.Utf8
+            if encoding == "utf-8"
             else (2 if ord(ch) > 0xFFFF else 1)
         )
     return len(line)
 
 
-def to_range(span: Span, lines: tuple[str, ...] | list[str], encoding: str) -> lsp.Range:
-    def pos(line: int, col: int) -> lsp.Position:
-        text = lines[line] if 0 <= line < len(lines) else ""
-        return lsp.Position(line=line, character=col_to_client(text, col, encoding))
-
-    return lsp.Range(start=pos(span.line, span.col), end=pos(span.end_line, span.end_col))
+def position_json(lines: Sequence[str], line: int, col: int, encoding: str) -> dict:
+    text = lines[line] if 0 <= line < len(lines) else ""
+    return {"line": line, "character": col if text.isascii() else col_to_client(text, col, encoding)}
 
 
-def to_diagnostic(f: Finding, lines, encoding: str, uri_of) -> lsp.Diagnostic:
-    related = [
-        lsp.DiagnosticRelatedInformation(
-            location=lsp.Location(uri=uri_of(r.vpath), range=to_range(r.span, [], encoding)),
-            message=r.message,
-        )
-        for r in f.related
-    ] or None
-    return lsp.Diagnostic(
-        range=to_range(f.span, lines, encoding),
-        message=f.message,
-        severity=SEVERITY[f.severity],
-        code=f.code,
-        source="kin-memory",
-        related_information=related,
-        data={"code": f.code},
-    )
+def range_json(span: Span, lines: Sequence[str], encoding: str) -> dict:
+    return {
+        "start": position_json(lines, span.line, span.col, encoding),
+        "end": position_json(lines, span.end_line, span.end_col, encoding),
+    }
 
 
-def fix_to_action(
-    fix: Fix, f: Finding, diag: lsp.Diagnostic, uri: str, version, lines, encoding: str
-) -> lsp.CodeAction:
-    action = lsp.CodeAction(
-        title=fix.title,
-        kind=lsp.CodeActionKind.QuickFix,
-        diagnostics=[diag],
-        is_preferred=fix.preferred or None,
-    )
-    if fix.edits:
-        edits = [
-            lsp.TextEdit(range=to_range(e.span, lines, encoding), new_text=e.new_text) for e in fix.edits
+def _no_lines(_vpath: str) -> Sequence[str]:
+    return ()
+
+
+def diagnostic_json(
+    f: Finding, lines: Sequence[str], encoding: str, uri_of: UriOf, lines_of: LinesOf = _no_lines
+) -> dict:
+    out: dict = {
+        "range": range_json(f.span, lines, encoding),
+        "message": f.message,
+        "severity": SEVERITY_NUMBER[f.severity],
+        "code": f.code,
+        "source": SOURCE,
+        "data": {"code": f.code},
+    }
+    if f.related:
+        out["relatedInformation"] = [
+            {
+                "location": {
+                    "uri": uri_of(r.vpath),
+                    "range": range_json(r.span, lines_of(r.vpath), encoding),
+                },
+                "message": r.message,
+            }
+            for r in f.related
         ]
-        action.edit = lsp.WorkspaceEdit(
-            document_changes=[
-                lsp.TextDocumentEdit(
-                    text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
-                    edits=edits,
-                )
-            ]
-        )
-    elif fix.command == "delete":
-        action.edit = lsp.WorkspaceEdit(document_changes=[lsp.DeleteFile(uri=uri)])
-    elif fix.command == "markReviewed":
-        action.command = lsp.Command(
-            title=fix.title, command="kin.memory.markReviewed", arguments=[{"uri": uri}]
-        )
-    return action
+    return out
+
+
+def diagnostics_json(
+    findings: Sequence[Finding],
+    lines: Sequence[str],
+    encoding: str,
+    uri_of: UriOf,
+    lines_of: LinesOf = _no_lines,
+) -> list[dict]:
+    return [diagnostic_json(f, lines, encoding, uri_of, lines_of) for f in findings]
+
+
+def frame(message: dict) -> bytes:
+    body = json.dumps(message).encode()  # ASCII (ensure_ascii), so len() is the byte count
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def diagnostics_frame(uri: str, diagnostics: list[dict], version: int | None = None) -> bytes:
+    params: dict = {"uri": uri, "diagnostics": diagnostics}
+    if version is not None:
+        params["version"] = version
+    return frame({"jsonrpc": "2.0", "method": PUBLISH_DIAGNOSTICS, "params": params})

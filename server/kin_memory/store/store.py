@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .events import StoreEvent, StoreEvents
 from .memory import Memory, from_text, load
 from .paths import INDEX_NAME, is_memory_rel, virtual_path
 
@@ -104,10 +105,11 @@ class Store:
     lock: threading.RLock = field(default_factory=threading.RLock)
     _expanded: OrderedDict[str, Memory] = field(default_factory=OrderedDict, repr=False)
     compacting: bool = False  # closed files are kept compacted (the language server's mode)
+    events: StoreEvents = field(default_factory=StoreEvents, repr=False)
 
     def load_all(self, *, compact: bool = False) -> None:
         """Read every file; with compact, keep each closed file compacted as soon as it is read (the
-        peak memory of a 100k store is then never that of 100k full texts)."""
+        peak memory of a 100k store is then never that of 100k full texts). Emits "reset"."""
         files, problems = scan(self.root)
         disk = {}
         for path, vpath, is_index in files:
@@ -120,6 +122,7 @@ class Store:
             self.problems = problems
             self._expanded.clear()
             self.compacting = compact
+        self.events.emit(StoreEvent("reset"))
 
     def compact(self) -> None:
         """Compact every file read from disk (open buffers are overlays and stay whole)."""
@@ -161,13 +164,33 @@ class Store:
         with self.lock:
             return list({**self.disk, **self.overlays}.values())
 
+    def disk_memories(self) -> list[Memory]:
+        """What is on disk (MEMORY.md included), ignoring open buffers: what the index keeps."""
+        with self.lock:
+            return list(self.disk.values())
+
+    def overlay_memories(self) -> list[Memory]:
+        with self.lock:
+            return list(self.overlays.values())
+
+    def is_open(self, vpath: str) -> bool:
+        """Whether an editor buffer stands in for the file."""
+        with self.lock:
+            return vpath in self.overlays
+
+    def scan_problems(self) -> list[ScanProblem]:
+        with self.lock:
+            return list(self.problems)
+
     def refresh_path(self, path: Path) -> tuple[str, Memory | None]:
-        """Re-read one file from disk (after an external change); None when it is gone."""
+        """Re-read one file from disk (after an external change); None when it is gone.
+        Emits "created", "changed" or "deleted"."""
         vpath = virtual_path(self.root, path)
         is_index = vpath == f"/memories/{INDEX_NAME}"
         exists = os.path.lexists(path) and not os.path.isdir(path)
         memory = load(path, vpath, is_index=is_index) if exists else None
         with self.lock:
+            existed = vpath in self.disk
             self._expanded.pop(vpath, None)
             if memory is None:
                 self.disk.pop(vpath, None)
@@ -176,6 +199,12 @@ class Store:
                 self._expanded[vpath] = memory  # about to be rechecked whole
             else:
                 self.disk[vpath] = memory
+            overlay = vpath in self.overlays
+        if memory is None:
+            if existed:
+                self.events.emit(StoreEvent("deleted", vpath, overlay))
+        else:
+            self.events.emit(StoreEvent("changed" if existed else "created", vpath, overlay))
         return vpath, memory
 
     def set_overlay(self, path: Path, text: str, mtime: float) -> Memory:
@@ -185,9 +214,22 @@ class Store:
             path, vpath, text, mtime, len(text.encode("utf-8", "surrogatepass")), is_index=is_index
         )
         with self.lock:
+            known = vpath in self.overlays or vpath in self.disk
             self.overlays[vpath] = memory
+        self.events.emit(StoreEvent("changed" if known else "created", vpath, overlay=True))
         return memory
 
-    def drop_overlay(self, vpath: str) -> None:
+    def drop_overlay(self, vpath: str, *, emit: bool = True) -> None:
+        """The buffer closed: the disk's version is the memory again (emits "changed" or "deleted")."""
         with self.lock:
-            self.overlays.pop(vpath, None)
+            dropped = self.overlays.pop(vpath, None)
+            on_disk = vpath in self.disk
+        if dropped is not None and emit:
+            self.events.emit(StoreEvent("changed" if on_disk else "deleted", vpath))
+
+
+def load_store(root: Path) -> Store:
+    """A store read whole from disk (the CLI's view: no buffers, no compaction)."""
+    store = Store(root)
+    store.load_all()
+    return store

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from kin_memory.context import load_store
 from kin_memory.findings.model import Context
 from kin_memory.findings.run import check_store
+from kin_memory.store.store import load_store
 
 DAY = 86400
 NOW = time.time()

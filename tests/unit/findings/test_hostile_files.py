@@ -8,9 +8,9 @@ import sys
 import time
 from pathlib import Path
 
-from kin_memory.context import load_store
 from kin_memory.findings.model import Context
 from kin_memory.findings.run import check_store
+from kin_memory.store.store import load_store
 
 
 def test_hostile_store(tmp_path: Path) -> None:

@@ -86,7 +86,7 @@ def test_index_preview_reports_the_cut(store: Path) -> None:
     assert data["bytes"] == len(data["text"].encode())
     assert data["hidden"] == 1 and "foreign.md" not in data["text"]
     text = cli(store, "index-preview", "--workspace", WS)
-    assert "cut by the 200-line cap" in text.stderr
+    assert "lines past the 200-line cap are not inlined" in text.stderr
 
 
 def test_reindex_and_check_duplicates(store: Path) -> None:

@@ -6,7 +6,8 @@ import json
 import pytest
 
 from kin_memory.cli import UsageError, main
-from kin_memory.tool import cli
+from kin_memory.cli import tool as cli
+from kin_memory.store.home import home_relative
 
 
 def test_tool_subcommand_create_and_view(tmp_path, capsys, monkeypatch):
@@ -104,6 +105,6 @@ def test_create_from_a_linked_worktree_stamps_the_main_tree(tmp_path, capsys, mo
 
 def test_settings_label_hides_the_home_folder(monkeypatch, tmp_path):
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert cli.settings_label(tmp_path / ".kin" / "settings.toml") == "~/.kin/settings.toml"
-    assert cli.settings_label("/etc/kin/settings.toml") == "/etc/kin/settings.toml"
-    assert cli.settings_label(None) is None
+    assert home_relative(tmp_path / ".kin" / "settings.toml") == "~/.kin/settings.toml"
+    assert home_relative("/etc/kin/settings.toml") == "/etc/kin/settings.toml"
+    assert home_relative(None) is None

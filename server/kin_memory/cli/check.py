@@ -9,14 +9,16 @@ import sys
 from importlib import resources
 from pathlib import Path
 
-from .context import load_store, make_context
-from .findings.catalog import ERROR
-from .findings.model import Finding
-from .findings.run import check_store
-from .findings.settings import from_problem
-from .store.root import resolve_root
-from .store.settings import effective_settings
-from .store.workspace import cli_workspace
+from ..findings.catalog import ERROR
+from ..findings.model import Finding
+from ..findings.run import check_store
+from ..findings.store_level import duplicate_findings, scan_findings, settings_findings
+from ..store.context import cli_context
+from ..store.paths import real_path
+from ..store.root import resolve_root
+from ..store.store import load_store
+from ..store.workspace import cli_workspace
+from .common import UsageError, printable, settings_for
 
 
 def register(subparsers, common: argparse.ArgumentParser) -> None:
@@ -62,8 +64,6 @@ def example_root() -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .cli import UsageError
-
     target: Path | None = Path(os.path.abspath(os.path.expanduser(args.path))) if args.path else None
     root = resolve_root(args.root).path if args.root or not target else None
     only: Path | None = None
@@ -87,23 +87,20 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"memory store not found: {root} (set KIN_MEMORY_DIR or pass --root)")
     root = Path(os.path.realpath(root))
     workspace = cli_workspace(args.workspace, root)
-    ctx = make_context(root, workspace)
+    ctx = cli_context(root, workspace)
     store = load_store(root)
     results = check_store(store, ctx)
     if args.duplicates:
-        _add_duplicates(root, store, ctx, results)
+        _merge(results, _duplicates(root, store, ctx))
+    _merge(results, scan_findings(store.scan_problems()))
     rows: list[tuple[str, Finding]] = []
     for vpath in sorted(results):
-        path = root / vpath[len("/memories/") :]
+        path = real_path(root, vpath)
         if only is not None and only != path and only not in path.parents:
             continue
         rows += [(str(path), f) for f in results[vpath]]
-    for problem in store.problems:
-        rows.append(
-            (str(root / problem.vpath[len("/memories/") :]), Finding("KM900", _zero(), problem.reason))
-        )
-    for sp in effective_settings([workspace] if workspace and workspace != "global" else []).problems:
-        rows.append((str(sp.path), from_problem(sp)))
+    for settings_path, found in settings_findings(settings_for(workspace)).items():
+        rows += [(str(settings_path), f) for f in found]
     if note:
         print(note, file=sys.stderr)
     if args.format == "json":
@@ -115,23 +112,17 @@ def run(args: argparse.Namespace) -> int:
     return 1 if any(f.severity == ERROR for _, f in rows) else 0
 
 
-def _add_duplicates(root: Path, store, ctx, results: dict[str, list[Finding]]) -> None:
-    """KM601 for every memory: one recall query per memory over its rarest words, never a pairwise scan."""
-    from .findings import duplicates
-    from .recall.service import Recall
+def _duplicates(root: Path, store, ctx) -> dict[str, list[Finding]]:
+    from ..recall.service import Recall  # the index only when duplicates are asked for
 
     recall = Recall(root)
     recall.sync_memories(store.memories())
-    for memory in store.memories():
-        found = duplicates.check(memory, recall.duplicates_of(memory, ctx.active))
-        if found:
-            results[memory.vpath] = results.get(memory.vpath, []) + found
+    return duplicate_findings(store, ctx, recall)
 
 
-def _zero():
-    from .store.frontmatter import Span
-
-    return Span(0, 0, 0, 0)
+def _merge(results: dict[str, list[Finding]], more: dict[str, list[Finding]]) -> None:
+    for vpath, found in more.items():
+        results[vpath] = results.get(vpath, []) + found
 
 
 def _json(path: str, f: Finding) -> dict:
@@ -151,7 +142,7 @@ def _text(rows: list[tuple[str, Finding]], files: int) -> None:
     cwd = os.getcwd()
     for path, f in rows:
         shown = os.path.relpath(path, cwd) if path.startswith(cwd + os.sep) else path
-        print(f"{shown}:{f.span.line + 1}:{f.span.col + 1}: {f.code} {f.severity}: {f.message}")
+        print(printable(f"{shown}:{f.span.line + 1}:{f.span.col + 1}: {f.code} {f.severity}: {f.message}"))
     counts: dict[str, int] = {}
     for _, f in rows:
         counts[f.severity] = counts.get(f.severity, 0) + 1

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..findings.model import Context
-from ..store.categories import CATEGORIES, DESCRIPTIONS
-from ..store.lifecycle import lifecycle
-from ..store.memory import Memory
-from ..store.workspace import visibility
+from ...store.categories import CATEGORIES, DESCRIPTIONS
+from ...store.context import Context
+from ...store.lifecycle import lifecycle
+from ...store.memory import Memory
+from ...store.workspace import visibility
 
 
 def _inside(span, line: int, col: int) -> bool:

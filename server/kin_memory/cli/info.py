@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 
-from . import protocol
+from .. import protocol
+from .common import print_json, target
+from .common import printable as _printable
 
 
 def register(subparsers, common: argparse.ArgumentParser) -> None:
@@ -22,25 +23,18 @@ def register(subparsers, common: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .recall.cli import _printable
-    from .recall.index import RecallIndex
-    from .store.info import store_info
-    from .store.root import resolve_root
-    from .store.settings import effective_settings
-    from .store.workspace import cli_workspace
+    from ..recall.index import RecallIndex
+    from ..store.info import store_info
 
-    choice = resolve_root(args.root, editor_setting=args.editor_memory_dir)
-    workspace = cli_workspace(args.workspace, choice.path)
-    active = [workspace] if workspace else []
-    settings = effective_settings([w for w in active if w != "global"])
-    index = RecallIndex(choice.path)
+    where = target(args, editor_setting=args.editor_memory_dir)
+    index = RecallIndex(where.root)
     if index.path.is_file():
         state = protocol.IndexState(state="ready", memories=index.count())
     else:
         state = protocol.IndexState(state="unavailable", memories=0)
-    info = store_info(choice, active, settings, state)
+    info = store_info(where.root_choice, where.active, where.settings(), state)
     if args.json:
-        print(json.dumps(protocol.dump(info), ensure_ascii=False))
+        print_json(info)
         return 0
     print(f"store: {_printable(info.root)} (from {info.root_source})")
     print(f"workspaces: {', '.join(_printable(w) for w in info.workspaces) or 'none (operator view)'}")

@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from .common import UsageError, target
+
 
 def register(subparsers, common: argparse.ArgumentParser) -> None:
     p = subparsers.add_parser(
@@ -26,19 +28,15 @@ def register(subparsers, common: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..cli import UsageError
-    from ..store.root import resolve_root
-    from ..store.settings import effective_settings
-    from ..store.workspace import cli_workspace
+    from ..reflect import config as cfg
+    from ..reflect import transcript as transcripts
+    from ..reflect.changes import apply_changes, unified_diff
+    from ..reflect.run import Cancelled, reflect
     from ..tool import messages
-    from . import config as cfg
-    from . import transcript as transcripts
-    from .changes import apply_changes, unified_diff
-    from .run import Cancelled, reflect
 
-    root = resolve_root(args.root).path
-    workspace = cli_workspace(args.workspace, root)
-    settings = effective_settings([workspace] if workspace and workspace != "global" else [])
+    where = target(args)
+    root, workspace = where.root, where.workspace
+    settings = where.settings()
     if not settings.memory_enabled:
         raise UsageError(messages.disabled(settings.disabled_by))
     if args.max_tool_calls < 1 or args.timeout <= 0:

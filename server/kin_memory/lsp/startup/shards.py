@@ -156,7 +156,7 @@ def _worker_main(root: Path, index: int, count: int, req_fd: int, res_fd: int, g
 
 
 def _work(root: Path, index: int, count: int, req_fd: int, guess: object) -> ShardResult:
-    from ..store.store import scan
+    from ...store.store import scan
 
     files, _ = scan(root)
     mine = [
@@ -210,10 +210,10 @@ def _check(
     stays that of its listing, not of its share of the store's text."""
     from pygls.uris import from_fs_path  # light: no lsprotocol; the same URIs the server makes
 
-    from ..findings.run import check_memory
-    from ..store.memory import load
-    from ..store.prompt_block import listing
-    from . import frames
+    from ...findings.run import check_memory
+    from ...store.memory import load
+    from ...store.prompt_block import listing
+    from ..convert import diagnostics_frame, diagnostics_json
 
     def uri_of(vpath: str) -> str:
         return from_fs_path(str(root / vpath[len("/memories/") :])) or ""
@@ -230,7 +230,9 @@ def _check(
         findings = check_memory(memory, ctx)
         if findings:
             with_findings.append(vpath)
-            out.append(frames.diagnostics_frame(uri_of(vpath), findings, memory.lines, encoding, uri_of))
+            out.append(
+                diagnostics_frame(uri_of(vpath), diagnostics_json(findings, memory.lines, encoding, uri_of))
+            )
         entry, foreign = listing((memory,), ctx.active)
         listed += entry
         hidden += foreign

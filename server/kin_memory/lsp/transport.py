@@ -1,11 +1,12 @@
-"""The stdio transport, hardened against a misbehaving client.
+"""The transports (stdio and TCP), hardened against a misbehaving client, on pygls's own message loop.
 
-pygls's own loop loses framing for good after bytes without a line end, answers nothing to a request
-whose JSON or params it cannot read (the client then waits forever), and prints tracebacks for both.
-This loop resynchronises on the next `Content-Length` header, answers JSON-RPC errors (ParseError,
-InvalidRequest, InvalidParams) where an id is known, logs one line otherwise, and bounds what it
-buffers. Frames are read by a thread, so a burst of full-text didChange collapses to the last text per
-document; a client that goes away (EOF, broken pipe) ends the server promptly and quietly.
+pygls's loop loses framing for good after bytes without a line end, answers nothing to a request whose
+JSON or params it cannot read (the client then waits forever), and prints tracebacks for both. So a
+thread frames the raw stream first: it resynchronises on the next `Content-Length` header, answers
+JSON-RPC errors (ParseError, InvalidRequest, InvalidParams) where an id is known, drops over-deep or
+oversized messages, and collapses a burst of full-text didChange to the last text per document. What
+passes is handed, re-framed, to pygls's `run_async` through its public reader interface, so pygls
+dispatches every message as usual. A client that goes away ends the server promptly and quietly.
 """
 
 from __future__ import annotations
@@ -15,12 +16,16 @@ import json
 import logging
 import os
 import re
+import socket
 import sys
 import threading
-from typing import BinaryIO
+from concurrent.futures import ThreadPoolExecutor
+from typing import BinaryIO, Protocol
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest, JsonRpcParseError
-from pygls.io_ import StdoutWriter
+from pygls.io_ import StdoutWriter, run_async
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import JsonRPCProtocol
 
 log = logging.getLogger("kin_memory.lsp")
 
@@ -62,24 +67,74 @@ class _ClientWriter(StdoutWriter):
             self._on_lost()
 
 
-def serve_stdio(server, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+def serve_stdio(
+    server: LanguageServer, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None
+) -> None:
+    source = stdin or sys.stdin.buffer
+    try:  # read the raw descriptor through our own buffer: a daemon thread parked inside sys.stdin's
+        reader: _Readable = _FdReader(source.fileno())  # buffered reader would abort the interpreter at exit
+    except (AttributeError, OSError, ValueError):  # an in-memory stream: read it as it is
+        reader = source
+    serve_stream(server, reader, stdout or sys.stdout.buffer)
+    _exit_soon()
+
+
+def serve_tcp(server: LanguageServer, host: str, port: int) -> None:
+    """One client over TCP, through the same hardened framing as stdio."""
+    with socket.create_server((host, port)) as listener:
+        log.info("listening on %s:%s", host, port)
+        conn, _ = listener.accept()
+    with conn, conn.makefile("rb", buffering=0) as rfile, conn.makefile("wb", buffering=0) as wfile:
+        serve_stream(server, _FdReader(rfile.fileno()), wfile)
+    _exit_soon()
+
+
+def serve_stream(server: LanguageServer, reader: _Readable, writer: BinaryIO) -> None:
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_quiet_client_errors)
-    server._stop_event = threading.Event()
-    server.protocol.set_writer(_ClientWriter(stdout or sys.stdout.buffer, server._stop_event.set))
+    logging.getLogger("pygls.io_").addFilter(_quiet_client_errors)
+    stop = threading.Event()
+    server.protocol.set_writer(_ClientWriter(writer, stop.set))
     loop = asyncio.new_event_loop()
+    executor = ThreadPoolExecutor(thread_name_prefix="kin-memory-worker")
+    loop.set_default_executor(executor)  # kept, so shutting down need not reach into the loop
     try:
-        loop.run_until_complete(_read_loop(server, stdin or sys.stdin.buffer))
+        loop.run_until_complete(_serve(server, reader, stop))
     except BrokenPipeError:
         log.info("the client closed the connection")
     except (KeyboardInterrupt, SystemExit):
         pass
     finally:
-        _close_loop(loop)
+        _close_loop(loop, executor)
         server.shutdown()
-        _exit_soon()
 
 
-def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
+async def _serve(server: LanguageServer, stream: _Readable, stop: threading.Event) -> None:
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(_quiet_cancellation)
+    queue: asyncio.Queue[_Item] = asyncio.Queue()
+    protocol = server.protocol
+
+    def read() -> None:
+        try:
+            for body in _frames(stream, stop):
+                loop.call_soon_threadsafe(queue.put_nowait, _screen(protocol, body))
+        except (OSError, ValueError) as exc:  # the stream closed under us
+            log.info("stopped reading from the client: %s", exc)
+        finally:
+            loop.call_soon_threadsafe(queue.put_nowait, None)
+
+    threading.Thread(target=read, name="kin-memory-reader", daemon=True).start()
+    await run_async(stop_event=stop, reader=_ScreenedReader(queue, server), protocol=protocol, logger=log,
+                    error_handler=server.report_server_error)  # fmt: skip
+
+
+class _Readable(Protocol):
+    def readline(self, limit: int, /) -> bytes: ...
+
+    def read(self, n: int, /) -> bytes: ...
+
+
+def _close_loop(loop: asyncio.AbstractEventLoop, executor: ThreadPoolExecutor) -> None:
     """Cancel what is still running and stop without waiting for the loop's worker threads: the client
     is gone (asyncio.run would wait for every executor job and fire timers meanwhile)."""
     tasks = [t for t in asyncio.all_tasks(loop) if not t.done()]
@@ -87,9 +142,7 @@ def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
         task.cancel()
     if tasks:
         loop.run_until_complete(asyncio.wait(tasks, timeout=2))
-    executor = getattr(loop, "_default_executor", None)
-    if executor is not None:
-        executor.shutdown(wait=False, cancel_futures=True)
+    executor.shutdown(wait=False, cancel_futures=True)
     # Left stopped, not closed: a background thread finishing its work may still post a callback to it
     # (on a closed loop that raises in the thread); nothing runs it any more.
 
@@ -183,43 +236,6 @@ def _frames(stdin: BinaryIO, stop: threading.Event):
         yield body
 
 
-async def _read_loop(server, stdin: BinaryIO) -> None:
-    """Frames are read by a thread into a queue; the loop handles whatever has arrived as one batch, so
-    a burst of full-text didChange notifications collapses to the last text per document instead of
-    queueing requests behind thousands of stale rechecks."""
-    loop = asyncio.get_running_loop()
-    loop.set_exception_handler(_quiet_cancellation)
-    queue: asyncio.Queue[bytes | None] = asyncio.Queue()
-
-    def reader() -> None:
-        try:
-            for body in _frames(stdin, server._stop_event):
-                loop.call_soon_threadsafe(queue.put_nowait, body)
-        except (OSError, ValueError) as exc:  # stdin closed under us
-            log.info("stopped reading from the client: %s", exc)
-        finally:
-            loop.call_soon_threadsafe(queue.put_nowait, None)
-
-    # The thread reads the raw descriptor through its own buffer: a daemon thread parked inside
-    # sys.stdin's buffered reader would abort the interpreter at exit (its lock is held).
-    try:
-        stdin = _FdReader(stdin.fileno())
-    except (AttributeError, OSError, ValueError):  # an in-memory stream: read it as it is
-        pass
-    threading.Thread(target=reader, name="kin-memory-stdin", daemon=True).start()
-    while not server._stop_event.is_set():
-        batch = [await queue.get()]
-        while not queue.empty():
-            batch.append(queue.get_nowait())
-        for body in _coalesce(batch):
-            if body is None:
-                return
-            _handle(server.protocol, body)
-            if server._stop_event.is_set():
-                return
-        await asyncio.sleep(0)  # let the handlers' tasks and replies run between batches
-
-
 def _quiet_cancellation(loop: asyncio.AbstractEventLoop, context: dict) -> None:
     # The client left mid-request: the handlers still running are cancelled at exit. Nothing is wrong.
     if isinstance(context.get("exception"), asyncio.CancelledError):
@@ -257,7 +273,9 @@ def _coalesce(batch: list[bytes | None]) -> list[bytes | None]:
     between concerns that document: the final text is the same, and no request saw the dropped one."""
     if len(batch) < 2:
         return batch
-    info = [(None, None) if body is None else _full_change_uri(body) for body in batch]
+    info = [
+        (None, None) if body is None or isinstance(body, _Reply) else _full_change_uri(body) for body in batch
+    ]
     keep = [True] * len(batch)
     pending: dict[str, int] = {}  # uri -> index of its latest full change not yet followed by a use
     for n, (full, uri) in enumerate(info):
@@ -276,55 +294,96 @@ def _valid_id(value: object) -> bool:
     return isinstance(value, (int, str)) and not isinstance(value, bool)
 
 
-def _reply_error(protocol, msg_id: object, exc: JsonRpcException) -> None:
-    # Sent as a plain dict: JSON-RPC wants `"id": null` when the id is unknown, which the typed
-    # response (None fields omitted) would drop.
-    protocol._send_data(
-        {
-            "jsonrpc": "2.0",
-            "id": msg_id if _valid_id(msg_id) else None,
-            "error": {"code": exc.code, "message": exc.message},
-        }
-    )
+def _error_frame(msg_id: object, exc: JsonRpcException) -> bytes:
+    # JSON-RPC wants `"id": null` when the id is unknown, which pygls's typed response would drop.
+    body = {
+        "jsonrpc": "2.0",
+        "id": msg_id if _valid_id(msg_id) else None,
+        "error": {"code": exc.code, "message": exc.message},
+    }
+    data = json.dumps(body).encode()
+    return b"Content-Length: %d\r\n\r\n%s" % (len(data), data)
 
 
-def _handle(protocol, body: bytes) -> None:
+class _Reply(bytes):
+    """An error answer to write back instead of a message to dispatch."""
+
+
+_Item = bytes | None  # a body to dispatch, a _Reply to write, or None at the end of the stream
+
+
+def _screen(protocol: JsonRPCProtocol, body: bytes) -> bytes:
+    """The body when pygls can dispatch it; otherwise the error answer it deserves (or an empty reply)."""
     try:
         message = json.loads(body, object_hook=protocol.structure_message)
     except JsonRpcException:
-        try:
-            data = json.loads(body)
-        except ValueError as exc:
-            log.warning("dropped a message that is not JSON: %s", exc)
-            _reply_error(protocol, None, JsonRpcParseError())
-            return
-        method = data.get("method") if isinstance(data, dict) else None
-        if (
-            isinstance(data, dict)
-            and isinstance(method, str)
-            and _valid_id(data.get("id"))
-            and data.get("jsonrpc") == "2.0"
-        ):
-            log.warning("invalid params for request %s", method)
-            _reply_error(protocol, data["id"], JsonRpcInvalidParams(f"Invalid params for {method}"))
-        elif isinstance(data, dict) and "id" in data:
-            log.warning("dropped an invalid request")
-            _reply_error(protocol, data["id"], JsonRpcInvalidRequest())
-        else:
-            log.warning("dropped notification %s: invalid params", method)
-        return
-    except ValueError as exc:  # not JSON (UnicodeDecodeError included)
-        log.warning("dropped a message that is not JSON: %s", exc)
-        _reply_error(protocol, None, JsonRpcParseError())
-        return
+        return _invalid(body)
+    except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, or nested past any sane depth
+        log.warning("dropped a message that is not usable JSON: %s", type(exc).__name__)
+        return _Reply(_error_frame(None, JsonRpcParseError()))
     if getattr(message, "jsonrpc", None) != "2.0":
         msg_id = message.get("id") if isinstance(message, dict) else getattr(message, "id", None)
         log.warning("dropped an invalid JSON-RPC message")
-        if not (isinstance(message, dict) and "method" not in message and "id" in message):
-            _reply_error(protocol, msg_id, JsonRpcInvalidRequest())
-        return
+        if isinstance(message, dict) and "method" not in message and "id" in message:
+            return _Reply(b"")
+        return _Reply(_error_frame(msg_id, JsonRpcInvalidRequest()))
     if hasattr(message, "method") and hasattr(message, "id") and not _valid_id(message.id):
         log.warning("dropped request %s: its id is not an integer or string", message.method)
-        _reply_error(protocol, None, JsonRpcInvalidRequest())
-        return
-    protocol.handle_message(message)
+        return _Reply(_error_frame(None, JsonRpcInvalidRequest()))
+    return body
+
+
+def _invalid(body: bytes) -> _Reply:
+    data = json.loads(body)
+    method = data.get("method") if isinstance(data, dict) else None
+    if (
+        isinstance(data, dict)
+        and isinstance(method, str)
+        and _valid_id(data.get("id"))
+        and data.get("jsonrpc") == "2.0"
+    ):
+        log.warning("invalid params for request %s", method)
+        return _Reply(_error_frame(data["id"], JsonRpcInvalidParams(f"Invalid params for {method}")))
+    if isinstance(data, dict) and "id" in data:
+        log.warning("dropped an invalid request")
+        return _Reply(_error_frame(data["id"], JsonRpcInvalidRequest()))
+    log.warning("dropped notification %s: invalid params", method)
+    return _Reply(b"")
+
+
+class _ScreenedReader:
+    """pygls's AsyncReader over the screened queue: each body is re-framed as one clean header; a batch
+    that arrived together is coalesced before it is served."""
+
+    def __init__(self, queue: asyncio.Queue[_Item], server: LanguageServer) -> None:
+        self.queue = queue
+        self.server = server
+        self.pending: list[_Item] = []
+        self.body = b""
+        self.header_sent = False
+
+    async def readline(self) -> bytes:
+        if self.header_sent:
+            self.header_sent = False
+            return b"\r\n"
+        while True:
+            if not self.pending:
+                await asyncio.sleep(0)  # let the handlers' tasks and replies run between batches
+                self.pending.append(await self.queue.get())
+                while not self.queue.empty():
+                    self.pending.append(self.queue.get_nowait())
+                self.pending = _coalesce(self.pending)
+            item = self.pending.pop(0)
+            if item is None:
+                return b""
+            if isinstance(item, _Reply):
+                writer = self.server.protocol.writer
+                if item and writer is not None:
+                    writer.write(bytes(item))
+                continue
+            self.body, self.header_sent = item, True
+            return b"Content-Length: %d\r\n" % len(item)
+
+    async def readexactly(self, n: int) -> bytes:
+        body, self.body = self.body, b""
+        return body[:n]

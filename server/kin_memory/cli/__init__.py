@@ -7,23 +7,20 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from . import __version__
+from .. import __version__
+from .common import UsageError
 
 # Each module exposes `register(subparsers, common)`; `common` is the parent parser carrying
 # --root/--workspace. Handlers are `func(args) -> int` set with `set_defaults(func=...)`.
 SUBCOMMAND_MODULES = (
-    "kin_memory.cli_check",
-    "kin_memory.cli_serve",
-    "kin_memory.cli_info",
-    "kin_memory.recall.cli",
-    "kin_memory.tool.cli",
-    "kin_memory.tool.sweep_cli",
-    "kin_memory.reflect.cli",
+    "kin_memory.cli.check",
+    "kin_memory.cli.serve",
+    "kin_memory.cli.info",
+    "kin_memory.cli.search",
+    "kin_memory.cli.tool",
+    "kin_memory.cli.sweep",
+    "kin_memory.cli.reflect",
 )
-
-
-class UsageError(Exception):
-    """A bad argument or unusable input: printed as one line, exit status 2."""
 
 
 def common_parser() -> argparse.ArgumentParser:

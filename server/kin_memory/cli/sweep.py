@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
+from .common import UsageError, printable, target
+
 PROGRESS_MIN = 20  # files; below this a progress line is noise
 
 
@@ -40,21 +42,18 @@ def _ask(question: str) -> bool:
 
 
 def handler(args) -> int:
-    from kin_memory.cli import UsageError
-    from kin_memory.store.lifecycle import Thresholds
-    from kin_memory.store.root import resolve_root
-
-    from .sweep import apply_sweep, plan_sweep
+    from ..store.lifecycle import Thresholds
+    from ..tool.sweep import apply_sweep, plan_sweep
 
     if args.episodic_days <= 0 or args.session_hours <= 0:
         raise UsageError("--episodic-days and --session-hours must be positive")
-    root = resolve_root(getattr(args, "root", None)).path
+    root = target(args).root
     t = Thresholds(episodic_days=args.episodic_days, session_hours=args.session_hours)
     plan = plan_sweep(root, t)
     human = not args.json
     if human:
         for e in plan.expired:
-            print(f"{e.vpath}\t{e.category}\t{e.age_days:.1f} days old")
+            print(f"{printable(e.vpath)}\t{e.category}\t{e.age_days:.1f} days old")
         print(
             f"{len(plan.expired)} expired {'memory' if len(plan.expired) == 1 else 'memories'}, {plan.kept} kept"
         )
@@ -85,7 +84,7 @@ def handler(args) -> int:
 
     result = apply_sweep(root, plan, t, progress=progress)
     for vpath, message in result.failed:
-        print(f"{vpath}: {message}", file=sys.stderr)
+        print(printable(f"{vpath}: {message}"), file=sys.stderr)
     if args.json:
         print(json.dumps(result.to_json()))
     else:

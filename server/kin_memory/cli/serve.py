@@ -17,16 +17,17 @@ def register(subparsers, common: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    shards = _start_shards(args.root, args.workspace)  # before the LSP stack imports: see lsp/preload.py
-    from .lsp.server import create_server
+    shards = _start_shards(
+        args.root, args.workspace
+    )  # before the LSP stack imports: see lsp/startup/shards.py
+    from ..lsp.server import create_server
+    from ..lsp.startup.strategy import ShardedStartup
+    from ..lsp.transport import serve_stdio, serve_tcp
 
-    server = create_server(root=args.root, workspace=args.workspace)
-    server.shards = shards
+    server = create_server(root=args.root, workspace=args.workspace, startup=ShardedStartup(shards))
     if args.tcp:
-        server.start_tcp(args.host, args.port)
+        serve_tcp(server, args.host, args.port)
     else:
-        from .lsp.stdio import serve_stdio
-
         serve_stdio(server)
     return 0
 
@@ -36,10 +37,10 @@ def _start_shards(root_arg: str | None, workspace_arg: str | None):
     import os
     import time
 
-    from .findings.model import Context
-    from .lsp.preload import Shards
-    from .store.root import resolve_root
-    from .store.workspace import active_workspaces
+    from ..lsp.startup.shards import Shards
+    from ..store.context import Context
+    from ..store.root import resolve_root
+    from ..store.workspace import active_workspaces
 
     setting = os.environ.get("KIN_MEMORY_WORKERS", "")
     workers = int(setting) if setting.isdigit() else None

@@ -1,0 +1,71 @@
+"""What every subcommand resolves the same way: the store root, the active workspace, the settings files
+in effect, and text made safe for a terminal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import protocol
+from ..store.root import RootChoice, resolve_root
+from ..store.settings import EffectiveSettings, effective_settings
+from ..store.workspace import cli_workspace
+
+
+class UsageError(Exception):
+    """A bad argument or unusable input: printed as one line, exit status 2."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """The store a command works on and from where it looks at it."""
+
+    root_choice: RootChoice
+    workspace: str | None  # None: the operator's unfiltered view
+
+    @property
+    def root(self) -> Path:
+        return self.root_choice.path
+
+    @property
+    def active(self) -> tuple[str, ...]:
+        return (self.workspace,) if self.workspace else ()
+
+    def settings(self) -> EffectiveSettings:
+        return settings_for(self.workspace)
+
+
+def settings_for(workspace: str | None) -> EffectiveSettings:
+    """The global settings file, then the workspace's project file (`global` and labels have none)."""
+    return effective_settings([workspace] if workspace and os.path.isabs(workspace) else [])
+
+
+def target(args: argparse.Namespace, *, editor_setting: str | None = None) -> Target:
+    """--root (else KIN_MEMORY_DIR, the global memory_dir, ~/.kin/memory) and --workspace (else the git
+    top level or realpath of the current directory when it is outside the store)."""
+    choice = resolve_root(getattr(args, "root", None), editor_setting=editor_setting)
+    return Target(choice, cli_workspace(getattr(args, "workspace", None), choice.path))
+
+
+def printable(text: str) -> str:
+    """Untrusted text for a terminal: no control characters, so no escape sequence reaches it."""
+    return "".join(ch if ch.isprintable() else "\N{REPLACEMENT CHARACTER}" for ch in text)
+
+
+def printable_block(text: str) -> str:
+    return "\n".join(printable(line) for line in text.split("\n"))
+
+
+def file_uri(path: Path) -> str:
+    """The URI the language server gives the same file."""
+    from pygls.uris import from_fs_path  # light: no lsprotocol
+
+    return from_fs_path(str(path)) or path.as_uri()
+
+
+def print_json(result: object) -> None:
+    """A protocol result exactly as the language server answers it."""
+    print(json.dumps(protocol.dump(result), ensure_ascii=False))

@@ -1,0 +1,110 @@
+"""`kin-memory search`, `kin-memory index-preview` and `kin-memory reindex`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from ..protocol import ReindexResult
+from ..store.paths import real_path
+from .common import UsageError, file_uri, print_json, printable, printable_block, target
+
+MAX_RESULTS = 100
+
+
+def register(subparsers, common: argparse.ArgumentParser) -> None:
+    p = subparsers.add_parser("search", parents=[common], help="ranked recall over the store")
+    p.add_argument("query", metavar="QUERY")
+    p.add_argument("--json", action="store_true", help="print JSON: {results: [...]}")
+    p.add_argument("--limit", type=int, default=5)
+    p.set_defaults(func=search)
+
+    p = subparsers.add_parser(
+        "index-preview",
+        parents=[common],
+        help="the prompt block the agent would inline: listing plus MEMORY.md, capped",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON: {text, lines, bytes, truncated, cut}")
+    p.set_defaults(func=index_preview)
+
+    p = subparsers.add_parser("reindex", parents=[common], help="rebuild the recall index from the files")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=reindex)
+
+
+def search(args: argparse.Namespace) -> int:
+    from ..recall.results import search_result
+    from ..recall.service import Recall
+
+    if args.limit < 1:
+        raise UsageError("--limit must be at least 1")
+    where = target(args)
+    recall = Recall(where.root)
+    recall.sync_disk()
+    hits = recall.search(args.query, where.active, min(args.limit, MAX_RESULTS))
+    if args.json:
+        print_json(search_result(hits, lambda vpath: file_uri(real_path(where.root, vpath))))
+        return 0
+    if not hits:
+        print("no matching memories", file=sys.stderr)
+        return 1
+    for h, snip in hits:
+        print(f"{printable(h.vpath)}  [{h.category}]  {printable(h.title)}")
+        if snip:
+            print(f"    {printable(snip)}")
+    return 0
+
+
+def index_preview(args: argparse.Namespace) -> int:
+    from ..recall.results import cut_sentence, index_preview_result
+    from ..store.prompt_block import compose
+    from ..store.store import load_store
+
+    where = target(args)
+    store = load_store(where.root)
+    result = index_preview_result(compose(list(store.memories()), store.index_file(), where.active))
+    if args.json:
+        print_json(result)
+        return 0
+    print(printable_block(result.text))
+    note = f"{result.lines} lines, {result.bytes} bytes"
+    if result.truncated:
+        note += "; " + cut_sentence(result)
+    if result.hidden:
+        note += f"; {result.hidden} memories of other workspaces collapsed"
+    print(f"-- {note}", file=sys.stderr)
+    return 0
+
+
+def reindex(args: argparse.Namespace) -> int:
+    from ..recall.service import Recall
+
+    recall = Recall(target(args).root)
+    bar = _ProgressBar() if sys.stderr.isatty() and not args.json else None
+    stats = recall.reindex(progress=bar.update if bar else None, chunk=500)
+    if bar:
+        bar.done()
+    if args.json:
+        print_json(ReindexResult(files=stats.read, seconds=round(stats.seconds, 3)))
+    else:
+        print(f"indexed {stats.read} memories in {stats.seconds:.2f}s")
+    return 0
+
+
+class _ProgressBar:
+    def __init__(self, width: int = 30) -> None:
+        self.width = width
+        self.last = 0.0
+
+    def update(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self.last < 0.1 and done < total:
+            return
+        self.last = now
+        filled = int(self.width * done / max(total, 1))
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total}")
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        sys.stderr.write("\n")

@@ -1,0 +1,145 @@
+"""The editor's `kinMemory` settings section, typed once.
+
+The language server reads the section from `initializationOptions` and `workspace/configuration`; every
+consumer receives a `Settings` value, never the raw dict. A value of the wrong type or out of range is
+replaced by its default and reported as a `SettingProblem` (the server shows it once per change), so a
+typo is never silently ignored. Keys this server does not know are ignored: newer editors may send more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+import attrs
+
+from .protocol import camel, converter
+
+ToolMode = Literal["auto", "strict", "plan"]
+Level = Literal["error", "warning", "information", "hint", "off"]
+Provider = Literal["anthropic", "openai"]
+
+_positive = attrs.validators.gt(0)
+
+
+@attrs.frozen
+class ReflectionSettings:
+    provider: Provider | None = None
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None  # the NAME of the environment variable holding the key
+    max_tool_calls: int = attrs.field(default=16, validator=_positive)
+    timeout_seconds: float = attrs.field(default=90.0, validator=_positive)
+
+
+@attrs.frozen
+class ServerLaunchSettings:
+    """Read by the VS Code extension to start the server; the server itself ignores them."""
+
+    path: str | None = None
+    args: list[str] = attrs.field(factory=list)
+
+
+@attrs.frozen
+class Settings:
+    memory_dir: str | None = None
+    workspace: str | None = None  # overrides the active workspace
+    stale_days: float = attrs.field(default=180.0, validator=_positive)
+    episodic_days: float = attrs.field(default=42.0, validator=_positive)
+    session_hours: float = attrs.field(default=24.0, validator=_positive)
+    tool_mode: ToolMode = "auto"
+    severity: dict[str, Level] = attrs.field(factory=dict)  # code → level or "off"
+    reflection: ReflectionSettings = attrs.field(factory=ReflectionSettings)
+    server: ServerLaunchSettings = attrs.field(factory=ServerLaunchSettings)
+
+
+@attrs.frozen
+class SettingProblem:
+    key: str  # the dotted wire name below the section, e.g. "reflection.maxToolCalls"
+    value: object
+    expected: str
+
+    def message(self, label: Callable[[str], str]) -> str:
+        shown = repr(self.value) if not isinstance(self.value, str) else f'"{_clip(self.value)}"'
+        return f"The setting {label(self.key)} has an invalid value {shown} ({self.expected}); using the default."
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    text = "".join(ch if ch.isprintable() else "?" for ch in text)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def parse_settings(raw: object) -> tuple[Settings, list[SettingProblem]]:
+    """The section as typed settings plus what had to be replaced by a default."""
+    problems: list[SettingProblem] = []
+    settings = _parse_class(Settings, raw if isinstance(raw, Mapping) else {}, "", problems)
+    return settings, problems
+
+
+def _parse_class(cls: type, raw: Mapping[str, Any], prefix: str, problems: list[SettingProblem]) -> Any:
+    values: dict[str, Any] = {}
+    for field in attrs.fields(cls):
+        key = camel(field.name)
+        if key not in raw or raw[key] is None:
+            continue
+        value = raw[key]
+        if attrs.has(field.type):
+            if isinstance(value, Mapping):
+                values[field.name] = _parse_class(field.type, value, f"{prefix}{key}.", problems)
+            else:
+                problems.append(SettingProblem(prefix + key, value, "expected an object"))
+            continue
+        if field.name == "severity":
+            values[field.name] = _parse_severity(value, prefix + key, problems)
+            continue
+        parsed = _parse_value(field, value)
+        if isinstance(parsed, SettingProblem):
+            problems.append(attrs.evolve(parsed, key=prefix + key))
+        else:
+            values[field.name] = parsed
+    return cls(**values)
+
+
+def _parse_value(field: attrs.Attribute, value: object) -> object:  # type: ignore[type-arg]  # any field
+    try:
+        parsed = converter.structure(value, field.type)
+        if field.validator is not None:
+            field.validator(None, field, parsed)
+    except Exception as exc:  # noqa: BLE001 - cattrs reports through several exception groups
+        return SettingProblem("", value, _expected(field, exc))
+    return parsed
+
+
+LEVELS = ("error", "warning", "information", "hint", "off")
+
+
+def _parse_severity(raw: object, key: str, problems: list[SettingProblem]) -> dict[str, Level]:
+    """Per code: a bad level drops that entry only (the other codes keep theirs)."""
+    if not isinstance(raw, Mapping):
+        problems.append(SettingProblem(key, raw, "expected an object of code → level"))
+        return {}
+    out: dict[str, Level] = {}
+    for code, level in raw.items():
+        if isinstance(code, str) and level in LEVELS:
+            out[code] = level
+        else:
+            problems.append(SettingProblem(f"{key}.{code}", level, f"expected one of {', '.join(LEVELS)}"))
+    return out
+
+
+def _expected(field: attrs.Attribute, exc: BaseException) -> str:  # type: ignore[type-arg]  # any field
+    text = str(field.type)
+    if "Literal" in text:
+        options = text.split("Literal[", 1)[1].split("]", 1)[0].replace("'", "")
+        return f"expected one of {options}"
+    if field.validator is not None and isinstance(exc, ValueError) and "must be" in str(exc):
+        return "expected a positive number"
+    if "float" in text or "int" in text:
+        return "expected a positive number"
+    if "list" in text:
+        return "expected a list of strings"
+    return "expected a string"
+
+
+for _cls in (ReflectionSettings, ServerLaunchSettings, Settings):
+    attrs.resolve_types(_cls)  # field types are strings under postponed annotations

@@ -1,0 +1,52 @@
+"""Findings about the store as a whole rather than one memory's text.
+
+KM601 (near-duplicates, through the recall index), KM700/KM701 (the settings files) and KM900 (entries the
+scan could not use). `kin-memory check` and the language server both call these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..store.frontmatter import Span
+from ..store.settings import EffectiveSettings, SettingsProblem
+from ..store.store import ScanProblem, Store
+from . import duplicates
+from .model import Context, Finding, Fix, TextEdit
+
+if TYPE_CHECKING:  # recall is imported by the caller only when duplicates are wanted
+    from ..recall.service import Recall
+
+
+def settings_problem_finding(problem: SettingsProblem) -> Finding:
+    span = Span(problem.line, problem.col, problem.line, max(problem.end_col, problem.col))
+    fixes: tuple[Fix, ...] = ()
+    if problem.code == "KM700":
+        remove = TextEdit(Span(problem.line, 0, problem.line + 1, 0), "")
+        fixes = (Fix("Remove `memory_dir` from the project settings", (remove,), preferred=True),)
+    return Finding(problem.code, span, problem.message, fixes)
+
+
+def settings_findings(settings: EffectiveSettings) -> dict[Path, list[Finding]]:
+    """Every settings file the context reads (global, then each project's), with its findings ([] = clean)."""
+    return {f.path: [settings_problem_finding(p) for p in f.problems] for f in settings.files}
+
+
+def scan_findings(problems: Iterable[ScanProblem]) -> dict[str, list[Finding]]:
+    """KM900 for each entry the scan skipped (a folder named x.md, a link out of the store, …)."""
+    out: dict[str, list[Finding]] = {}
+    for problem in problems:
+        out.setdefault(problem.vpath, []).append(Finding("KM900", Span(0, 0, 0, 0), problem.reason))
+    return out
+
+
+def duplicate_findings(store: Store, ctx: Context, recall: Recall) -> dict[str, list[Finding]]:
+    """KM601 for every memory: one recall query per memory over its rarest words, never a pairwise scan."""
+    out: dict[str, list[Finding]] = {}
+    for memory in store.memories():
+        found = duplicates.check(memory, recall.duplicates_of(memory, ctx.active))
+        if found:
+            out[memory.vpath] = found
+    return out

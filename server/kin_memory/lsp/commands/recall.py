@@ -1,0 +1,70 @@
+"""Recall commands: `kin.memory.search`, `kin.memory.indexPreview`, `kin.memory.reindex`."""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import Executor
+
+from pygls.lsp.server import LanguageServer
+
+from ... import protocol
+from ...recall.results import index_preview_result, search_result
+from ...store.context import workspace_argument
+from ...store.prompt_block import compose
+from ..progress import Progress
+from ..recall_sync import RecallSync
+from ..session import Session
+from .base import register_command
+
+MAX_SEARCH_RESULTS = 100
+READY_WAIT = 120.0  # seconds a preview waits for the startup load
+
+
+class RecallCommands:
+    def __init__(self, session: Session, recall: RecallSync, pool: Executor, progress: Progress) -> None:
+        self.session = session
+        self.recall = recall
+        self.pool = pool
+        self.progress = progress
+
+    def register(self, server: LanguageServer) -> None:
+        register_command(server, "kin.memory.search", self.search)
+        register_command(server, "kin.memory.indexPreview", self.index_preview)
+        register_command(server, "kin.memory.reindex", self.reindex)
+
+    def _active(self, workspace: str | None) -> tuple[str, ...]:
+        return self.session.active() if workspace is None else workspace_argument(workspace)
+
+    async def search(self, params: protocol.SearchParams) -> protocol.SearchResult:
+        active = self._active(params.workspace)
+        limit = min(params.limit, MAX_SEARCH_RESULTS)
+        loop = asyncio.get_running_loop()
+        hits = await loop.run_in_executor(
+            self.pool, lambda: self.recall.recall.search(params.query, active, limit)
+        )
+        return search_result(hits, self.session.uri_of)
+
+    async def index_preview(self, params: protocol.WorkspaceParams) -> protocol.IndexPreviewResult:
+        active = self._active(params.workspace)
+        loop = asyncio.get_running_loop()
+        # Before the startup load completes the store holds only open buffers: compose from all of it.
+        await loop.run_in_executor(None, self.session.ready.wait, READY_WAIT)
+        store = self.session.store
+        block = await loop.run_in_executor(
+            None, lambda: compose(list(store.memories()), store.index_file(), active)
+        )
+        return index_preview_result(block)
+
+    async def reindex(self, _params: protocol.EmptyParams) -> protocol.ReindexResult:
+        task = await self.progress.begin("reindex", "Reindexing memories", cancellable=True)
+        loop = asyncio.get_running_loop()
+
+        def report(done: int, total: int) -> None:
+            task.report(f"{done} of {total}", int(100 * done / max(total, 1)))
+
+        stats = await loop.run_in_executor(
+            self.recall.writer, lambda: self.recall.reindex(report, task.cancelled)
+        )
+        cancelled = task.cancelled()
+        task.end("cancelled" if cancelled else f"{stats.read} memories indexed")
+        return protocol.ReindexResult(files=stats.read, seconds=round(stats.seconds, 3), cancelled=cancelled)

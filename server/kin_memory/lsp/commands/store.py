@@ -1,0 +1,76 @@
+"""Store commands: `kin.memory.list`, `kin.memory.markReviewed`, `kin.memory.info`."""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import Executor
+
+from pygls.lsp.server import LanguageServer
+
+from ... import protocol
+from ...store.info import store_info
+from ...store.lifecycle import lifecycle
+from ...store.workspace import visibility
+from ...tool.review import ReviewError, mark_reviewed
+from ..recall_sync import RecallSync
+from ..session import Session, uri_to_path
+from .base import CommandFailed, register_command
+
+READY_WAIT = 120.0  # seconds a listing waits for the startup load
+
+
+class StoreCommands:
+    def __init__(self, session: Session, recall: RecallSync, pool: Executor) -> None:
+        self.session = session
+        self.recall = recall
+        self.pool = pool
+
+    def register(self, server: LanguageServer) -> None:
+        register_command(server, "kin.memory.list", self.list)
+        register_command(server, "kin.memory.markReviewed", self.mark_reviewed)
+        register_command(server, "kin.memory.info", self.info)
+
+    async def list(self, _params: protocol.EmptyParams) -> protocol.ListResult:
+        # Before the startup load completes the store is partial: answer with the whole of it.
+        await asyncio.get_running_loop().run_in_executor(None, self.session.ready.wait, READY_WAIT)
+        ctx = self.session.context()
+        out = []
+        for m in sorted(self.session.store.memories(), key=lambda m: m.vpath):
+            life = lifecycle(m.category, m.mtime, ctx.now, ctx.thresholds)
+            out.append(protocol.MemoryEntry(
+                path=m.vpath, uri=self.session.uri_of(m.vpath), category=m.category,
+                workspace=m.stamp if isinstance(m.stamp, str) else None,
+                visible=visibility(m.stamp, ctx.active).visible, age_days=round(life.age_days, 2),
+                status=life.status,  # type: ignore[arg-type]  # lifecycle statuses are the protocol's
+            ))  # fmt: skip
+        return protocol.ListResult(memories=out)
+
+    async def mark_reviewed(self, params: protocol.MarkReviewedParams) -> protocol.OkResult:
+        vpath = self.session.vpath_of(params.uri)
+        path = uri_to_path(params.uri)
+        if not vpath or path is None:
+            raise CommandFailed("This file is not a memory of the store.")
+        try:
+            mark_reviewed(
+                self.session.root, vpath
+            )  # through the tool's guard: never a file outside the store
+        except ReviewError as exc:
+            raise CommandFailed(str(exc)) from None
+        store = self.session.store
+        if store.is_open(vpath):  # an open buffer: its lifecycle follows the file's new mtime
+            memory = store.get(vpath)
+            try:
+                store.set_overlay(path, memory.text if memory else "", path.stat().st_mtime)
+            except OSError:
+                pass
+        store.refresh_path(path)
+        return protocol.OkResult()
+
+    async def info(self, _params: protocol.EmptyParams) -> protocol.InfoResult:
+        loop = asyncio.get_running_loop()
+        settings = await loop.run_in_executor(None, self.session.file_settings)
+        count = await loop.run_in_executor(self.pool, self.recall.recall.index.count)
+        state = protocol.IndexState(
+            state="ready" if self.recall.synced.is_set() else "building", memories=count
+        )
+        return store_info(self.session.root_choice, self.session.active(), settings, state)

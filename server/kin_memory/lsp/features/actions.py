@@ -1,0 +1,78 @@
+"""Code actions: the quick fixes of the findings under the cursor.
+
+Each action's diagnostic is the very dict the publisher sent (same serializer), structured into
+lsprotocol's type, so the client matches it to what it shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+
+from ...findings.model import Fix
+from ..convert import range_json
+from ..handlers import handler
+from ..session import Session
+from .diagnostics import Diagnostics
+
+
+class CodeActions:
+    def __init__(self, session: Session, diagnostics: Diagnostics, converter) -> None:
+        self.session = session
+        self.diagnostics = diagnostics
+        self.converter = converter  # lsprotocol's cattrs converter (the server's)
+
+    def register(self, server: LanguageServer) -> None:
+        options = lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix])
+        server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, options)(handler(self.actions))
+
+    def actions(self, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+        uri = params.text_document.uri
+        vpath = self.session.vpath_of(uri)
+        memory = self.session.store.get(vpath) if vpath else None
+        if vpath is None or memory is None:
+            return []
+        version = self.diagnostics.versions(uri)
+        findings = self.diagnostics.findings_for(vpath)
+        out = []
+        for finding, data in zip(findings, self.diagnostics.to_json(findings, memory.lines), strict=True):
+            diagnostic = self.converter.structure(data, lsp.Diagnostic)
+            if _overlaps(diagnostic.range, params.range):
+                out += [self.action(fix, diagnostic, uri, version, memory.lines) for fix in finding.fixes]
+        return out
+
+    def action(
+        self, fix: Fix, diagnostic: lsp.Diagnostic, uri: str, version: int | None, lines: Sequence[str]
+    ) -> lsp.CodeAction:
+        action = lsp.CodeAction(
+            title=fix.title,
+            kind=lsp.CodeActionKind.QuickFix,
+            diagnostics=[diagnostic],
+            is_preferred=fix.preferred or None,
+        )
+        if fix.edits:
+            edits = [
+                lsp.TextEdit(range=self.converter.structure(range_json(e.span, lines, self.session.encoding), lsp.Range),
+                             new_text=e.new_text)
+                for e in fix.edits
+            ]  # fmt: skip
+            document = lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
+            action.edit = lsp.WorkspaceEdit(
+                document_changes=[lsp.TextDocumentEdit(text_document=document, edits=edits)]
+            )
+        elif fix.command == "delete":
+            action.edit = lsp.WorkspaceEdit(document_changes=[lsp.DeleteFile(uri=uri)])
+        elif fix.command == "markReviewed":
+            action.command = lsp.Command(
+                title=fix.title, command="kin.memory.markReviewed", arguments=[{"uri": uri}]
+            )
+        return action
+
+
+def _overlaps(a: lsp.Range, b: lsp.Range) -> bool:
+    def key(p: lsp.Position) -> tuple[int, int]:
+        return (p.line, p.character)
+
+    return not (key(a.end) < key(b.start) or key(b.end) < key(a.start))

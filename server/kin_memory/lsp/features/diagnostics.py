@@ -1,0 +1,257 @@
+"""Diagnostics: every memory's findings, MEMORY.md's budget, and the settings files, through the publisher.
+
+Subscribes to store events: a changed memory is rechecked on the event loop (proportional to that file
+only); MEMORY.md, which depends on the whole listing, is rechecked only when a listing entry changed,
+debounced and off the loop. The settings files (global and each workspace's project file) are watched by
+a cheap stat poll, since they live outside the store and Neovim offers no client-side file watching.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from ...findings.model import Finding
+from ...findings.run import check_memory, check_store
+from ...findings.store_level import settings_findings
+from ...store.events import StoreEvent
+from ...store.memory import Memory
+from ...store.paths import INDEX_NAME
+from ...store.prompt_block import compose, listing_line
+from ...store.root import VIRTUAL_ROOT
+from ...store.settings import global_settings_path, project_settings_path
+from ..convert import diagnostics_frame, diagnostics_json
+from ..publisher import DiagnosticsPublisher
+from ..session import Session, path_to_uri, uri_to_path
+
+log = logging.getLogger("kin_memory.lsp")
+INDEX_VPATH = f"{VIRTUAL_ROOT}/{INDEX_NAME}"
+INDEX_DEBOUNCE = 0.15  # seconds
+SETTINGS_POLL = 0.5  # seconds between stats of the settings files
+SETTINGS_READ_CAP = 256 * 1024  # bytes: a settings file is a few lines
+
+
+class Diagnostics:
+    def __init__(self, session: Session, publisher: DiagnosticsPublisher, versions) -> None:
+        self.session = session
+        self.publisher = publisher
+        self.versions = versions  # uri → the open document's version, or None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._listing: dict[str, object] = {}
+        self._extra: dict[tuple[str, str], list[Finding]] = {}
+        self._index_timer: asyncio.TimerHandle | None = None
+        self._settings_seen: dict[Path, tuple[float, int] | None] = {}
+        self._stop = threading.Event()
+        session.events.subscribe(self._on_event)
+
+    def start(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        threading.Thread(target=self._poll_settings, name="kin-memory-settings", daemon=True).start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    # -- store events -----------------------------------------------------------------------------
+    def _on_event(self, event: StoreEvent) -> None:
+        loop = self.loop
+        if loop is None or not self.session.ready.is_set():
+            return  # the startup load publishes the whole store itself
+        if _on_loop_thread(loop):
+            self._handle(event)
+        else:
+            loop.call_soon_threadsafe(self._handle, event)
+
+    def _handle(self, event: StoreEvent) -> None:
+        if event.kind == "reset":
+            self.republish_all()
+        elif event.vpath is not None:
+            self.recheck(event.vpath)
+
+    # -- one file ---------------------------------------------------------------------------------
+    def findings_for(self, vpath: str) -> list[Finding]:
+        """The file's own findings now (MEMORY.md: with the composed prompt block)."""
+        memory = self.session.store.get(vpath)
+        if memory is None:
+            return []
+        ctx = self.session.context()
+        if memory.is_index:
+            memories = list(self.session.store.memories())
+            block = compose(memories, memory, ctx.active)
+            return check_memory(memory, ctx, block=block, known={m.vpath for m in memories})
+        return check_memory(memory, ctx)
+
+    def to_json(self, findings: Sequence[Finding], lines: Sequence[str]) -> list[dict]:
+        return diagnostics_json(findings, lines, self.session.encoding, self.session.uri_of, self._lines_of)
+
+    def _lines_of(self, vpath: str) -> Sequence[str]:
+        memory = self.session.store.get(vpath)
+        return memory.lines if memory is not None else ()
+
+    def file_diagnostics(self, vpath: str) -> list[dict]:
+        memory = self.session.store.get(vpath)
+        return self.to_json(self.findings_for(vpath), memory.lines) if memory is not None else []
+
+    def resolve(self, source: str, uri: str) -> list[dict]:
+        """The publisher's way back to a source's current diagnostics (for bulk-published entries)."""
+        vpath = self.session.vpath_of(uri)
+        return self.file_diagnostics(vpath) if source == "file" and vpath else []
+
+    def recheck(self, vpath: str) -> None:
+        memory = self.session.store.get(vpath)
+        uri = self.session.uri_of(vpath)
+        if memory is None:
+            self._extra.pop(("recall", vpath), None)
+            self.publisher.publish("file", uri, [])
+            self.publisher.publish("recall", uri, [])
+        elif not memory.is_index:
+            found = self.to_json(check_memory(memory, self.session.context()), memory.lines)
+            self.publisher.publish("file", uri, found, self.versions(uri))
+        if (memory is not None and memory.is_index) or self._listing_changed(vpath, memory):
+            self.schedule_index_check()
+
+    def publish_extra(self, source: str, vpath: str, findings: list[Finding]) -> None:
+        """Findings another unit computed for a memory (KM601 from recall), under their own source."""
+        if self._extra.get((source, vpath), []) == findings:
+            return  # recomputed on every keystroke; republish only what changed
+        self._extra[(source, vpath)] = findings
+        memory = self.session.store.get(vpath)
+        if memory is None:
+            return
+        uri = self.session.uri_of(vpath)
+        self.publisher.publish(source, uri, self.to_json(findings, memory.lines), self.versions(uri))
+
+    def _listing_changed(self, vpath: str, memory: Memory | None) -> bool:
+        key = (
+            None
+            if memory is None or memory.is_index
+            else (memory.category, memory.stamp, listing_line(memory))
+        )
+        changed = self._listing.get(vpath, _UNSEEN) != key
+        self._listing[vpath] = key
+        return changed
+
+    # -- MEMORY.md --------------------------------------------------------------------------------
+    def schedule_index_check(self, delay: float = INDEX_DEBOUNCE) -> None:
+        loop = self.loop
+        if loop is None:
+            return
+        if self._index_timer is not None:
+            self._index_timer.cancel()
+        self._index_timer = loop.call_later(delay, self._start_index_check, loop)
+
+    def _start_index_check(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._index_timer = None
+        loop.run_in_executor(None, self._index_diagnostics).add_done_callback(self._index_done)
+
+    def _index_diagnostics(self) -> list[dict] | None:
+        if self.session.store.index_file() is None:
+            return None
+        return self.file_diagnostics(INDEX_VPATH)
+
+    def _index_done(self, future: asyncio.Future) -> None:
+        if future.cancelled() or future.exception() is not None:
+            if not future.cancelled():
+                log.warning("MEMORY.md check failed: %r", future.exception())
+            return
+        uri = self.session.uri_of(INDEX_VPATH)
+        if future.result() is not None and self.session.store.index_file() is not None:
+            self.publisher.publish("file", uri, future.result(), self.versions(uri))
+
+    # -- the whole store --------------------------------------------------------------------------
+    def store_frames(self) -> tuple[bytes, set[str]]:
+        """Check the whole store and frame every non-empty result (thread-safe: no protocol state)."""
+        results = check_store(self.session.store, self.session.context())
+        frames, uris = [], set()
+        for vpath, findings in results.items():
+            if findings:
+                memory = self.session.store.get(vpath)
+                uri = self.session.uri_of(vpath)
+                uris.add(uri)
+                frames.append(diagnostics_frame(uri, self.to_json(findings, memory.lines if memory else ())))
+        self.session.store.compact()  # checked: closed files need no more than their listing entry now
+        return b"".join(frames), uris
+
+    def send_store_frames(self, frames: bytes, uris: set[str]) -> None:
+        """Publish a whole-store check computed off the loop; open buffers are rechecked, not overwritten."""
+        for uri in self.publisher.uris("file") - uris:
+            self.publisher.publish("file", uri, [])
+        self.publisher.publish_bulk("file", frames, uris)
+        self.recheck_open()
+
+    def recheck_open(self) -> None:
+        for vpath in (m.vpath for m in self.session.store.overlay_memories()):
+            self.recheck(vpath)
+
+    def republish_all(self) -> None:
+        """After a rescan: recompute the whole store off the loop, then publish."""
+        loop = self.loop
+        if loop is None:
+            return
+        loop.run_in_executor(None, self.store_frames).add_done_callback(
+            lambda f: None if f.cancelled() or f.exception() else self.send_store_frames(*f.result())
+        )
+
+    # -- settings files ---------------------------------------------------------------------------
+    def settings_diagnostics(self) -> dict[str, list[dict]]:
+        """uri → KM700/KM701 diagnostics for every settings file in effect (off the loop: reads files)."""
+        settings = self.session.file_settings()
+        out = {}
+        for path, findings in settings_findings(settings).items():
+            out[path_to_uri(path)] = self.to_json(findings, _read_lines(path)) if findings else []
+        return out
+
+    def publish_settings(self, by_uri: dict[str, list[dict]]) -> None:
+        for uri in self.publisher.uris("store") - set(by_uri):
+            if uri_to_path(uri) is not None and uri.endswith("/settings.toml"):
+                self.publisher.publish("store", uri, [])
+        for uri, diagnostics in by_uri.items():
+            self.publisher.publish("store", uri, diagnostics, self.versions(uri))
+
+    def refresh_settings(self) -> None:
+        loop = self.loop
+        if loop is not None:
+            loop.run_in_executor(None, self.settings_diagnostics).add_done_callback(
+                lambda f: None if f.cancelled() or f.exception() else self.publish_settings(f.result())
+            )
+
+    def _poll_settings(self) -> None:
+        while not self._stop.wait(SETTINGS_POLL):
+            active = [w for w in self.session.active() if os.path.isabs(w)]
+            paths = [global_settings_path(), *(project_settings_path(w) for w in active)]
+            seen = {p: _stat_key(p) for p in paths}
+            if seen != self._settings_seen:
+                self._settings_seen = seen
+                loop = self.loop
+                if loop is not None and self.session.ready.is_set():
+                    loop.call_soon_threadsafe(self.refresh_settings)
+
+
+_UNSEEN = object()
+
+
+def _on_loop_thread(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
+def _stat_key(path: Path) -> tuple[float, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime, st.st_size)
+
+
+def _read_lines(path: Path) -> list[str]:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(SETTINGS_READ_CAP)
+    except OSError:
+        return []
+    return data.decode("utf-8", "replace").splitlines()

@@ -1,0 +1,162 @@
+"""Documents and files: open buffers as store overlays, and changes on disk from the client or our watcher.
+
+Every change goes into the store, whose events drive diagnostics and recall; nothing here publishes.
+Our own watcher (watchfiles, in a thread) runs because Neovim offers no dynamic file-watch registration.
+A watch is bound to the store folder's inode: when the folder is removed or replaced (or the root setting
+moves it) the watch is re-armed on the folder that is there now, and the store is rescanned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import stat
+import threading
+import time
+from pathlib import Path
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+
+from ..handlers import handler
+from ..session import Session, path_to_uri, uri_to_path
+
+log = logging.getLogger("kin_memory.lsp")
+
+
+class Documents:
+    def __init__(self, session: Session, workspace_docs) -> None:
+        self.session = session
+        self.docs = workspace_docs  # () → pygls Workspace (its text_documents)
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.held: set[Path] = set()  # changes seen before the startup load completed
+        self.stop_event = threading.Event()
+
+    def register(self, server: LanguageServer) -> None:
+        server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)(handler(self.did_open))
+        server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)(handler(self.did_change))
+        server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)(handler(self.did_save))
+        server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)(handler(self.did_close))
+        server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)(handler(self.did_change_watched))
+
+    # -- buffers ----------------------------------------------------------------------------------
+    def did_open(self, params: lsp.DidOpenTextDocumentParams) -> None:
+        self.sync_buffer(params.text_document.uri)
+
+    def did_change(self, params: lsp.DidChangeTextDocumentParams) -> None:
+        self.sync_buffer(params.text_document.uri)
+
+    def did_save(self, params: lsp.DidSaveTextDocumentParams) -> None:
+        self.sync_buffer(params.text_document.uri)
+
+    def did_close(self, params: lsp.DidCloseTextDocumentParams) -> None:
+        vpath = self.session.vpath_of(params.text_document.uri)
+        path = uri_to_path(params.text_document.uri)
+        if vpath and path:
+            self.session.store.drop_overlay(vpath)
+            self.session.store.refresh_path(path)
+
+    def version(self, uri: str) -> int | None:
+        doc = self.docs().text_documents.get(uri)
+        return doc.version if doc is not None else None
+
+    def sync_buffer(self, uri: str) -> None:
+        vpath = self.session.vpath_of(uri)
+        path = uri_to_path(uri)
+        if not vpath or path is None:
+            return
+        doc = self.docs().get_text_document(uri)
+        try:
+            mtime = path.stat().st_mtime
+        except OSError:
+            mtime = time.time()
+        self.session.store.set_overlay(path, doc.source, mtime)
+
+    # -- files on disk ----------------------------------------------------------------------------
+    def did_change_watched(self, params: lsp.DidChangeWatchedFilesParams) -> None:
+        self.apply_changes({p for p in (uri_to_path(c.uri) for c in params.changes) if p is not None})
+
+    def external_change(self, path: Path) -> None:
+        """A file changed on disk (the watcher, the client, or one of our own commands wrote it)."""
+        vpath = self.session.vpath_of(path_to_uri(path))
+        if vpath is None:
+            if path.is_dir() or not path.exists():  # a folder came or went: rescan, always correct
+                self.session.store.load_all(compact=True)
+            return
+        if self.docs().text_documents.get(self.session.uri_of(vpath)) is None:
+            self.session.store.drop_overlay(vpath, emit=False)
+        self.session.store.refresh_path(path)
+
+    def apply_changes(self, paths: set[Path]) -> None:
+        if not self.session.ready.is_set():
+            self.held |= paths
+            return
+        for path in sorted(paths):
+            try:
+                self.external_change(path)
+            except Exception as exc:  # noqa: BLE001 - one bad path must not stop the others
+                log.warning("could not process change of %s: %s", path.name, exc)
+
+    def release_held(self) -> None:
+        held, self.held = self.held, set()
+        if held:
+            self.apply_changes(held)
+
+    def rescan(self) -> None:
+        try:
+            self.session.store.load_all(compact=True)
+        except Exception as exc:  # noqa: BLE001
+            log.warning("could not rescan the store: %s", exc)
+
+    def start_watcher(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        threading.Thread(target=self._watch, name="kin-memory-watch", daemon=True).start()
+
+    def _watch(self) -> None:
+        try:
+            from watchfiles import watch
+        except ImportError:
+            return
+        rearmed = False
+        while not self.stop_event.is_set():
+            root = self.session.root
+            ident = _folder_identity(root)
+            if ident is None:  # no store folder (yet, or any more): look again shortly
+                self.stop_event.wait(0.25)
+                continue
+            try:
+                for changes in watch(root, stop_event=self.stop_event, debounce=50, step=20, rust_timeout=500,
+                                     yield_on_timeout=True, raise_interrupt=False):  # fmt: skip
+                    if rearmed:  # the new watch is live: whatever appeared meanwhile is picked up now
+                        rearmed = False
+                        self._post(self.rescan)
+                    paths = {Path(p) for _, p in changes if not _hidden_below(root, Path(p))}
+                    if paths:
+                        self._post(self.apply_changes, paths)
+                    if _folder_identity(root) != ident or self.session.root != root:
+                        self._post(self.rescan)  # gone or replaced: what it held is gone
+                        break
+            except Exception as exc:  # noqa: BLE001 - the watcher failed: log, retry, keep serving
+                log.warning("file watcher stopped: %s", exc)
+                self.stop_event.wait(1.0)
+            rearmed = True
+
+    def _post(self, fn, *args) -> None:
+        if self.loop is not None:
+            self.loop.call_soon_threadsafe(fn, *args)
+
+
+def _hidden_below(root: Path, path: Path) -> bool:
+    try:
+        return any(part.startswith(".") for part in path.relative_to(root).parts)
+    except ValueError:
+        return True
+
+
+def _folder_identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None

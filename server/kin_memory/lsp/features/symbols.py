@@ -1,0 +1,80 @@
+"""Symbols and links: a memory's headings and keys, MEMORY.md's links, workspace symbols by recall."""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import Executor
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+
+from ...findings.budget import link_targets
+from ...store.frontmatter import Span
+from ..convert import range_json
+from ..handlers import handler
+from ..recall_sync import RecallSync
+from ..session import Session
+
+WORKSPACE_SYMBOLS = 50
+_TOP = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
+
+
+class Symbols:
+    def __init__(self, session: Session, recall: RecallSync, pool: Executor, converter) -> None:
+        self.session = session
+        self.recall = recall
+        self.pool = pool
+        self.converter = converter
+
+    def register(self, server: LanguageServer) -> None:
+        server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)(handler(self.document_symbols))
+        server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_LINK)(handler(self.document_links))
+        server.feature(lsp.WORKSPACE_SYMBOL)(handler(self.workspace_symbols))
+
+    def _range(self, span: Span, lines) -> lsp.Range:
+        return self.converter.structure(range_json(span, lines, self.session.encoding), lsp.Range)
+
+    def document_symbols(self, params: lsp.DocumentSymbolParams) -> list[lsp.DocumentSymbol]:
+        vpath = self.session.vpath_of(params.text_document.uri)
+        memory = self.session.store.get(vpath) if vpath else None
+        if memory is None:
+            return []
+        out = []
+        for e in memory.frontmatter.entries:
+            rng = self._range(e.key_span, memory.lines)
+            out.append(lsp.DocumentSymbol(name=e.key, kind=lsp.SymbolKind.Property, range=rng,
+                                          selection_range=rng, detail=e.raw or None))  # fmt: skip
+        for n, line in enumerate(memory.lines[memory.body_line :], memory.body_line):
+            if line.startswith("#"):
+                rng = self._range(Span(n, 0, n, len(line)), memory.lines)
+                name = line.lstrip("#").strip() or "(heading)"
+                out.append(
+                    lsp.DocumentSymbol(name=name, kind=lsp.SymbolKind.String, range=rng, selection_range=rng)
+                )
+        return out
+
+    def document_links(self, params: lsp.DocumentLinkParams) -> list[lsp.DocumentLink]:
+        vpath = self.session.vpath_of(params.text_document.uri)
+        memory = self.session.store.get(vpath) if vpath else None
+        if memory is None or not memory.is_index:
+            return []
+        return [
+            lsp.DocumentLink(
+                range=self._range(Span(n, start, n, end), memory.lines), target=self.session.uri_of(target)
+            )
+            for n, start, end, target in link_targets(memory)
+            if target and self.session.store.get(target)
+        ]
+
+    async def workspace_symbols(self, params: lsp.WorkspaceSymbolParams) -> list[lsp.SymbolInformation]:
+        active = self.session.active()
+        loop = asyncio.get_running_loop()
+        hits = await loop.run_in_executor(
+            self.pool,
+            lambda: self.recall.recall.search(params.query, active, WORKSPACE_SYMBOLS, prefix_last=True),
+        )
+        return [
+            lsp.SymbolInformation(name=h.title or h.vpath, kind=lsp.SymbolKind.File, container_name=h.vpath,
+                                  location=lsp.Location(uri=self.session.uri_of(h.vpath), range=_TOP))
+            for h, _ in hits
+        ]  # fmt: skip

@@ -1,0 +1,129 @@
+"""The recall index kept in step with the store, from its change events.
+
+Writes run on one writer thread (SQLite has one writer anyway); a change arriving while the writer is
+busy joins the pending set and is applied in the next batch. Open buffers also get KM601 (near-duplicates),
+handed to the diagnostics unit under the "recall" source.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+from ..findings import duplicates as km601
+from ..findings.model import Finding
+from ..recall.service import Recall
+from ..store.events import StoreEvent
+from .session import Session
+
+log = logging.getLogger("kin_memory.lsp")
+
+Publish = Callable[[str, str, list[Finding]], None]  # (source, vpath, findings)
+Log = Callable[[str], None]
+
+
+class RecallSync:
+    def __init__(self, session: Session, publish: Publish, say: Log) -> None:
+        self.session = session
+        self.publish = publish
+        self.say = say
+        self.writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kin-memory-index")
+        self.pending: set[str] = set()
+        self.lock = threading.Lock()
+        self.draining = False
+        self.synced = threading.Event()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._recall: Recall | None = None
+        session.events.subscribe(self._on_event)
+
+    @property
+    def recall(self) -> Recall:
+        # The store can move (memoryDir arrives with the client's settings): the index follows it.
+        if self._recall is None or self._recall.root != self.session.root:
+            self._recall = Recall(self.session.root)
+            self._recall.index.on_reset = self._refill
+        return self._recall
+
+    def start(self, loop: asyncio.AbstractEventLoop) -> None:
+        """After the startup load: bring the index up to date, then follow the store's events."""
+        self.loop = loop
+        self.writer.submit(self._initial_sync)
+
+    def _on_event(self, event: StoreEvent) -> None:
+        if event.kind == "reset":
+            if self.synced.is_set():
+                self.writer.submit(self._resync)
+            return
+        if event.vpath is None:
+            return
+        with self.lock:
+            self.pending.add(event.vpath)
+            if self.draining or not self.synced.is_set():
+                return
+            self.draining = True
+        self.writer.submit(self._drain)
+
+    def _refill(self) -> None:
+        """The database was deleted or rebuilt while we run: refill it from the store, on the writer."""
+        log.warning("recall index was reset: refilling it from the store")
+        self.writer.submit(self._resync)
+
+    def _resync(self) -> None:
+        try:
+            stats = self.recall.sync_memories(self.session.store.disk_memories())
+            for memory in self.session.store.overlay_memories():
+                self.recall.update(memory, overlay=True)
+            self.say(f"recall index refilled: {stats.read} memories in {stats.seconds:.2f}s")
+        except Exception as exc:  # noqa: BLE001
+            log.warning("recall index refill failed: %r", exc)
+
+    def _initial_sync(self) -> None:
+        try:
+            stats = self.recall.sync_memories(self.session.store.disk_memories())
+            self.say(
+                f"recall index: {stats.read} of {stats.files} memories (re)indexed, {stats.removed} removed, "
+                f"in {stats.seconds:.2f}s"
+            )
+        except Exception as exc:  # noqa: BLE001 - recall is an aid: the server keeps serving without it
+            log.warning("recall index sync failed: %r", exc)
+        finally:
+            self.synced.set()
+        with self.lock:  # buffers opened meanwhile are indexed as they are now
+            self.pending.update(m.vpath for m in self.session.store.overlay_memories())
+        self._drain()
+
+    def _drain(self) -> None:
+        while True:
+            with self.lock:
+                batch, self.pending = self.pending, set()
+                if not batch:
+                    self.draining = False
+                    return
+                self.draining = True
+            for vpath in sorted(batch):
+                try:
+                    self._apply(vpath)
+                except Exception as exc:  # noqa: BLE001
+                    log.warning("recall index update of %s failed: %r", vpath, exc)
+
+    def _apply(self, vpath: str) -> None:
+        store = self.session.store
+        memory = store.get(vpath)
+        if memory is None:
+            self.recall.remove(vpath)
+            return
+        if memory.is_index:
+            return
+        overlay = store.is_open(vpath)
+        self.recall.update(memory, overlay=overlay)
+        if overlay and self.loop is not None:  # KM601 for the buffers being edited
+            found = km601.check(memory, self.recall.duplicates_of(memory, self.session.active()))
+            self.loop.call_soon_threadsafe(self.publish, "recall", vpath, found)
+
+    def reindex(self, progress, cancelled):
+        """A full rebuild (on the writer thread: the caller runs this through `self.writer`)."""
+        return self.recall.reindex(self.session.store.disk_memories(), progress=progress, cancelled=cancelled,
+                                   chunk=1000)  # fmt: skip

@@ -1,0 +1,140 @@
+"""What one editor session knows: the store, the folders, the typed settings, the client's capabilities.
+
+Features receive the session as an explicit dependency; the server object itself holds none of this.
+Store change events survive a root change: every Store the session makes shares its event bus.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types as lsp
+from pygls.uris import from_fs_path
+
+from ..editor_settings import SettingProblem, Settings, parse_settings
+from ..store.context import Context
+from ..store.events import StoreEvents
+from ..store.lifecycle import Thresholds
+from ..store.paths import relative_parts
+from ..store.root import VIRTUAL_ROOT, RootChoice, resolve_root
+from ..store.settings import EffectiveSettings, effective_settings
+from ..store.store import Store
+from ..store.workspace import active_workspaces
+
+VSCODE_CLIENTS = ("visual studio code", "code - oss", "code-server", "vscodium", "cursor")
+
+
+def uri_to_path(uri: str) -> Path | None:
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        return None
+    path = unquote(parsed.path)
+    if "\x00" in path:  # no file has such a name; os functions would raise on it
+        return None
+    return Path(os.path.abspath(path))
+
+
+def path_to_uri(path: Path | str) -> str:
+    return from_fs_path(str(path)) or ""
+
+
+class Session:
+    def __init__(self, root: str | None = None, workspace: str | None = None) -> None:
+        self.cli_root = root
+        self.cli_workspace = workspace
+        self.root_choice: RootChoice = resolve_root(root)
+        self.events = StoreEvents()
+        self.store = Store(self.root, events=self.events)
+        self.folders: list[str] = []
+        self.settings = Settings()
+        self.capabilities = lsp.ClientCapabilities()
+        self.client_name = ""
+        self.encoding = "utf-16"
+        self.ready = threading.Event()  # the startup load is complete
+        self._uris: dict[tuple[Path, str], str] = {}
+        self.root_listeners: list[Callable[[], None]] = []
+
+    @property
+    def root(self) -> Path:
+        return self.root_choice.path
+
+    # -- settings ---------------------------------------------------------------------------------
+    def apply_settings(self, raw: object) -> list[SettingProblem]:
+        """Take the client's `kinMemory` section (or an object holding it); returns what was invalid."""
+        if isinstance(raw, dict) and isinstance(raw.get("kinMemory"), dict):
+            raw = raw["kinMemory"]
+        self.settings, problems = parse_settings(raw)
+        choice = resolve_root(self.cli_root, editor_setting=self.settings.memory_dir)
+        moved = choice.path != self.root
+        self.root_choice = choice
+        if moved:
+            self.store = Store(choice.path, events=self.events)
+            for listener in self.root_listeners:
+                listener()
+        return problems
+
+    def setting_label(self, key: str) -> str:
+        """A setting's name as the user's editor spells it (no VS Code names inside Neovim)."""
+        if self.client_name.lower().startswith(VSCODE_CLIENTS):
+            return f"kinMemory.{key}"
+        if "neovim" in self.client_name.lower() or self.client_name.lower() == "nvim":
+            return f"settings.{key} (in require('kin_memory').setup)"
+        return f"kinMemory.{key}"
+
+    # -- context ----------------------------------------------------------------------------------
+    def active(self) -> tuple[str, ...]:
+        override = self.settings.workspace or self.cli_workspace
+        return active_workspaces(self.folders, self.root, override)
+
+    def context(self) -> Context:
+        s = self.settings
+        return Context(
+            root=self.root,
+            active=self.active(),
+            now=time.time(),
+            thresholds=Thresholds(
+                stale_days=s.stale_days, episodic_days=s.episodic_days, session_hours=s.session_hours
+            ),
+            severity=dict(s.severity),
+        )
+
+    def file_settings(self) -> EffectiveSettings:
+        """The settings files in effect: the global one, then each active workspace's project file."""
+        return effective_settings([w for w in self.active() if os.path.isabs(w)])
+
+    def has_capability(self, *path: str) -> bool:
+        """Whether a nested client capability is present and truthy, e.g. ("window", "work_done_progress")."""
+        node: object = self.capabilities
+        for name in path:
+            node = getattr(node, name, None)
+            if node is None:
+                return False
+        return bool(node)
+
+    # -- paths ------------------------------------------------------------------------------------
+    def vpath_of(self, uri: str) -> str | None:
+        """The memory's virtual path, or None for anything that is not a memory file of this store."""
+        path = uri_to_path(uri)
+        if path is None:
+            return None
+        parts = relative_parts(self.root, path)
+        if parts is None:
+            parts = relative_parts(self.root, Path(os.path.realpath(path)))
+        if not parts or any(p.startswith(".") for p in parts) or not parts[-1].endswith(".md"):
+            return None
+        return f"{VIRTUAL_ROOT}/" + "/".join(parts)
+
+    def uri_of(self, vpath: str) -> str:
+        key = (self.root, vpath)
+        uri = self._uris.get(key)
+        if uri is None:
+            uri = self._uris[key] = path_to_uri(self.path_of(vpath))
+        return uri
+
+    def path_of(self, vpath: str) -> Path:
+        return self.root / vpath[len(VIRTUAL_ROOT) + 1 :]

@@ -1,0 +1,93 @@
+"""How the first whole-store check is done: in this process, or by workers forked before the LSP stack
+imported (see shards.py). The server calls `first_check` and knows nothing about worker processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Protocol
+
+from ...findings.run import check_memory
+from ...store.prompt_block import compose_from
+from ...store.root import VIRTUAL_ROOT
+from ..convert import diagnostics_json
+from ..features.diagnostics import INDEX_VPATH, Diagnostics
+from ..session import Session
+from .shards import ShardResult, Shards
+
+log = logging.getLogger("kin_memory.lsp")
+
+
+class Startup(Protocol):
+    async def first_check(self, session: Session, diagnostics: Diagnostics) -> tuple[int, str]:
+        """Load the store and publish its diagnostics; returns (memories checked, how)."""
+
+
+class InProcessStartup:
+    """Parsing, checking and JSON framing all run off the event loop; the loop only writes the bytes."""
+
+    async def first_check(self, session: Session, diagnostics: Diagnostics) -> tuple[int, str]:
+        def load_and_check() -> tuple[bytes, set[str]]:
+            session.store.load_all()
+            return diagnostics.store_frames()
+
+        diagnostics.send_store_frames(*await asyncio.get_running_loop().run_in_executor(None, load_and_check))
+        return sum(1 for _ in session.store.memories()), ""
+
+
+class ShardedStartup:
+    """Take the workers' checks when they were started for the root this session serves; otherwise (or
+    when a worker fails) check in process."""
+
+    def __init__(self, shards: Shards | None) -> None:
+        self.shards = shards
+
+    def _collect(self, session: Session) -> list[ShardResult] | None:
+        shards, self.shards = self.shards, None
+        if shards is None:
+            return None
+        if shards.root != session.root:
+            shards.close()
+            return None
+        return shards.collect(session.context(), session.encoding)
+
+    async def first_check(self, session: Session, diagnostics: Diagnostics) -> tuple[int, str]:
+        loop = asyncio.get_running_loop()
+        results = await loop.run_in_executor(None, self._collect, session)
+        if results is None:
+            return await InProcessStartup().first_check(session, diagnostics)
+        count = self._publish(session, diagnostics, results)
+        await loop.run_in_executor(None, lambda: session.store.load_all(compact=True))
+        self._reconcile(session, diagnostics, results)
+        return count, f" by {len(results)} worker processes"
+
+    def _publish(self, session: Session, diagnostics: Diagnostics, results: list[ShardResult]) -> int:
+        """The shards' diagnostics, then MEMORY.md's (which needs the merged listing)."""
+        uris = {session.uri_of(v) for r in results for v in r.with_findings}
+        diagnostics.publisher.publish_bulk("file", b"".join(r.frames for r in results), uris)
+        index_vpath = next((r.index_vpath for r in results if r.index_vpath), None)
+        if index_vpath:
+            index = session.store.refresh_path(session.root / index_vpath[len(VIRTUAL_ROOT) + 1 :])[1]
+            if index is not None:
+                listed = [item for r in results for item in r.listed]
+                block = compose_from(listed, sum(r.hidden for r in results), index)
+                known = {v for r in results for v in r.stats}
+                found = check_memory(index, session.context(), block=block, known=known)
+                uri = session.uri_of(INDEX_VPATH)
+                diagnostics.publisher.publish("file", uri, diagnostics_json(found, index.lines, session.encoding,
+                                                                             session.uri_of))  # fmt: skip
+        for r in results:  # sent: at 100k memories these are tens of MB, not worth keeping
+            r.frames, r.listed = b"", []
+        return sum(len(r.stats) for r in results)
+
+    def _reconcile(self, session: Session, diagnostics: Diagnostics, results: list[ShardResult]) -> None:
+        """After the server's own load: recheck what moved since the shards read it, and open buffers."""
+        seen: dict[str, tuple[float, int]] = {}
+        for r in results:
+            seen.update(r.stats)
+        current = {m.vpath: (m.mtime, m.size) for m in session.store.memories()}
+        for vpath in set(seen) | set(current):
+            if seen.get(vpath) != current.get(vpath):
+                diagnostics.recheck(vpath)
+        diagnostics.recheck_open()

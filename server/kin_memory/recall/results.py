@@ -1,0 +1,41 @@
+"""Recall answers as protocol results: the language server and the CLI's `--json` print the same thing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from ..protocol import IndexPreviewResult, SearchHit, SearchResult
+from ..store.prompt_block import PromptBlock
+from .index import Hit
+
+
+def search_result(hits: Sequence[tuple[Hit, str]], uri_of: Callable[[str], str]) -> SearchResult:
+    return SearchResult(
+        results=[
+            SearchHit(path=h.vpath, uri=uri_of(h.vpath), category=h.category, workspace=h.workspace,
+                      title=h.title, snippet=snip, score=float(f"{h.score:.6g}"))
+            for h, snip in hits
+        ]
+    )  # fmt: skip
+
+
+def index_preview_result(block: PromptBlock) -> IndexPreviewResult:
+    text = block.text
+    reason = block.cut_reason if block.truncated and block.cut_reason in ("lines", "bytes") else None
+    return IndexPreviewResult(
+        text=text,
+        lines=block.kept,
+        bytes=len(text.encode("utf-8")),
+        truncated=block.truncated,
+        cut=len(block.lines) - block.kept,
+        cut_reason=reason,  # type: ignore[arg-type]  # narrowed to the literal above
+        hidden=block.hidden,
+    )
+
+
+def cut_sentence(result: IndexPreviewResult) -> str:
+    """What the cap cut, as a sentence (empty when nothing was)."""
+    if not result.truncated:
+        return ""
+    cap = "200-line" if result.cut_reason == "lines" else "25 KB"
+    return f"{result.cut} lines past the {cap} cap are not inlined"

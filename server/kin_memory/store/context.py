@@ -1,0 +1,39 @@
+"""The check context: everything a finding depends on besides the file itself.
+
+A value, not global state: tests pass a fixed clock, the language server builds one from its settings
+and folders, the CLI from its flags.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .lifecycle import Thresholds
+from .workspace import GLOBAL, canonical_workspace
+
+
+@dataclass(frozen=True)
+class Context:
+    root: Path
+    active: tuple[str, ...] = ()  # realpath'd active workspaces; empty = operator view
+    now: float = field(default_factory=time.time)
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    severity: dict[str, str] = field(default_factory=dict)  # user overrides: code → level or "off"
+
+
+def cli_context(root: Path, workspace: str | None) -> Context:
+    """The context of a CLI run: one active workspace, or none (the operator's view)."""
+    active = () if workspace is None else (workspace,) if workspace != GLOBAL else (GLOBAL,)
+    return Context(root=root, active=active)
+
+
+def workspace_argument(value: str) -> tuple[str, ...]:
+    """An explicit workspace from a command argument: "none" (or "") is the operator's view; `global`
+    and labels are taken verbatim; a path is canonicalised as the agent stamps it."""
+    if value in ("", "none"):
+        return ()
+    if value == GLOBAL or "/" not in value:
+        return (value,)
+    return (canonical_workspace(value),)
