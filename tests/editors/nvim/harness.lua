@@ -3,7 +3,7 @@
 local T = {}
 local uv = vim.uv
 T.case = vim.env.KIN_NVIM_CASE or 'case'
-T.store = uv.fs_realpath(vim.env.KIN_MEMORY_DIR)
+T.store = uv.fs_realpath(vim.env.KIN_NVIM_STORE) -- the case's store, however the server is told of it
 T.project = uv.fs_realpath(uv.cwd())
 T.timeout = 15000
 T.notes = {} -- every vim.notify, for asserting on user-facing messages
