@@ -7,18 +7,17 @@ M.filetype = 'markdown.kinmemory' -- dotted: markdown's ftplugin and syntax stil
 
 local defaults = {
   cmd = { 'kin-memory', 'serve' },
+  -- The command that prints `kin-memory info --json` for this server; derived from `cmd` when nil.
+  info_cmd = nil,
   settings = {}, -- the `kinMemory` section: memoryDir, workspace, staleDays, toolMode, severity, reflection…
   search_limit = 10,
   start_timeout_ms = 10000,
+  info_timeout_ms = 20000,
 }
 
 M.options = vim.deepcopy(defaults)
 
 local uv = vim.uv or vim.loop
-
--- ---------------------------------------------------------------------------------------------
--- The store root, resolved like the server does: KIN_MEMORY_DIR, the editor setting, memory_dir in
--- the global ~/.kin/settings.toml, else ~/.kin/memory.
 
 local function absolute(path)
   path = vim.fs.normalize(path)
@@ -32,41 +31,182 @@ local function realpath(path)
   return uv.fs_realpath(path) or path
 end
 
--- Only the one top-level key matters here; a full TOML parser is the server's job.
-local function global_memory_dir()
-  local file = io.open(vim.fs.joinpath(vim.fs.normalize('~'), '.kin', 'settings.toml'), 'r')
-  if not file then
-    return nil
-  end
-  local text = file:read('*a')
-  file:close()
-  for line in text:gmatch('[^\n]+') do
-    if line:match('^%s*%[') then
-      return nil -- past the top-level table
-    end
-    local value = line:match('^%s*memory_dir%s*=%s*"([^"]*)"') or line:match("^%s*memory_dir%s*=%s*'([^']*)'")
-    if value and value:match('%S') then
-      return value
-    end
-  end
-  return nil
+local function notify(msg, level)
+  vim.notify('kin-memory: ' .. msg, level or vim.log.levels.INFO)
 end
 
---- The memory store's root directory (absolute, symlinks resolved when it exists).
+local function setup_hint(key)
+  return ("require('kin_memory').setup({ %s = … })"):format(key or 'cmd')
+end
+
+-- ---------------------------------------------------------------------------------------------
+-- Where the store is. The plugin never works this out itself: the server's own resolution
+-- (KIN_MEMORY_DIR, the memoryDir setting, memory_dir in the global ~/.kin/settings.toml, the
+-- default) answers, through `kin-memory info --json` before the server runs and `kin.memory.info`
+-- once it does. A second copy of those rules in Lua would drift from the server's.
+
+local state = {
+  generation = 0, -- bumped by every setup(): an answer for an older setup is dropped
+  info = nil, -- the last `info` answer (CLI or server)
+  failure = nil, -- the sentence shown when the bootstrap failed
+}
+
+--- The memory store's root directory as the server resolves it, or nil while it is not known yet
+--- (the bootstrap has not answered, or failed).
 function M.root()
-  local env = vim.env.KIN_MEMORY_DIR
-  if env and env ~= '' then
-    return realpath(absolute(env))
+  return state.info and state.info.root or nil
+end
+
+--- The last answer of `kin-memory info --json` / `kin.memory.info` (nil until one arrived).
+function M.info()
+  return state.info
+end
+
+local function is_lsp_alias(arg)
+  local base = vim.fs.basename(arg)
+  return base == 'kin-memory-lsp' or base == 'kin-memory-lsp.exe'
+end
+
+--- The CLI command that prints the store facts for the configured server: `info_cmd` when given,
+--- else `cmd` with its `serve` (or `kin-memory-lsp`) turned into `info --json`, keeping `--root` and
+--- `--workspace`. Nil when `cmd` has neither shape (a function, a wrapper of another form).
+function M.info_command()
+  local opts = M.options
+  local cmd
+  if type(opts.info_cmd) == 'table' and #opts.info_cmd > 0 then
+    cmd = vim.deepcopy(opts.info_cmd)
+  elseif type(opts.cmd) == 'table' then
+    for i, arg in ipairs(opts.cmd) do
+      if type(arg) ~= 'string' then
+        return nil
+      end
+      if arg == 'serve' or is_lsp_alias(arg) then
+        cmd = vim.list_slice(opts.cmd, 1, i - 1)
+        if arg ~= 'serve' then
+          cmd[#cmd + 1] = (arg:gsub('%-lsp(%.?%a*)$', '%1')) -- kin-memory-lsp → kin-memory
+        end
+        vim.list_extend(cmd, { 'info', '--json' })
+        local rest = vim.list_slice(opts.cmd, i + 1)
+        local j = 1
+        while j <= #rest do
+          local a = rest[j]
+          if (a == '--root' or a == '--workspace') and rest[j + 1] then
+            vim.list_extend(cmd, { a, rest[j + 1] })
+            j = j + 1
+          elseif a:match('^%-%-root=') or a:match('^%-%-workspace=') then
+            cmd[#cmd + 1] = a
+          end
+          j = j + 1
+        end
+        break
+      end
+    end
   end
-  local setting = M.options.settings.memoryDir
-  if type(setting) == 'string' and setting ~= '' then
-    return realpath(absolute(setting))
+  if not cmd then
+    return nil
   end
-  local global = global_memory_dir()
-  if global then
-    return realpath(absolute(global))
+  local memory_dir = opts.settings and opts.settings.memoryDir
+  if type(memory_dir) == 'string' and memory_dir ~= '' then
+    vim.list_extend(cmd, { '--editor-memory-dir', memory_dir })
   end
-  return realpath(absolute('~/.kin/memory'))
+  return cmd
+end
+
+local function not_found(exe)
+  return ('the kin-memory server was not found: `%s` is not an executable on PATH. Install kin-memory so that '
+    .. '`kin-memory` is on PATH, or give its full path as `cmd` in %s.'):format(exe, setup_hint())
+end
+
+local function shown(cmd)
+  return '`' .. table.concat(cmd, ' ') .. '`'
+end
+
+local function fail(gen, msg, detail)
+  if gen ~= state.generation or state.failure then
+    return -- one notification per setup()
+  end
+  state.failure = msg
+  if detail and detail ~= '' then
+    vim.lsp.log.error('kin-memory info: ' .. detail) -- the raw output, for :LspLog
+  end
+  notify(msg, vim.log.levels.ERROR)
+end
+
+local recheck_buffers -- defined below, with the filetype detection
+
+--- Take an `info` answer (from the CLI or the server) as the truth about the store.
+local function learn(info)
+  if type(info) ~= 'table' or type(info.root) ~= 'string' or info.root == '' then
+    return false
+  end
+  local changed = M.root() ~= info.root
+  state.info = info
+  state.failure = nil
+  if changed then
+    recheck_buffers()
+  end
+  return true
+end
+
+local function on_info_exit(gen, cmd, out)
+  if gen ~= state.generation then
+    return
+  end
+  local stderr = vim.trim(out.stderr or '')
+  if out.code == 0 then
+    local ok, info = pcall(vim.json.decode, vim.trim(out.stdout or ''), { luanil = { object = true } })
+    if ok and learn(info) then
+      return
+    end
+    fail(gen, ('%s did not answer with the store\'s location: the installed kin-memory is too old for this '
+      .. 'plugin, or `cmd` runs something else. Upgrade kin-memory, or set `info_cmd` in %s. Memory files '
+      .. 'are not recognised until then.'):format(shown(cmd), setup_hint('info_cmd')), out.stdout)
+  elseif out.code == 124 and out.signal ~= 0 then
+    fail(gen, ('%s did not answer within %d s, so the memory store is not known and memory files are not '
+      .. 'recognised. Run that command in a shell to see why, or fix `cmd` in %s.'):format(shown(cmd),
+      math.floor(M.options.info_timeout_ms / 1000), setup_hint()), stderr)
+  elseif out.code == 2 and stderr:find('invalid choice', 1, true) then
+    fail(gen, ('the installed kin-memory is too old for this plugin (it has no `info` command). Upgrade it, or '
+      .. 'point `cmd` in %s at a newer one. Memory files are not recognised until then.'):format(setup_hint()),
+      stderr)
+  else
+    fail(gen, ('the kin-memory server could not be run: %s exited with status %d. Make sure kin-memory is '
+      .. 'installed, or point `cmd` in %s at a working one; run that command in a shell to see its error. '
+      .. 'Memory files are not recognised until then.'):format(shown(cmd), out.code, setup_hint()), stderr)
+  end
+end
+
+-- The ONE bootstrap path. Before any server runs, Neovim must know which buffers are memory files
+-- (to give them the filetype that attaches the client), so setup() asks the configured server's
+-- CLI once: `kin-memory info --json` (plus `--editor-memory-dir` for the memoryDir setting),
+-- asynchronously with vim.system so startup is not delayed. When the answer arrives the root is
+-- remembered and every loaded buffer is checked again; a memory opened before that (even one given
+-- on Neovim's command line) gets its filetype and client then. After the client attaches, the
+-- server's `kin.memory.info` refreshes the answer (see the LspAttach handler below).
+local function bootstrap()
+  state.generation = state.generation + 1
+  state.info, state.failure = nil, nil
+  local gen = state.generation
+  local cmd = M.info_command()
+  if not cmd then
+    fail(gen, ('cannot tell from `cmd` how to ask the kin-memory server where the memory store is. Set '
+      .. "`info_cmd`, for example require('kin_memory').setup({ info_cmd = { 'kin-memory', 'info', '--json' } }). "
+      .. 'Memory files are not recognised until then.'))
+    return
+  end
+  if vim.fn.executable(cmd[1]) ~= 1 then
+    fail(gen, not_found(cmd[1]) .. ' Memory files are not recognised until then.')
+    return
+  end
+  local ok, err = pcall(vim.system, cmd, { text = true, timeout = M.options.info_timeout_ms }, function(out)
+    vim.schedule(function()
+      on_info_exit(gen, cmd, out)
+    end)
+  end)
+  if not ok then
+    fail(gen, ('the kin-memory server could not be started (%s). Check `cmd` in %s. Memory files are not '
+      .. 'recognised until then.'):format(tostring(err):gsub('%s+$', ''), setup_hint()))
+  end
 end
 
 local function relative_to(root, path)
@@ -83,6 +223,9 @@ function M.is_memory_file(path)
     return false
   end
   local root = M.root()
+  if not root then
+    return false -- not known yet: buffers are checked again when it is
+  end
   path = absolute(path)
   -- A new file has no realpath yet: resolve its folder instead.
   local real = uv.fs_realpath(path) or vim.fs.joinpath(realpath(vim.fs.dirname(path)), vim.fs.basename(path))
@@ -98,6 +241,24 @@ function M.is_memory_file(path)
   return true
 end
 
+--- Give the memory filetype to loaded buffers that turn out to be memory files now that the root is
+--- known (they were opened before the answer arrived). Setting the filetype attaches the client
+--- through vim.lsp.enable's FileType autocmd. Only buffers still carrying what plain detection gives a
+--- `*.md` file are touched, never a filetype the user chose.
+recheck_buffers = function()
+  if not M.root() then
+    return
+  end
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == '' then
+      local ft = vim.bo[buf].filetype
+      if (ft == 'markdown' or ft == '') and M.is_memory_file(vim.api.nvim_buf_get_name(buf)) then
+        vim.bo[buf].filetype = M.filetype
+      end
+    end
+  end
+end
+
 -- ---------------------------------------------------------------------------------------------
 -- The active workspace the server sees: the project Neovim was started in (git top level of the
 -- working directory, else the directory). Inside the store that is the operator's unfiltered view.
@@ -105,10 +266,6 @@ end
 local function workspace_dir()
   local cwd = uv.cwd()
   return vim.fs.root(cwd, '.git') or cwd
-end
-
-local function notify(msg, level)
-  vim.notify('kin-memory: ' .. msg, level or vim.log.levels.INFO)
 end
 
 local function error_text(err)
@@ -156,14 +313,13 @@ function M.client()
     config.root_dir = workspace_dir()
     local cmd = config.cmd
     if type(cmd) == 'table' and vim.fn.executable(cmd[1]) ~= 1 then
-      notify(("server command not found: %s (set `cmd` in require('kin_memory').setup{})"):format(cmd[1]),
-        vim.log.levels.ERROR)
+      notify(not_found(cmd[1]), vim.log.levels.ERROR)
       return nil
     end
     local id = vim.lsp.start(config, { attach = false, silent = true })
     client = id and vim.lsp.get_client_by_id(id)
     if not client then
-      notify('the language server did not start', vim.log.levels.ERROR)
+      notify('the language server did not start (see :LspLog).', vim.log.levels.ERROR)
       return nil
     end
   end
@@ -173,10 +329,32 @@ function M.client()
     end, 20)
   end
   if not client.initialized or client:is_stopped() then
-    notify('the language server did not initialize (see :LspLog)', vim.log.levels.ERROR)
+    notify('the language server did not initialize (see :LspLog).', vim.log.levels.ERROR)
     return nil
   end
+  M.refresh_info(client)
   return client
+end
+
+local refreshed = {} -- client id → true once kin.memory.info was asked
+
+--- Ask the running server where the store is (`kin.memory.info`), once per client: its answer
+--- replaces the bootstrap's (same resolution, and it follows the settings the client sent).
+function M.refresh_info(client)
+  if not client or refreshed[client.id] or client:is_stopped() then
+    return
+  end
+  refreshed[client.id] = true
+  local gen = state.generation
+  client:request('workspace/executeCommand', { command = 'kin.memory.info', arguments = { vim.empty_dict() } },
+    function(err, result)
+      if gen ~= state.generation then
+        return
+      end
+      if err or not learn(result) then
+        vim.lsp.log.warn('kin.memory.info gave no store root: ' .. (err and error_text(err) or vim.inspect(result)))
+      end
+    end)
 end
 
 --- Run one `workspace/executeCommand` with a single JSON object argument; `callback(result)` runs
@@ -377,7 +555,14 @@ function M.reviewed()
   local buf = vim.api.nvim_get_current_buf()
   local name = vim.api.nvim_buf_get_name(buf)
   if not M.is_memory_file(name) then
-    notify('the current buffer is not a memory file of ' .. M.root(), vim.log.levels.ERROR)
+    if M.root() then
+      notify('the current buffer is not a memory file of ' .. M.root() .. '.', vim.log.levels.ERROR)
+    elseif state.failure then
+      notify(state.failure, vim.log.levels.ERROR)
+    else
+      notify('the memory store is not known yet (the kin-memory server has not answered); try again in a moment.',
+        vim.log.levels.ERROR)
+    end
     return
   end
   M.execute('kin.memory.markReviewed', { uri = vim.uri_from_bufnr(buf) }, function(result)
@@ -411,6 +596,47 @@ function M.preview()
   end)
 end
 
+local function info_lines(info)
+  local lines = {
+    ('kin-memory %s'):format(info.version or '?'),
+    ('store: %s (from %s)'):format(info.root, info.rootSource or '?'),
+  }
+  local ws = type(info.workspaces) == 'table' and table.concat(info.workspaces, ', ') or ''
+  lines[#lines + 1] = 'workspaces: ' .. (ws ~= '' and ws or 'none (the operator view: every memory)')
+  for _, f in ipairs(type(info.settingsFiles) == 'table' and info.settingsFiles or {}) do
+    local what = not f.exists and 'missing' or (f.problems or 0) > 0 and (f.problems .. ' problem(s)') or 'ok'
+    lines[#lines + 1] = ('%s settings: %s (%s)'):format(f.scope or '?', f.path or '?', what)
+  end
+  if type(info.indexState) == 'table' then
+    lines[#lines + 1] = ('recall index: %s, %s memories'):format(info.indexState.state, info.indexState.memories)
+  end
+  if info.memoryEnabled ~= nil then
+    lines[#lines + 1] = 'memory: ' .. (info.memoryEnabled and 'enabled' or 'disabled')
+  end
+  return lines
+end
+
+--- :KinMemoryInfo: where the store is and how the server found it, its settings files and index.
+--- Asks the running server; before one runs, shows the bootstrap's answer.
+function M.show_info()
+  local client = current_client()
+  if client and client.initialized and not client:is_stopped() then
+    M.execute('kin.memory.info', {}, function(result)
+      if not learn(result) then
+        notify('the server did not say where the memory store is (see :LspLog).', vim.log.levels.ERROR)
+        return
+      end
+      notify(table.concat(info_lines(result), '\n'))
+    end)
+  elseif state.info then
+    notify(table.concat(info_lines(state.info), '\n'))
+  elseif state.failure then
+    notify(state.failure, vim.log.levels.ERROR)
+  else
+    notify('the kin-memory server has not answered yet; try again in a moment.', vim.log.levels.WARN)
+  end
+end
+
 local function define_commands()
   local cmd = vim.api.nvim_create_user_command
   cmd('KinMemorySearch', function(o)
@@ -422,14 +648,18 @@ local function define_commands()
   cmd('KinMemorySweep', M.sweep, { nargs = 0, desc = 'kin-memory: delete expired memories (asks first)' })
   cmd('KinMemoryReviewed', M.reviewed, { nargs = 0, desc = 'kin-memory: mark this memory reviewed' })
   cmd('KinMemoryPreview', M.preview, { nargs = 0, desc = 'kin-memory: preview the prompt block' })
+  cmd('KinMemoryInfo', M.show_info, { nargs = 0, desc = 'kin-memory: where the store is and how it was found' })
 end
 
 --- Set everything up. Options: `cmd` (server command, default `{'kin-memory', 'serve'}`),
---- `settings` (the `kinMemory` section), `search_limit`.
+--- `info_cmd` (the command printing `kin-memory info --json`; derived from `cmd` when unset),
+--- `settings` (the `kinMemory` section), `search_limit`, `start_timeout_ms`, `info_timeout_ms`.
 function M.setup(opts)
   M.options = vim.tbl_deep_extend('force', vim.deepcopy(defaults), opts or {})
-  if opts and opts.cmd then
-    M.options.cmd = opts.cmd -- a list: replace, never merge element-wise
+  for _, key in ipairs({ 'cmd', 'info_cmd' }) do
+    if opts and opts[key] then
+      M.options[key] = opts[key] -- a list: replace, never merge element-wise
+    end
   end
   vim.filetype.add({
     pattern = {
@@ -445,7 +675,18 @@ function M.setup(opts)
   })
   vim.lsp.config(M.name, lsp_config())
   vim.lsp.enable(M.name)
+  local group = vim.api.nvim_create_augroup('kin_memory', { clear = true })
+  vim.api.nvim_create_autocmd('LspAttach', {
+    group = group,
+    callback = function(args)
+      local client = vim.lsp.get_client_by_id(args.data.client_id)
+      if client and client.name == M.name then
+        M.refresh_info(client)
+      end
+    end,
+  })
   define_commands()
+  bootstrap() -- last: an answer (or failure) arriving later finds everything above in place
 end
 
 return M

@@ -3,7 +3,7 @@
 local T = {}
 local uv = vim.uv
 T.case = vim.env.KIN_NVIM_CASE or 'case'
-T.store = uv.fs_realpath(vim.env.KIN_MEMORY_DIR)
+T.store = uv.fs_realpath(vim.env.KIN_NVIM_STORE) -- the case's store, however the server is told of it
 T.project = uv.fs_realpath(uv.cwd())
 T.timeout = 15000
 T.notes = {} -- every vim.notify, for asserting on user-facing messages
@@ -70,16 +70,31 @@ function T.wait(pred, what, timeout)
   return value
 end
 
+--- Wait until buf has the memory filetype: at once when the plugin already knows the store, else
+--- when its startup question to the server (`kin-memory info`) has been answered.
+function T.wait_filetype(buf, rel)
+  T.wait(function()
+    return vim.bo[buf].filetype == 'markdown.kinmemory'
+  end, function()
+    return ('the filetype of %s to become markdown.kinmemory (is %q; store root known to the plugin: %s)'):format(
+      rel, vim.bo[buf].filetype, tostring(require('kin_memory').root()))
+  end)
+end
+
+--- Wait for buf's kin-memory client to be attached and initialized; returns the client.
+function T.wait_client(buf, rel)
+  return T.wait(function()
+    local c = vim.lsp.get_clients({ bufnr = buf, name = 'kin_memory' })[1]
+    return c and c.initialized and c
+  end, 'the kin_memory client to attach to ' .. rel .. ' (did the server start?)')
+end
+
 --- Open a memory of the store and wait until kin-memory has attached to it.
 function T.open(rel)
   vim.cmd.edit(vim.fn.fnameescape(T.path(rel)))
   local buf = vim.api.nvim_get_current_buf()
-  T.eq(vim.bo[buf].filetype, 'markdown.kinmemory', 'filetype of ' .. rel)
-  local client = T.wait(function()
-    local c = vim.lsp.get_clients({ bufnr = buf, name = 'kin_memory' })[1]
-    return c and c.initialized and c
-  end, 'the kin_memory client to attach to ' .. rel .. ' (did the server start?)')
-  return buf, client
+  T.wait_filetype(buf, rel)
+  return buf, T.wait_client(buf, rel)
 end
 
 function T.diags(buf, code)

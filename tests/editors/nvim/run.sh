@@ -10,6 +10,12 @@
 #   KIN_NVIM_KEEP=1      keep the temporary folders (Neovim's lsp.log, the store) for inspection
 #   KIN_NVIM_VERBOSE=1   print every case's output, not only a failing one's
 #   KIN_NVIM_TIMEOUT=S   per-case limit in seconds (default 60)
+#
+# A case's header may carry lines that change how its Neovim starts:
+#   -- e2e: store-in-global-settings   no KIN_MEMORY_DIR; the store is `memory_dir` in ~/.kin/settings.toml
+#   -- e2e: no-store-env               no KIN_MEMORY_DIR (the case names the store in its own setup)
+#   -- e2e: open REL                   open store/REL from Neovim's command line (`nvim file.md`)
+#   -- e2e: broken-server              a `kin-memory` first on PATH that fails like a broken install
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../../.." && pwd)"
@@ -66,19 +72,51 @@ for name in "${cases[@]}"; do
   dir="$TMP/$name"
   mkdir -p "$dir"/{home,config,data,state,cache,project}
   make_store "$dir/store"
+  store_env=(KIN_MEMORY_DIR="$dir/store")
+  files=()
+  path_prefix="$SHIM_PATH"
+  while read -r directive arg; do
+    case "$directive" in
+      store-in-global-settings)
+        store_env=()
+        mkdir -p "$dir/home/.kin"
+        printf 'memory_dir = "%s"\n' "$dir/store" > "$dir/home/.kin/settings.toml" ;;
+      no-store-env) store_env=() ;;
+      open) files+=("$dir/store/$arg") ;;
+      broken-server)
+        # What a kin-memory whose Python package went missing prints.
+        mkdir -p "$dir/broken"
+        cat > "$dir/broken/kin-memory" <<'SH'
+#!/bin/sh
+echo 'Traceback (most recent call last):' >&2
+echo '  File "kin-memory", line 5, in <module>' >&2
+echo "ModuleNotFoundError: No module named 'kin_memory'" >&2
+exit 1
+SH
+        chmod +x "$dir/broken/kin-memory"
+        path_prefix="$dir/broken:$path_prefix" ;;
+      *) echo "unknown directive in $name.lua: -- e2e: $directive $arg" >&2; exit 2 ;;
+    esac
+  done < <(sed -n 's/^-- e2e: //p' "$HERE/cases/$name.lua")
   t0=$(date +%s%N)
   status=0
   (
     cd "$dir/project"
-    env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY PATH="$SHIM_PATH$PATH" HOME="$dir/home" XDG_CONFIG_HOME="$dir/config" XDG_DATA_HOME="$dir/data" \
-      XDG_STATE_HOME="$dir/state" XDG_CACHE_HOME="$dir/cache" KIN_MEMORY_DIR="$dir/store" \
+    env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u KIN_MEMORY_DIR PATH="$path_prefix$PATH" HOME="$dir/home" \
+      XDG_CONFIG_HOME="$dir/config" XDG_DATA_HOME="$dir/data" XDG_STATE_HOME="$dir/state" \
+      XDG_CACHE_HOME="$dir/cache" "${store_env[@]}" KIN_NVIM_STORE="$dir/store" \
       KIN_REPO="$REPO" KIN_NVIM_CASE="$name" KIN_NVIM_HARNESS="$HERE/harness.lua" KIN_NVIM_DIR="$HERE" \
       KIN_PYTHON="$VENV/bin/python" \
       timeout "${KIN_NVIM_TIMEOUT:-60}" "$NVIM" --headless --clean -n -i NONE -u "$HERE/init.lua" \
-      -S "$HERE/cases/$name.lua"
+      -S "$HERE/cases/$name.lua" "${files[@]}"
   ) > "$dir/output.log" 2>&1 || status=$?
   ms=$(( ($(date +%s%N) - t0) / 1000000 ))
   secs="$((ms / 1000)).$(( ms % 1000 / 100 ))"
+  # A Lua error in a callback (a plugin traceback on the user's screen) fails a case whose checks passed.
+  if [ $status = 0 ] && grep -q "^Error executing\|^E5108" "$dir/output.log"; then
+    status=3
+    echo "Neovim showed a Lua error (above)" >> "$dir/output.log"
+  fi
   if [ $status = 0 ] && grep -q "^PASS $name" "$dir/output.log"; then
     passed=$((passed + 1))
     echo "  ok   $name (${secs} s)"
