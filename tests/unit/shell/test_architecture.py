@@ -1,0 +1,54 @@
+"""The shape the shell redesign promised: a core that knows nothing of the LSP, and a thin shell."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[3] / "server" / "kin_memory"
+CORE = ("store", "findings", "recall", "tool", "reflect")
+LSP_ONLY = ("pygls", "lsprotocol")
+MAX_FUNCTION_LINES = 60
+
+
+def modules(*folders: str) -> list[Path]:
+    return sorted(p for folder in folders for p in (PACKAGE / folder).rglob("*.py"))
+
+
+def imported(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_the_core_imports_neither_pygls_nor_lsprotocol():
+    offenders = {str(p.relative_to(PACKAGE)): sorted(imported(p) & set(LSP_ONLY)) for p in modules(*CORE)}
+    assert {k: v for k, v in offenders.items() if v} == {}
+    assert modules(*CORE), "the core packages were not found"
+
+
+def test_no_shell_function_is_longer_than_sixty_lines():
+    long = {}
+    for path in modules("lsp"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    long[f"{path.relative_to(PACKAGE)}:{node.name}"] = length
+    assert long == {}
+
+
+def test_the_shell_imports_no_cli_module():
+    offenders = [
+        str(p.relative_to(PACKAGE))
+        for p in modules("lsp")
+        if any(
+            isinstance(n, ast.ImportFrom) and (n.module or "").startswith(("cli", "kin_memory.cli"))
+            for n in ast.walk(ast.parse(p.read_text()))
+        )  # fmt: skip
+    ]
+    assert offenders == []
