@@ -26,6 +26,7 @@ def _malformed() -> list[tuple[str, bytes, tuple[object, int] | None]]:
     """(name, raw bytes, expected (id, error code) or None for "no answer")."""
     hover = {"textDocument": {"uri": "file:///x.md"}}
     too_long = _body({"jsonrpc": "2.0", "method": "x"})
+    deep = b'{"jsonrpc": "2.0", "id": 89, "method": "x", "params": ' + b"[" * 1200 + b"]" * 1200 + b"}"
     return [
         ("garbage line", b"hello, this is not a header\r\n\r\n", None),
         ("garbage without a line end", b"\x00\xff\xfe random bytes", None),
@@ -52,6 +53,11 @@ def _malformed() -> list[tuple[str, bytes, tuple[object, int] | None]]:
             (None, PARSE_ERROR),
         ),
         ("a JSON array", frame([1, 2, 3]), (None, INVALID_REQUEST)),
+        (
+            "1,200 nested arrays",
+            b"Content-Length: %d\r\n\r\n%s" % (len(deep), deep),
+            (None, PARSE_ERROR),
+        ),
         ("a JSON string", frame("hello"), (None, INVALID_REQUEST)),
         (
             "no jsonrpc member",

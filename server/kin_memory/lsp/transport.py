@@ -117,7 +117,7 @@ async def _serve(server: LanguageServer, stream: _Readable, stop: threading.Even
     def read() -> None:
         try:
             for body in _frames(stream, stop):
-                loop.call_soon_threadsafe(queue.put_nowait, _screen(protocol, body))
+                loop.call_soon_threadsafe(queue.put_nowait, _screen_safely(protocol, body))
         except (OSError, ValueError) as exc:  # the stream closed under us
             log.info("stopped reading from the client: %s", exc)
         finally:
@@ -312,6 +312,15 @@ class _Reply(bytes):
 _Item = bytes | None  # a body to dispatch, a _Reply to write, or None at the end of the stream
 
 
+def _screen_safely(protocol: JsonRPCProtocol, body: bytes) -> bytes:
+    """No message may stop the reader: whatever screening itself trips over is answered as a parse error."""
+    try:
+        return _screen(protocol, body)
+    except Exception as exc:  # noqa: BLE001 - the client must get an answer and the server must go on
+        log.warning("dropped a message that could not be read: %s", type(exc).__name__)
+        return _Reply(_error_frame(None, JsonRpcParseError()))
+
+
 def _screen(protocol: JsonRPCProtocol, body: bytes) -> bytes:
     """The body when pygls can dispatch it; otherwise the error answer it deserves (or an empty reply)."""
     try:
@@ -334,7 +343,11 @@ def _screen(protocol: JsonRPCProtocol, body: bytes) -> bytes:
 
 
 def _invalid(body: bytes) -> _Reply:
-    data = json.loads(body)
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        log.warning("dropped a message that is not usable JSON: %s", type(exc).__name__)
+        return _Reply(_error_frame(None, JsonRpcParseError()))
     method = data.get("method") if isinstance(data, dict) else None
     if (
         isinstance(data, dict)
