@@ -42,9 +42,14 @@ def check_store(store: Store, ctx: Context) -> dict[str, list[Finding]]:
     """vpath → findings for every file of the store (files without findings map to [])."""
     memories = list(store.memories())
     index = store.index_file()
-    result: dict[str, list[Finding]] = {m.vpath: check_memory(m, ctx) for m in memories}
+    result: dict[str, list[Finding]] = {m.vpath: check_memory(_whole(store, m), ctx) for m in memories}
     if index is not None:
         block = compose(memories, index, ctx.active)
         known = {m.vpath for m in memories}
         result[index.vpath] = check_memory(index, ctx, block=block, known=known)
     return result
+
+
+def _whole(store: Store, memory: Memory) -> Memory:
+    """A compacted memory has no text left to check: read it whole again."""
+    return (store.get(memory.vpath) or memory) if memory.compact else memory

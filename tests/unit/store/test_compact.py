@@ -55,3 +55,15 @@ def test_compacted_file_changed_on_disk_is_read_again(tmp_path: Path) -> None:
     path.unlink()
     store.refresh_path(path)
     assert store.get("/memories/facts/a.md") is None
+
+
+def test_checking_a_compacted_store_reads_each_file_whole(tmp_path: Path) -> None:
+    from kin_memory.findings.run import check_store
+
+    make(tmp_path)
+    whole, compact = Store(tmp_path), Store(tmp_path)
+    whole.load_all()
+    compact.load_all(compact=True)
+    ctx = Context(root=tmp_path, now=1e9)
+    assert check_store(compact, ctx) == check_store(whole, ctx)
+    assert "KM201" in {f.code for f in check_store(compact, ctx)["/memories/facts/a.md"]}

@@ -82,7 +82,7 @@ class Documents:
         vpath = self.session.vpath_of(path_to_uri(path))
         if vpath is None:
             if path.is_dir() or not path.exists():  # a folder came or went: rescan, always correct
-                self.session.store.load_all(compact=True)
+                self.session.store.load_all()
             return
         if self.docs().text_documents.get(self.session.uri_of(vpath)) is None:
             self.session.store.drop_overlay(vpath, emit=False)
@@ -105,7 +105,7 @@ class Documents:
 
     def rescan(self) -> None:
         try:
-            self.session.store.load_all(compact=True)
+            self.session.store.load_all()
         except Exception as exc:  # noqa: BLE001
             log.warning("could not rescan the store: %s", exc)
 

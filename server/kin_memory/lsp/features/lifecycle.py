@@ -68,7 +68,7 @@ class Lifecycle:
         else:  # VS Code may send `settings: null`: treat it as "pull again"
             await self.pull_settings()
         await asyncio.get_running_loop().run_in_executor(
-            None, lambda: self.session.store.load_all(compact=True)
+            None, lambda: self.session.store.load_all()
         )
         self.diagnostics.refresh_settings()
 
