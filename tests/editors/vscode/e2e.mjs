@@ -1,8 +1,9 @@
 // End-to-end test of the Kin Memory extension in real VS Code: code-server with private state
 // directories, driven through its UI by headless Chromium (playwright-core). Every check goes through
 // what a user sees: squiggles, the Problems panel, the light bulb, hovers, the tree, the palette, the
-// status bar. Exit status 0 means every check passed; otherwise the reason is printed and a screenshot
-// is saved next to the success one.
+// status bar. A second window then proves the extension follows the store root the server reports (one
+// that only KIN_MEMORY_DIR names). Exit status 0 means every check passed; otherwise the reason is printed
+// and a screenshot is saved next to the success one.
 import { execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import { createRequire } from "node:module";
@@ -31,7 +32,7 @@ const DAY = 86400;
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "kin-vscode-e2e-"));
 const dirs = {
   user: path.join(tmp, "user"), ext: path.join(tmp, "ext"), home: path.join(tmp, "home"),
-  profile: path.join(tmp, "chromium"), store: path.join(tmp, "store"),
+  profile: path.join(tmp, "chromium"), store: path.join(tmp, "store"), envStore: path.join(tmp, "env-store"),
 };
 for (const d of Object.values(dirs)) fs.mkdirSync(d, { recursive: true });
 
@@ -42,6 +43,9 @@ function makeStore() {
   const age = (rel, days) => fs.utimesSync(path.join(dirs.store, rel), now - days * DAY, now - days * DAY);
   age("facts/deploy-pipeline.md", 200); // project fact untouched > 180 days: stale
   age("episodes/canary-outage.md", 38); // episodic, 4 days before the 42-day sweep: expiring
+  // The second window's store: only KIN_MEMORY_DIR names it, and one memory is its own.
+  fs.cpSync(FIXTURE, dirs.envStore, { recursive: true });
+  fs.writeFileSync(path.join(dirs.envStore, "facts", "env-only.md"), "---\ncategory: project-fact\n---\n\n# Only in the KIN_MEMORY_DIR store\n");
 }
 
 // -- code-server ------------------------------------------------------------------------------------
@@ -106,12 +110,12 @@ function installExtension() {
 }
 
 let serverProc;
-async function startCodeServer(port) {
+async function startCodeServer(port, folder, env = childEnv) {
   const log = fs.openSync(path.join(tmp, "code-server.log"), "a");
   serverProc = spawn(process.execPath, [
     CODE_SERVER, ...baseArgs, "--bind-addr", `127.0.0.1:${port}`, "--auth", "none", "--disable-telemetry",
-    "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override", dirs.store,
-  ], { env: childEnv, stdio: ["ignore", log, log], detached: true });
+    "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override", folder,
+  ], { env, stdio: ["ignore", log, log], detached: true });
   const deadline = Date.now() + 60000;
   while (Date.now() < deadline) {
     if (serverProc.exitCode !== null) throw new Error(`code-server exited with ${serverProc.exitCode}: see ${tmp}/code-server.log`);
@@ -131,6 +135,15 @@ function stopCodeServer() {
   if (serverProc?.pid) {
     try { process.kill(-serverProc.pid, "SIGTERM"); } catch { /* already gone */ }
   }
+}
+
+/** Ends code-server's process group and waits for code-server itself to exit (the next start reuses its state). */
+async function restartCodeServer(port, folder, env) {
+  const old = serverProc;
+  const gone = old && old.exitCode === null ? new Promise((r) => old.once("exit", r)) : Promise.resolve();
+  stopCodeServer();
+  await Promise.race([gone, new Promise((r) => setTimeout(r, 10000))]);
+  await startCodeServer(port, folder, env);
 }
 
 // -- checks -----------------------------------------------------------------------------------------
@@ -340,6 +353,55 @@ async function checks(page, port) {
   });
 }
 
+/**
+ * A second window whose store root only the server can know: code-server restarts with KIN_MEMORY_DIR
+ * naming another store, while `kinMemory.memoryDir` still names the first one (the server resolves
+ * KIN_MEMORY_DIR first). The extension has no root resolution of its own: the tree, the kin-memory
+ * language and "Open store folder" must all follow the root the server reports.
+ */
+async function rootChecks(context, page, port) {
+  await page.screenshot({ path: path.join(ARTIFACTS, "vscode-first-window.png") }).catch(() => undefined);
+  await step("second window: KIN_MEMORY_DIR names another store than kinMemory.memoryDir", async () => {
+    await restartCodeServer(port, dirs.envStore, { ...childEnv, KIN_MEMORY_DIR: dirs.envStore });
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(dirs.envStore)}`);
+    await page.locator(".monaco-workbench").waitFor({ timeout: STEP_TIMEOUT });
+    await page.locator(".explorer-folders-view .monaco-list-row", { hasText: "episodes" }).first().waitFor({ timeout: STEP_TIMEOUT });
+  });
+
+  await step("the Kin Memory view starts the server and shows the server's store, with its root", async () => {
+    // No pattern names this store yet, so nothing has started the server: opening the view does.
+    await page.locator('.activitybar .action-item [aria-label^="Kin Memory"]').first().click();
+    const view = page.locator(".part.sidebar").first();
+    await view.locator(".monaco-list-row", { hasText: "facts/env-only.md" }).first().waitFor({ timeout: STEP_TIMEOUT });
+    if (await view.locator(".monaco-list-row", { hasText: "commit-messages.md" }).count()) {
+      throw new Error("the tree lists the kinMemory.memoryDir store, not the server's");
+    }
+    // The line above the tree: the root and how the server found it.
+    await poll(() => view.innerText(), (t) => t.includes(`${dirs.envStore} (KIN_MEMORY_DIR)`),
+      "the view does not show the server's root");
+  });
+
+  await step("a memory file under the server's root gets the kin-memory language and diagnostics", async () => {
+    await openFile(page, "rollback-drill.md");
+    await page.waitForFunction(() => /Kin Memory/.test(document.getElementById("status.editor.mode")?.textContent ?? ""),
+      null, { timeout: STEP_TIMEOUT }).catch(async () => {
+      const mode = await page.evaluate(() => document.getElementById("status.editor.mode")?.textContent ?? "?");
+      throw new Error(`the editor's language is "${mode.trim()}", not Kin Memory`);
+    });
+    await editor(page).locator(".squiggly-warning").first().waitFor({ state: "attached", timeout: STEP_TIMEOUT });
+  });
+
+  await step("Open store folder opens the server's root", async () => {
+    const opened = context.waitForEvent("page", { timeout: STEP_TIMEOUT });
+    await runCommand(page, "Kin Memory: Open store folder");
+    const win = await opened;
+    const folder = await poll(() => new URL(win.url()).searchParams.get("folder") ?? "", (f) => f !== "",
+      "the new window names no folder");
+    await win.close();
+    if (path.resolve(folder) !== fs.realpathSync(dirs.envStore)) throw new Error(`it opened ${folder}, not ${dirs.envStore}`);
+  });
+}
+
 // -- the run ----------------------------------------------------------------------------------------
 /** The extension's "Kin Memory" output channel files (one per window). */
 function outputLogFiles() {
@@ -371,7 +433,7 @@ async function main() {
   writeSettings();
   installExtension();
   const port = await freePort();
-  await startCodeServer(port);
+  await startCodeServer(port, dirs.store);
   const context = await chromium.launchPersistentContext(dirs.profile, {
     executablePath: CHROMIUM, headless: true, viewport: { width: 1440, height: 900 },
     args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -381,6 +443,7 @@ async function main() {
   let failure;
   try {
     await checks(page, port);
+    await rootChecks(context, page, port);
   } catch (err) {
     failure = err;
   }

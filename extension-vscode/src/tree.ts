@@ -1,23 +1,60 @@
-// The "Kin Memory" tree (memories grouped by category with lifecycle badges) and the status bar item.
+// The "Kin Memory" view: memories grouped by category with lifecycle badges, fetched from the server and
+// refreshed when the store changes on disk. Its header shows the store root the server reported.
+import * as os from "node:os";
 import * as vscode from "vscode";
-import { countStatuses, groupByCategory, memoryBadge, type MemoryEntry, statusBarText } from "./shape";
+import { displayRoot } from "./paths";
+import { countStatuses, groupByCategory, memoryBadge } from "./present";
+import type { MemoryEntry } from "./protocol";
 
 type Node = { kind: "category"; category: string; memories: MemoryEntry[] } | { kind: "memory"; memory: MemoryEntry };
+
+export const VIEW_ID = "kinMemory.memories";
+const QUIET_MS = 300; // bursts of file events and diagnostics become one listing request
 
 export class MemoryTree implements vscode.TreeDataProvider<Node>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<Node | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   private readonly loaded = new vscode.EventEmitter<MemoryEntry[]>();
+  /** Fires with each listing fetched successfully. */
   readonly onDidLoad = this.loaded.event;
+  readonly view: vscode.TreeView<Node>;
   private memories: MemoryEntry[] = [];
   private loading: Promise<void> | undefined;
   private again = false;
+  private timer: NodeJS.Timeout | undefined;
+  private watcher: vscode.FileSystemWatcher | undefined;
 
-  constructor(private readonly fetch: () => Promise<MemoryEntry[]>) {}
+  /** `fetch` lists the store; it throws while the server is not running (the last listing stays). */
+  constructor(private readonly fetch: () => Promise<MemoryEntry[]>) {
+    this.view = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: this, showCollapseAll: true });
+  }
 
   dispose(): void {
+    clearTimeout(this.timer);
+    this.watcher?.dispose();
+    this.view.dispose();
     this.changed.dispose();
     this.loaded.dispose();
+  }
+
+  /** Shows the server's root above the tree and reloads whenever a memory file under it changes. */
+  setRoot(root: string, source: string): void {
+    // A message rather than the view's description: VS Code hides the description while this is the only
+    // view in its container, and "which store is this?" is the first question with more than one store.
+    this.view.message = `${displayRoot(root, os.homedir())} (${source})`;
+    this.watcher?.dispose();
+    const w = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(vscode.Uri.file(root), "**/*.md"));
+    const later = () => this.reloadSoon();
+    w.onDidCreate(later);
+    w.onDidDelete(later);
+    w.onDidChange(later);
+    this.watcher = w;
+  }
+
+  /** {@link reload} after a quiet moment. */
+  reloadSoon(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.reload(), QUIET_MS);
   }
 
   /** Fetches the listing again (coalescing bursts) and redraws the tree. */
@@ -79,37 +116,5 @@ export class MemoryTree implements vscode.TreeDataProvider<Node>, vscode.Disposa
     item.resourceUri = vscode.Uri.parse(m.uri);
     item.command = { command: "vscode.open", title: "Open memory", arguments: [vscode.Uri.parse(m.uri)] };
     return item;
-  }
-}
-
-export class StatusItem implements vscode.Disposable {
-  private readonly item = vscode.window.createStatusBarItem("kinMemory.status", vscode.StatusBarAlignment.Left, 50);
-
-  constructor() {
-    this.item.name = "Kin Memory";
-    this.item.command = "workbench.view.extension.kin-memory";
-    this.item.text = "$(book) Kin Memory";
-    this.item.tooltip = "Kin Memory: starting the server…";
-  }
-
-  running(): void {
-    this.item.show();
-  }
-
-  stopped(): void {
-    this.item.text = "$(book) Kin Memory: stopped";
-    this.item.tooltip = "Kin Memory: the server is not running. Click to open the memory tree.";
-    this.item.show();
-  }
-
-  update(memories: MemoryEntry[]): void {
-    const { text, tooltip } = statusBarText(countStatuses(memories));
-    this.item.text = text;
-    this.item.tooltip = tooltip;
-    this.item.show();
-  }
-
-  dispose(): void {
-    this.item.dispose();
   }
 }

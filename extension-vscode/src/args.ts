@@ -1,0 +1,72 @@
+// The arguments the palette commands send, shaped from what the user typed or picked. No `vscode`
+// import (unit-tested in plain Node); the types come from the generated protocol mirror, so a renamed
+// or retyped server parameter breaks the build here rather than at run time.
+import * as path from "node:path";
+import type { Category, MarkReviewedParams, ReflectParams, SearchParams, SweepParams, ToolParams } from "./protocol";
+import { CATEGORY_INFO } from "./present";
+
+export function searchArgs(query: string, limit = 20): SearchParams {
+  return { query: query.trim(), limit };
+}
+
+export function reflectArgs(transcript: string, apply = true): ReflectParams {
+  return { transcript, apply };
+}
+
+export function sweepArgs(dryRun: boolean): SweepParams {
+  return { dryRun };
+}
+
+export function markReviewedArgs(uri: string): MarkReviewedParams {
+  return { uri };
+}
+
+/**
+ * The memory a "mark reviewed" invocation is about: a URI string, a `{uri}` object (the code lens),
+ * or a tree node `{memory: {uri}}`. Undefined means "the active editor".
+ */
+export function uriFromArg(arg: unknown): string | undefined {
+  if (typeof arg === "string") return arg || undefined;
+  if (!arg || typeof arg !== "object") return undefined;
+  const o = arg as { uri?: unknown; memory?: unknown };
+  if (typeof o.uri === "string" && o.uri) return o.uri;
+  if (o.memory && typeof o.memory === "object") return uriFromArg(o.memory);
+  return undefined;
+}
+
+/**
+ * The virtual path for a new memory typed by the user (relative to the store, `.md` optional), or an
+ * error message. Mirrors the tool's guard closely enough to refuse early with a readable reason.
+ */
+export function newMemoryPath(input: string): { path: string } | { error: string } {
+  let rel = input.trim().replace(/^\/memories\//, "");
+  if (!rel) return { error: "Type a name, e.g. facts/build-system" };
+  if (rel.includes("\\")) return { error: "Use / to separate folders" };
+  if (rel.includes("\0") || /[\x00-\x1f]/.test(rel)) return { error: "Control characters are not allowed" };
+  if (rel.startsWith("/")) return { error: "Give a path inside the store, e.g. facts/build-system" };
+  const parts = rel.split("/");
+  if (parts.some((p) => p === "" || p === "." || p === "..")) return { error: "Empty, . and .. path parts are not allowed" };
+  if (parts.some((p) => p.startsWith("."))) return { error: "Hidden names (leading dot) are never memory files" };
+  if (!rel.toLowerCase().endsWith(".md")) rel += ".md";
+  if (rel === "MEMORY.md") return { error: "MEMORY.md is the curated index, not a memory" };
+  return { path: "/memories/" + rel };
+}
+
+export function defaultNewMemoryName(category: Category): string {
+  return CATEGORY_INFO[category].folder + "/";
+}
+
+export function newMemoryText(category: Category, title: string): string {
+  const heading = title.trim() || "New memory";
+  return `---\ncategory: ${category}\n---\n\n# ${heading}\n\n`;
+}
+
+export function titleFromPath(vpath: string): string {
+  const base = path.posix.basename(vpath).replace(/\.md$/i, "");
+  const words = base.replace(/[-_]+/g, " ").trim();
+  return words ? words[0].toUpperCase() + words.slice(1) : "New memory";
+}
+
+export function createToolInput(vpath: string, text: string): ToolParams {
+  return { command: "create", path: vpath, file_text: text };
+}

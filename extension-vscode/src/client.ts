@@ -1,0 +1,180 @@
+// The language client: finding (or installing) the server, starting, stopping and restarting it, the
+// "Kin Memory" output channel, and `exec`, the one typed way to call a `kin.memory.*` command.
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import * as vscode from "vscode";
+import {
+  ExecuteCommandRequest, LanguageClient, type LanguageClientOptions, type ServerOptions, State, TransportKind,
+} from "vscode-languageclient/node";
+import { findServer, pickWheel, type ServerCommand, shapeArgs } from "./discovery";
+import { InstallError, installBundledServer, runProcess } from "./install";
+import type { CommandName, ParamsOf, ResultOf } from "./protocol";
+import { LANGUAGE_ID } from "./root";
+
+/** Sends one `kin.memory.*` command; parameter and result types come from the generated protocol. */
+export type Exec = <K extends CommandName>(name: K, params: ParamsOf<K>, token?: vscode.CancellationToken) => Promise<ResultOf<K>>;
+
+export interface ClientOptions {
+  /** The extension's install folder (the bundled server wheel is in `server-wheel/`). */
+  extensionPath: string;
+  /** Where the bundled server's private virtual environment goes. */
+  storagePath: string;
+  /**
+   * Runs after each start, before anyone waiting for the client is let through, with an `exec` bound to
+   * the new client (so it cannot wait on the start it is part of). A failure is logged, not fatal.
+   */
+  onStarted?: (exec: Exec) => Promise<void>;
+}
+
+export class ServerClient implements vscode.Disposable {
+  readonly output: vscode.LogOutputChannel;
+  private client: LanguageClient | undefined;
+  private starting: Promise<LanguageClient> | undefined;
+  private readonly stateChanged = new vscode.EventEmitter<"running" | "stopped">();
+  readonly onDidChangeState = this.stateChanged.event;
+  private readonly started = new vscode.EventEmitter<void>();
+  /** Fires once a (re)started server is ready, after `onStarted`. */
+  readonly onDidStart = this.started.event;
+
+  constructor(private readonly options: ClientOptions) {
+    this.output = vscode.window.createOutputChannel("Kin Memory", { log: true });
+  }
+
+  dispose(): void {
+    this.stateChanged.dispose();
+    this.started.dispose();
+    this.output.dispose();
+  }
+
+  get running(): boolean {
+    return this.client?.state === State.Running;
+  }
+
+  /** The running client, starting the server first if needed (concurrent callers share one start). */
+  ensure(): Promise<LanguageClient> {
+    if (this.client && this.client.state === State.Running) return Promise.resolve(this.client);
+    this.starting ??= this.start().finally(() => { this.starting = undefined; });
+    return this.starting;
+  }
+
+  readonly exec: Exec = async (name, params, token) => {
+    const client = await this.ensure();
+    return send(client, name, params, token);
+  };
+
+  async stop(): Promise<void> {
+    const c = this.client;
+    this.client = undefined;
+    if (c) await c.dispose();
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.ensure();
+  }
+
+  /** An error from a command: into the output channel and an error toast that can open it. */
+  report(err: unknown): void {
+    const message = err instanceof Error ? err.message : String(err);
+    this.output.error(message);
+    void vscode.window.showErrorMessage(`Kin Memory: ${message}`, "Show output").then((a) => { if (a) this.output.show(); });
+  }
+
+  private async resolveServer(): Promise<ServerCommand> {
+    const cfg = vscode.workspace.getConfiguration("kinMemory.server");
+    const venvDir = path.join(this.options.storagePath, "server-venv");
+    const input = {
+      settingPath: cfg.get<string | null>("path"), settingArgs: cfg.get<unknown[]>("args"), pathEnv: process.env.PATH,
+      platform: process.platform, home: os.homedir(), venvDir, isExecutable,
+    };
+    const found = findServer(input);
+    if (found && found.source !== "bundled") return found;
+    const wheelDir = path.join(this.options.extensionPath, "server-wheel");
+    let files: string[] = [];
+    try {
+      files = fs.readdirSync(wheelDir);
+    } catch {
+      files = [];
+    }
+    const wheel = pickWheel(files);
+    if (!wheel) {
+      if (found) return found;
+      throw new InstallError(
+        "Kin Memory found no `kin-memory-lsp` on PATH and this build of the extension bundles no server. " +
+        "Install it with `pip install kin-memory`, or set `kinMemory.server.path`.",
+      );
+    }
+    const command = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: "Kin Memory: installing the language server", cancellable: false },
+      (progress) => installBundledServer({
+        venvDir, wheel: path.join(wheelDir, wheel), platform: process.platform, pathEnv: process.env.PATH, isExecutable,
+        run: runProcess, report: (message) => progress.report({ message }), log: (line) => this.output.info(line),
+      }),
+    );
+    return { command, args: shapeArgs(input.settingArgs), source: "bundled" };
+  }
+
+  private async start(): Promise<LanguageClient> {
+    if (this.client) {
+      const old = this.client;
+      this.client = undefined;
+      try { await old.dispose(); } catch { /* already stopped */ }
+    }
+    const server = await this.resolveServer();
+    this.output.info(`starting ${server.command} ${server.args.join(" ")} (from ${server.source})`);
+    const serverOptions: ServerOptions = {
+      command: server.command, args: server.args, transport: TransportKind.stdio,
+      options: { env: { ...process.env, PYTHONUNBUFFERED: "1" } },
+    };
+    const clientOptions: LanguageClientOptions = {
+      // By language, not by path: root.ts decides which documents get the language (see its header).
+      documentSelector: [{ scheme: "file", language: LANGUAGE_ID }],
+      outputChannel: this.output,
+      synchronize: { configurationSection: "kinMemory" },
+      initializationOptions: { kinMemory: JSON.parse(JSON.stringify(vscode.workspace.getConfiguration("kinMemory"))) as object },
+      connectionOptions: { maxRestartCount: 3 },
+    };
+    const client = new LanguageClient("kinMemory", "Kin Memory", serverOptions, clientOptions);
+    this.client = client;
+    client.onDidChangeState((e) => {
+      if (e.newState === State.Running) this.stateChanged.fire("running");
+      if (e.newState === State.Stopped) this.stateChanged.fire("stopped");
+    });
+    try {
+      await client.start();
+    } catch (err) {
+      this.stateChanged.fire("stopped");
+      this.output.error(`the server did not start: ${String(err)}`);
+      void vscode.window.showErrorMessage(
+        `Kin Memory: the language server (${server.command}) did not start. Check \`kinMemory.server.path\`, or see the output.`,
+        "Show output",
+      ).then((a) => { if (a) this.output.show(); });
+      throw err;
+    }
+    try {
+      await this.options.onStarted?.((name, params, token) => send(client, name, params, token));
+    } catch (err) {
+      this.output.error(`after the start: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    this.started.fire();
+    return client;
+  }
+}
+
+function send<K extends CommandName>(client: LanguageClient, name: K, params: ParamsOf<K>, token?: vscode.CancellationToken): Promise<ResultOf<K>> {
+  // The one unchecked step: the server answers with the result type the protocol declares for `name`.
+  return client.sendRequest(ExecuteCommandRequest.type, { command: name, arguments: [params] }, token) as Promise<ResultOf<K>>;
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    const st = fs.statSync(file);
+    if (!st.isFile()) return false;
+    if (process.platform === "win32") return true;
+    fs.accessSync(file, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}

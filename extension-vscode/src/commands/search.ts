@@ -1,0 +1,58 @@
+// "Search memories…": a quick pick fed by the server's recall as the user types.
+import * as vscode from "vscode";
+import { searchArgs } from "../args";
+import { searchItems } from "../present";
+import { type Client, command } from "./command";
+
+const TYPING_PAUSE_MS = 150;
+
+export function register(deps: { client: Client }): vscode.Disposable[] {
+  const { client } = deps;
+  return [command("kinMemory.search", () => search(client), (e) => client.report(e))];
+}
+
+async function search(client: Client): Promise<void> {
+  await client.ensure();
+  type Item = vscode.QuickPickItem & { uri?: string };
+  const pick = vscode.window.createQuickPick<Item>();
+  pick.title = "Search memories";
+  pick.placeholder = "Type words to recall (the same top results the agent gets)";
+  pick.matchOnDescription = true;
+  pick.matchOnDetail = true;
+  let seq = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const run = async (query: string) => {
+    const mine = ++seq;
+    if (!query.trim()) {
+      pick.items = [];
+      pick.busy = false;
+      return;
+    }
+    pick.busy = true;
+    try {
+      const res = await client.exec("kin.memory.search", searchArgs(query));
+      if (mine !== seq) return;
+      const items = searchItems(res.results ?? []);
+      // Results are already ranked by the server: keep its order, never re-filter them client-side.
+      pick.items = items.length
+        ? items.map((i) => ({ label: i.label, description: i.description, detail: i.detail, uri: i.uri, alwaysShow: true }))
+        : [{ label: "No memories match", description: query, alwaysShow: true }];
+    } catch (err) {
+      if (mine === seq) pick.items = [{ label: "Search failed", detail: err instanceof Error ? err.message : String(err), alwaysShow: true }];
+    } finally {
+      if (mine === seq) pick.busy = false;
+    }
+  };
+  pick.onDidChangeValue((v) => { clearTimeout(timer); timer = setTimeout(() => void run(v), TYPING_PAUSE_MS); });
+  const chosen = await new Promise<Item | undefined>((resolve) => {
+    pick.onDidAccept(() => resolve(pick.selectedItems[0]));
+    pick.onDidHide(() => resolve(undefined));
+    pick.show();
+  });
+  clearTimeout(timer);
+  pick.dispose();
+  if (chosen?.uri) {
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(chosen.uri));
+    await vscode.window.showTextDocument(doc);
+  }
+}

@@ -1,0 +1,153 @@
+// How the server's results read in the UI: quick-pick items, tree badges, status bar text, summaries.
+// No `vscode` import (unit-tested in plain Node); the UI layer turns these plain values into widgets.
+import * as path from "node:path";
+import type { Category, IndexPreviewResult, MemoryEntry, SearchHit } from "./protocol";
+
+export const CATEGORIES = ["project-fact", "preference", "episodic", "session"] as const satisfies readonly Category[];
+
+export const CATEGORY_INFO: Record<Category, { folder: string; detail: string }> = {
+  "project-fact": { folder: "facts", detail: "durable facts about a project; never deleted, stale after 180 days untouched" },
+  preference: { folder: "prefs", detail: "how the user likes things done; never deleted, global by default" },
+  episodic: { folder: "episodes", detail: "what happened; swept after 42 days" },
+  session: { folder: "sessions", detail: "scratch for the current session; swept after 24 hours, never indexed" },
+};
+
+/** Untrusted memory text shown as plain text: one line, no control characters, bounded length. */
+export function plainSnippet(text: string | null | undefined, max = 160): string {
+  const flat = (text ?? "").replace(/[\x00-\x1f\x7f]+/g, " ").replace(/\s+/g, " ").trim();
+  return flat.length > max ? flat.slice(0, max - 1) + "…" : flat;
+}
+
+export interface PickItem {
+  label: string;
+  description: string;
+  detail: string;
+  uri: string;
+}
+
+/** A search hit as far as the picker needs it: memory text is untrusted, so title and snippet may be missing. */
+export type HitLike = Pick<SearchHit, "path" | "uri" | "category"> & Partial<Pick<SearchHit, "workspace" | "score">>
+  & { title?: string | null; snippet?: string | null };
+
+export function searchItems(results: readonly HitLike[]): PickItem[] {
+  return results.map((r) => ({
+    label: plainSnippet(r.title || path.posix.basename(r.path), 80),
+    description: `${r.category} · ${r.path}`,
+    detail: plainSnippet(r.snippet),
+    uri: r.uri,
+  }));
+}
+
+export function formatAge(days: number): string {
+  if (!Number.isFinite(days) || days < 0) return "";
+  if (days < 1 / 24) return "just now";
+  if (days < 1) return `${Math.round(days * 24)} h`;
+  if (days < 60) return `${Math.round(days)} d`;
+  return `${Math.round(days / 30.4)} mo`;
+}
+
+export interface Badge {
+  description: string;
+  icon: string;
+  contextValue: string;
+}
+
+/** The tree item decoration for one memory: lifecycle badge, visibility and age. */
+export function memoryBadge(m: MemoryEntry): Badge {
+  const parts: string[] = [];
+  let icon = "note";
+  switch (m.status) {
+    case "stale":
+      parts.push("stale");
+      icon = "warning";
+      break;
+    case "expiring":
+      parts.push("expiring");
+      icon = "watch";
+      break;
+    case "expired":
+      parts.push("expired");
+      icon = "trash";
+      break;
+  }
+  if (!m.visible) {
+    parts.push("other workspace");
+    if (icon === "note") icon = "eye-closed";
+  } else if (m.workspace && m.workspace !== "global") {
+    parts.push("this workspace");
+  } else {
+    parts.push("global");
+  }
+  const age = formatAge(m.ageDays);
+  if (age) parts.push(age);
+  return { description: parts.join(" · "), icon, contextValue: `memory.${m.status}` };
+}
+
+export interface CategoryGroup {
+  category: string;
+  memories: MemoryEntry[];
+}
+
+/** Memories grouped by category, known categories first in their canonical order. */
+export function groupByCategory(memories: readonly MemoryEntry[]): CategoryGroup[] {
+  const groups = new Map<string, MemoryEntry[]>();
+  for (const m of memories) {
+    const list = groups.get(m.category) ?? [];
+    list.push(m);
+    groups.set(m.category, list);
+  }
+  const order = (c: string) => {
+    const i = (CATEGORIES as readonly string[]).indexOf(c);
+    return i < 0 ? CATEGORIES.length : i;
+  };
+  return [...groups.entries()]
+    .sort(([a], [b]) => order(a) - order(b) || a.localeCompare(b))
+    .map(([category, list]) => ({ category, memories: list.sort((x, y) => x.path.localeCompare(y.path)) }));
+}
+
+export interface Counts {
+  total: number;
+  stale: number;
+  expiring: number;
+  expired: number;
+}
+
+export function countStatuses(memories: readonly MemoryEntry[]): Counts {
+  const c: Counts = { total: memories.length, stale: 0, expiring: 0, expired: 0 };
+  for (const m of memories) {
+    if (m.status === "stale") c.stale++;
+    else if (m.status === "expiring") c.expiring++;
+    else if (m.status === "expired") c.expired++;
+  }
+  return c;
+}
+
+export function statusBarText(c: Counts): { text: string; tooltip: string } {
+  const bits = [`${c.stale} stale`, `${c.expiring} expiring`];
+  if (c.expired) bits.push(`${c.expired} expired`);
+  return {
+    text: `$(book) ${bits.join(" · ")}`,
+    tooltip: `Kin Memory: ${c.total} memories, ${c.stale} stale, ${c.expiring} expiring, ${c.expired} expired. Click to open the memory tree.`,
+  };
+}
+
+export function sweepSummary(swept: readonly string[], kept: number, dryRun: boolean): string {
+  if (!swept.length) return `Nothing to sweep: no expired memories (${kept} kept).`;
+  const noun = swept.length === 1 ? "memory" : "memories";
+  return dryRun
+    ? `${swept.length} expired ${noun} would be deleted (${kept} kept).`
+    : `Swept ${swept.length} expired ${noun} (${kept} kept).`;
+}
+
+/** The caps the agent's prompt block is cut at (the server reports which one cut, the editor says it). */
+const CAP_WORDS: Record<NonNullable<IndexPreviewResult["cutReason"]>, string> = { lines: "200-line", bytes: "25 KB" };
+
+/** The toast after "Preview prompt block": size, and what the cap left out. */
+export function previewSummary(res: Pick<IndexPreviewResult, "lines" | "bytes" | "truncated" | "cut" | "cutReason">): string {
+  const head = `Kin Memory prompt block: ${res.lines} lines, ${res.bytes} bytes`;
+  if (res.cutReason && res.cut > 0) {
+    const noun = res.cut === 1 ? "line" : "lines";
+    return `${head}. ${res.cut} ${noun} past the ${CAP_WORDS[res.cutReason]} cap ${res.cut === 1 ? "is" : "are"} not inlined.`;
+  }
+  return res.truncated ? `${head} — truncated at the cap: the rest is not in the prompt.` : `${head}.`;
+}

@@ -1,0 +1,171 @@
+// Generated from server/kin_memory/protocol.py by scripts/gen_protocol.py. Do not edit: change the
+// Python protocol and run `python scripts/gen_protocol.py` (the unit tests fail while this file is stale).
+
+export type Category = "project-fact" | "preference" | "episodic" | "session";
+export type Status = "ok" | "stale" | "expiring" | "expired";
+export type ChangeKind = "create" | "edit" | "rename" | "delete";
+export type IndexStateName = "building" | "ready" | "unavailable";
+
+/** Commands that take `{}` (or no argument at all). */
+export type EmptyParams = Record<string, never>;
+
+/** An Anthropic memory-tool input exactly as a model emits it (`{command, path, …}`). */
+export interface ToolParams {
+  command: string;
+  [key: string]: unknown;
+}
+
+export interface SearchParams {
+  query: string;
+  limit?: number;
+  /** "none" (or "") is the operator's unfiltered view */
+  workspace?: string | null;
+}
+
+export interface WorkspaceParams {
+  workspace?: string | null;
+}
+
+export interface ReflectParams {
+  /** a path or a file URI */
+  transcript: string;
+  apply?: boolean;
+}
+
+export interface SweepParams {
+  dryRun?: boolean;
+}
+
+export interface MarkReviewedParams {
+  uri: string;
+}
+
+export interface ToolResult {
+  content: string;
+  isError: boolean;
+}
+
+export interface SearchHit {
+  path: string;
+  uri: string;
+  category: string;
+  workspace: string | null;
+  title: string;
+  snippet: string;
+  score: number;
+}
+
+export interface SearchResult {
+  results: SearchHit[];
+}
+
+export interface MemoryEntry {
+  path: string;
+  uri: string;
+  category: string;
+  workspace: string | null;
+  visible: boolean;
+  ageDays: number;
+  status: Status;
+}
+
+export interface ListResult {
+  memories: MemoryEntry[];
+}
+
+export interface ReflectChange {
+  kind: ChangeKind;
+  path: string;
+  /** a rename's old path (wire key: "from") */
+  from: string | null;
+  folder: boolean;
+  conflict: boolean;
+}
+
+export interface ReflectResult {
+  summary: string;
+  changes: ReflectChange[];
+  applied: boolean;
+}
+
+export interface SweepResult {
+  swept: string[];
+  kept: number;
+}
+
+export interface OkResult {
+  ok: boolean;
+}
+
+export interface IndexPreviewResult {
+  text: string;
+  /** lines inlined */
+  lines: number;
+  /** bytes inlined (UTF-8) */
+  bytes: number;
+  truncated: boolean;
+  /** lines past the cap, not inlined */
+  cut: number;
+  /** which cap cut them */
+  cutReason: "lines" | "bytes" | null;
+  /** memories of other workspaces collapsed to one line */
+  hidden: number;
+}
+
+export interface ReindexResult {
+  files: number;
+  seconds: number;
+  cancelled: boolean;
+}
+
+export interface SettingsFileInfo {
+  path: string;
+  scope: "global" | "project";
+  exists: boolean;
+  /** KM700/KM701 findings on it */
+  problems: number;
+}
+
+export interface IndexState {
+  state: IndexStateName;
+  /** rows in the recall index */
+  memories: number;
+}
+
+export interface InfoResult {
+  root: string;
+  /** how the root was resolved: argument, KIN_MEMORY_DIR, editor setting, global settings, default */
+  rootSource: string;
+  /** the active workspaces; empty is the operator's view */
+  workspaces: string[];
+  version: string;
+  settingsFiles: SettingsFileInfo[];
+  indexState: IndexState;
+  memoryEnabled: boolean;
+}
+
+/** Every `kin.memory.*` command: its parameter type, then its result type. */
+export interface CommandMap {
+  /** one memory-tool call */
+  "kin.memory.tool": [ToolParams, ToolResult];
+  /** ranked recall over the visible memories */
+  "kin.memory.search": [SearchParams, SearchResult];
+  /** every memory with its lifecycle and visibility */
+  "kin.memory.list": [EmptyParams, ListResult];
+  /** one bounded reflection pass */
+  "kin.memory.reflect": [ReflectParams, ReflectResult];
+  /** delete expired episodic and session memories */
+  "kin.memory.sweep": [SweepParams, SweepResult];
+  /** touch a stale project fact */
+  "kin.memory.markReviewed": [MarkReviewedParams, OkResult];
+  /** the prompt block the agent inlines */
+  "kin.memory.indexPreview": [WorkspaceParams, IndexPreviewResult];
+  /** rebuild the recall index */
+  "kin.memory.reindex": [EmptyParams, ReindexResult];
+  /** the store root, workspaces and index state */
+  "kin.memory.info": [EmptyParams, InfoResult];
+}
+
+export type CommandName = keyof CommandMap;
+export type ParamsOf<K extends CommandName> = CommandMap[K][0];
+export type ResultOf<K extends CommandName> = CommandMap[K][1];

@@ -1,0 +1,72 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  countStatuses, formatAge, groupByCategory, memoryBadge, plainSnippet, previewSummary, searchItems, statusBarText, sweepSummary,
+} from "../src/present";
+import type { MemoryEntry, Status } from "../src/protocol";
+
+const mem = (p: string, category: string, status: Status, over: Partial<MemoryEntry> = {}): MemoryEntry => ({
+  path: p, uri: "file:///s" + p.slice("/memories".length), category, workspace: null, visible: true, ageDays: 3, status, ...over,
+});
+
+test("search results become plain one-line items in the server's order", () => {
+  const items = searchItems([
+    { path: "/memories/facts/deploy.md", uri: "file:///s/facts/deploy.md", category: "project-fact", title: "Deploy", snippet: "line one\nline\ttwo", score: 2 },
+    { path: "/memories/episodes/x.md", uri: "file:///s/episodes/x.md", category: "episodic", title: "", snippet: null, score: 1 },
+  ]);
+  assert.deepEqual(items, [
+    { label: "Deploy", description: "project-fact · /memories/facts/deploy.md", detail: "line one line two", uri: "file:///s/facts/deploy.md" },
+    { label: "x.md", description: "episodic · /memories/episodes/x.md", detail: "", uri: "file:///s/episodes/x.md" },
+  ]);
+  assert.equal(plainSnippet("x".repeat(500)).length, 160);
+  assert.equal(plainSnippet("a\u0000\u001bb"), "a b");
+});
+
+test("badges: lifecycle status, visibility and age", () => {
+  assert.deepEqual(memoryBadge(mem("/memories/a.md", "project-fact", "stale", { ageDays: 200 })),
+    { description: "stale · global · 7 mo", icon: "warning", contextValue: "memory.stale" });
+  assert.deepEqual(memoryBadge(mem("/memories/b.md", "episodic", "expiring", { workspace: "/src/kin", ageDays: 38 })),
+    { description: "expiring · this workspace · 38 d", icon: "watch", contextValue: "memory.expiring" });
+  assert.deepEqual(memoryBadge(mem("/memories/c.md", "episodic", "expired", { visible: false, workspace: "/gone" })).description,
+    "expired · other workspace · 3 d");
+  assert.equal(memoryBadge(mem("/memories/d.md", "preference", "ok", { visible: false, workspace: "/x" })).icon, "eye-closed");
+  assert.equal(memoryBadge(mem("/memories/e.md", "session", "ok", { ageDays: 0.5 })).description, "global · 12 h");
+  assert.equal(formatAge(0.001), "just now");
+  assert.equal(formatAge(Number.NaN), "");
+});
+
+test("grouping keeps the canonical category order, unknown categories last", () => {
+  const groups = groupByCategory([
+    mem("/memories/z.md", "session", "ok"), mem("/memories/b.md", "project-fact", "ok"), mem("/memories/weird.md", "zeta", "ok"),
+    mem("/memories/a.md", "project-fact", "stale"), mem("/memories/p.md", "preference", "ok"), mem("/memories/e.md", "episodic", "ok"),
+  ]);
+  assert.deepEqual(groups.map((g) => g.category), ["project-fact", "preference", "episodic", "session", "zeta"]);
+  assert.deepEqual(groups[0].memories.map((m) => m.path), ["/memories/a.md", "/memories/b.md"]);
+});
+
+test("status counts and text", () => {
+  const c = countStatuses([mem("/memories/a", "project-fact", "stale"), mem("/memories/b", "episodic", "expiring"),
+    mem("/memories/c", "episodic", "expiring"), mem("/memories/d", "session", "expired"), mem("/memories/e", "preference", "ok")]);
+  assert.deepEqual(c, { total: 5, stale: 1, expiring: 2, expired: 1 });
+  assert.equal(statusBarText(c).text, "$(book) 1 stale · 2 expiring · 1 expired");
+  assert.equal(statusBarText({ total: 0, stale: 0, expiring: 0, expired: 0 }).text, "$(book) 0 stale · 0 expiring");
+  assert.match(statusBarText(c).tooltip, /5 memories/);
+});
+
+test("sweep summaries", () => {
+  assert.equal(sweepSummary([], 4, true), "Nothing to sweep: no expired memories (4 kept).");
+  assert.equal(sweepSummary(["/memories/a.md"], 3, true), "1 expired memory would be deleted (3 kept).");
+  assert.equal(sweepSummary(["/memories/a.md", "/memories/b.md"], 3, false), "Swept 2 expired memories (3 kept).");
+});
+
+test("the preview toast says which cap cut how many lines; the server sends numbers, the editor the words", () => {
+  const base = { lines: 200, bytes: 9000, truncated: true };
+  assert.equal(previewSummary({ ...base, cut: 35, cutReason: "lines" }),
+    "Kin Memory prompt block: 200 lines, 9000 bytes. 35 lines past the 200-line cap are not inlined.");
+  assert.equal(previewSummary({ ...base, lines: 120, bytes: 25600, cut: 1, cutReason: "bytes" }),
+    "Kin Memory prompt block: 120 lines, 25600 bytes. 1 line past the 25 KB cap is not inlined.");
+  assert.equal(previewSummary({ lines: 12, bytes: 340, truncated: false, cut: 0, cutReason: null }), "Kin Memory prompt block: 12 lines, 340 bytes.");
+  // Truncated without a count (a server that does not say how much): still says the prompt misses the rest.
+  assert.equal(previewSummary({ ...base, cut: 0, cutReason: null }),
+    "Kin Memory prompt block: 200 lines, 9000 bytes — truncated at the cap: the rest is not in the prompt.");
+});
