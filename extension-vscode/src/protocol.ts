@@ -5,6 +5,7 @@ export type Category = "project-fact" | "preference" | "episodic" | "session";
 export type Status = "ok" | "stale" | "expiring" | "expired";
 export type ChangeKind = "create" | "edit" | "rename" | "delete";
 export type IndexStateName = "building" | "ready" | "unavailable";
+export type RootSource = "argument" | "KIN_MEMORY_DIR" | "editor setting" | "global settings" | "default";
 
 /** Commands that take `{}` (or no argument at all). */
 export type EmptyParams = Record<string, never>;
@@ -134,8 +135,8 @@ export interface IndexState {
 
 export interface InfoResult {
   root: string;
-  /** how the root was resolved: argument, KIN_MEMORY_DIR, editor setting, global settings, default */
-  rootSource: string;
+  /** how the root was resolved */
+  rootSource: RootSource;
   /** the active workspaces; empty is the operator's view */
   workspaces: string[];
   version: string;

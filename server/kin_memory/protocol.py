@@ -25,6 +25,7 @@ Category = Literal["project-fact", "preference", "episodic", "session"]
 Status = Literal["ok", "stale", "expiring", "expired"]
 ChangeKind = Literal["create", "edit", "rename", "delete"]
 IndexStateName = Literal["building", "ready", "unavailable"]
+RootSource = Literal["argument", "KIN_MEMORY_DIR", "editor setting", "global settings", "default"]
 
 
 class ProtocolError(ValueError):
@@ -178,9 +179,7 @@ class IndexState:
 @attrs.frozen
 class InfoResult:
     root: str
-    root_source: (
-        str  # how the root was resolved: argument, KIN_MEMORY_DIR, editor setting, global settings, default
-    )
+    root_source: RootSource  # how the root was resolved
     workspaces: list[str]  # the active workspaces; empty is the operator's view
     version: str
     settings_files: list[SettingsFileInfo]

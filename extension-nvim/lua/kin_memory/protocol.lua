@@ -6,6 +6,7 @@
 ---@alias KinMemory.Status "ok"|"stale"|"expiring"|"expired"
 ---@alias KinMemory.ChangeKind "create"|"edit"|"rename"|"delete"
 ---@alias KinMemory.IndexStateName "building"|"ready"|"unavailable"
+---@alias KinMemory.RootSource "argument"|"KIN_MEMORY_DIR"|"editor setting"|"global settings"|"default"
 
 --- Commands that take `{}` (or no argument at all).
 ---@class KinMemory.EmptyParams
@@ -106,7 +107,7 @@
 
 ---@class KinMemory.InfoResult
 ---@field root string
----@field rootSource string # how the root was resolved: argument, KIN_MEMORY_DIR, editor setting, global settings, default
+---@field rootSource KinMemory.RootSource # how the root was resolved
 ---@field workspaces string[] # the active workspaces; empty is the operator's view
 ---@field version string
 ---@field settingsFiles KinMemory.SettingsFileInfo[]

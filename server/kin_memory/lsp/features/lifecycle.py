@@ -67,9 +67,7 @@ class Lifecycle:
             self.apply_settings(params.settings)
         else:  # VS Code may send `settings: null`: treat it as "pull again"
             await self.pull_settings()
-        await asyncio.get_running_loop().run_in_executor(
-            None, lambda: self.session.store.load_all()
-        )
+        await asyncio.get_running_loop().run_in_executor(None, lambda: self.session.store.load_all())
         self.diagnostics.refresh_settings()
 
     async def pull_settings(self) -> None:
