@@ -17,9 +17,8 @@ def register(subparsers, common: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    shards = _start_shards(
-        args.root, args.workspace
-    )  # before the LSP stack imports: see lsp/startup/shards.py
+    # Forked before the LSP stack imports (see lsp/startup/shards.py): no threads exist yet.
+    shards = _start_shards(args.root, args.workspace)
     from ..lsp.server import create_server
     from ..lsp.startup.strategy import ShardedStartup
     from ..lsp.transport import serve_stdio, serve_tcp

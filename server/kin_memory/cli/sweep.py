@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
-from .common import UsageError, printable, target
+from ..protocol import SweepResult
+from .common import UsageError, print_json, printable, target
 
 PROGRESS_MIN = 20  # files; below this a progress line is noise
 
@@ -72,7 +72,7 @@ def handler(args) -> int:
             would = (
                 [] if plan.expired and not args.dry_run and not args.yes else [e.vpath for e in plan.expired]
             )
-            print(json.dumps({"swept": would, "kept": plan.total - len(would)}))
+            print_json(SweepResult(swept=would, kept=plan.total - len(would)))
         return 0
 
     def progress(done: int, total: int) -> None:
@@ -86,7 +86,7 @@ def handler(args) -> int:
     for vpath, message in result.failed:
         print(printable(f"{vpath}: {message}"), file=sys.stderr)
     if args.json:
-        print(json.dumps(result.to_json()))
+        print_json(SweepResult(swept=list(result.swept), kept=result.kept))
     else:
         print(f"swept {len(result.swept)}, kept {result.kept}")
     return 1 if result.failed else 0
