@@ -7,6 +7,7 @@ from pathlib import PurePosixPath
 
 from ..store.frontmatter import Span
 from ..store.memory import Memory
+from ..store.paths import virtual_of_rel
 from ..store.prompt_block import MAX_BYTES, MAX_LINES, PromptBlock
 from .model import Context, Finding
 
@@ -33,7 +34,7 @@ def link_targets(index: Memory) -> list[tuple[int, int, int, str]]:
                 if ".." in parts:
                     vpath = ""
                 else:
-                    vpath = "/memories/" + "/".join(parts)
+                    vpath = virtual_of_rel("/".join(parts))
             out.append((n, m.start(1), m.start(1) + len(m.group(1)), vpath))
     return out
 

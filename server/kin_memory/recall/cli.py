@@ -39,6 +39,7 @@ def _root_and_active(args) -> tuple:
 
 def search(args) -> int:
     from ..cli import UsageError
+    from ..store.paths import real_path
     from .service import Recall
 
     if args.limit < 1:
@@ -54,7 +55,7 @@ def search(args) -> int:
                     "results": [
                         {
                             "path": h.vpath,
-                            "uri": (root / h.vpath[len("/memories/") :]).as_uri(),
+                            "uri": real_path(root, h.vpath).as_uri(),
                             "category": h.category,
                             "workspace": h.workspace,
                             "title": h.title,

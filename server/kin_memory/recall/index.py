@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..store.paths import HIDDEN_DIR
 from ..store.workspace import GLOBAL
 from .query import Phrase, match_expr, phrases
 from .records import RecallDoc, path_text
@@ -28,7 +29,6 @@ from .records import RecallDoc, path_text
 log = logging.getLogger("kin_memory.recall")
 
 SCHEMA_VERSION = 2
-INDEX_DIR = ".kin-index"
 DB_NAME = "recall.sqlite3"
 WEIGHTS = (6.0, 4.0, 1.0)  # bm25 column weights: path, title, body
 PREFERENCE_HALF_LIFE_DAYS = 90.0
@@ -81,7 +81,7 @@ class IndexUnavailable(Exception):
 class RecallIndex:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
-        self.dir = self.root / INDEX_DIR
+        self.dir = self.root / HIDDEN_DIR
         self.path = self.dir / DB_NAME
         self._local = threading.local()
         self._lock = threading.RLock()

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..store.root import VIRTUAL_ROOT
+from ..store.paths import real_path
 
 KINDS = ("create", "edit", "rename", "delete")
 
@@ -90,13 +90,9 @@ class Applied:
     failed: list[tuple[Change, str]]
 
 
-def _rel(vpath: str) -> str:
-    return vpath[len(VIRTUAL_ROOT) :].lstrip("/")
-
-
 def _current(root: Path, vpath: str) -> bytes | None:
     try:
-        return (root / _rel(vpath)).read_bytes()
+        return real_path(root, vpath).read_bytes()
     except OSError:
         return None
 

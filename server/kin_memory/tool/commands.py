@@ -27,8 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from kin_memory.store.paths import is_memory_rel
-from kin_memory.store.root import VIRTUAL_ROOT
+from kin_memory.store.paths import HIDDEN_DIR, is_memory_rel, virtual_of_rel
 
 from . import audit, messages
 from .atomic import DIR_MODE, Changed, create_at, make_dirs, remove_at, rename_at, write_at
@@ -122,7 +121,7 @@ def _guard(root: Path, vpath: str) -> Target:
 
 
 def _norm_virtual(t: Target) -> str:
-    return VIRTUAL_ROOT + "".join("/" + p for p in t.parts)
+    return virtual_of_rel("/".join(t.parts))
 
 
 # --------------------------------------------------------------------------- formatting
@@ -247,7 +246,7 @@ def _store_lock(root_real: Path):
     with _thread_lock:
         fd = None
         with contextlib.suppress(Exception):
-            index = root_real / audit.INDEX_DIR
+            index = root_real / HIDDEN_DIR
             if not os.path.lexists(index):
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(index, DIR_MODE)
