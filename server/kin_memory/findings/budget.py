@@ -43,8 +43,6 @@ def check(index: Memory, block: PromptBlock, known: set[str], ctx: Context) -> l
     findings: list[Finding] = []
     last = len(index.lines) - 1
     end = (last, len(index.lines[last]))
-    if block.cut_reason == "lines" or (block.truncated and block.cut_reason == "bytes"):
-        pass
     past_lines = [b.index_line for b in block.lines[MAX_LINES:] if b.source == "index"]
     if past_lines:
         first = past_lines[0]

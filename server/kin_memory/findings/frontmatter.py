@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 from ..store.categories import CATEGORIES, PROJECT_FACT
-from ..store.frontmatter import Span
 from ..store.memory import Memory
 from .edits import insert_at, newline
 from .model import Context, Finding, Fix, line_span
@@ -124,8 +123,3 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
                 )
             )
     return findings
-
-
-def whole(memory: Memory) -> Span:
-    last = len(memory.lines) - 1
-    return Span(0, 0, last, len(memory.lines[last]))

@@ -35,10 +35,6 @@ def jaccard(a: frozenset, b: frozenset) -> float:
     return len(a & b) / len(a | b)
 
 
-def similarity(a: str, b: str) -> float:
-    return jaccard(shingles(a), shingles(b))
-
-
 def rank_duplicates_first(
     body: str, hits: list[Hit], threshold: float = THRESHOLD
 ) -> list[tuple[Hit, float]]:

@@ -8,7 +8,7 @@ costs nothing). Only scalars we need are read off the nodes.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import yaml
 
@@ -66,11 +66,6 @@ class Frontmatter:
     @property
     def keys(self) -> list[str]:
         return [e.key for e in self.entries]
-
-
-@dataclass
-class _Lines:
-    lines: list[str] = field(default_factory=list)
 
 
 def split_lines(text: str) -> list[str]:

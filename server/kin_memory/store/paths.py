@@ -37,10 +37,6 @@ def is_memory_rel(parts: tuple[str, ...]) -> bool:
     return parts != (INDEX_NAME,)
 
 
-def is_index_rel(parts: tuple[str, ...]) -> bool:
-    return parts == (INDEX_NAME,)
-
-
 def virtual_of_rel(rel: str) -> str:
     """`/memories/<rel>` for a posix path below the root; the root itself for ``""``."""
     return f"{VIRTUAL_ROOT}/{rel}" if rel else VIRTUAL_ROOT
