@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +26,7 @@ def resolve_root(
     explicit: str | None = None,
     *,
     editor_setting: str | None = None,
-    env: dict[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
     home: Path | None = None,
 ) -> RootChoice:
     """Resolve the store root. Project settings are never consulted: they must not move the store."""
