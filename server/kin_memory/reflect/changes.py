@@ -27,8 +27,8 @@ class Change:
     is_dir: bool = False
     conflict: bool = False  # the store's file changed while the pass ran
 
-    def to_json(self) -> dict:
-        out: dict = {"kind": self.kind, "path": self.path}
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"kind": self.kind, "path": self.path}
         if self.old_path is not None:
             out["from"] = self.old_path
         if self.is_dir:
@@ -113,7 +113,7 @@ def apply_changes(root: Path, changes: list[Change]) -> Applied:
             if target.is_root:
                 raise RuntimeError("refusing to change /memories itself")
             if c.kind in ("edit", "delete", "rename") and not c.is_dir:
-                src = c.old_path if c.kind == "rename" else c.path
+                src = (c.old_path or "") if c.kind == "rename" else c.path
                 if _current(root, src) != c.before:
                     raise RuntimeError(f"{src} changed in the store since the preview")
             if c.kind == "create":

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Final, Protocol
 
 MAX_TOKENS = 4096
-TOOL_NAME = "memory"
+TOOL_NAME: Final = "memory"  # Final: the SDK types want the literal name
 ERROR_DETAIL = 200  # characters of a server's error message kept in the summary
 
 
 @dataclass(frozen=True)
 class ToolCall:
     id: str
-    input: dict | None  # None when the call could not be understood (see problem)
+    input: dict[str, object] | None  # None when the call could not be understood (see problem)
     problem: str | None = None  # e.g. arguments that are not valid JSON, an unknown tool name
 
 
