@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up everything the tests need (a private virtual environment, editors, node tooling) and runs
-# every test: lint, unit + LSP + Neovim tests (pytest), grammar tests, the VS Code end-to-end test.
+# every test: lint, format and type checks, unit + LSP tests (pytest), grammar tests, the Neovim and
+# VS Code end-to-end tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/setup.sh
@@ -8,8 +9,11 @@ source scripts/setup.sh
 
 step() { printf '\n==> %s\n' "$*"; }
 
-step "ruff"
+step "ruff (lint and format)"
 "$VENV/bin/ruff" check server tests scripts
+"$VENV/bin/ruff" format --check server tests scripts
+step "mypy"
+"$VENV/bin/mypy"
 step "pytest"
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$@"
 if [ -x syntaxes/test.sh ]; then

@@ -9,11 +9,11 @@ import statistics
 import time
 from pathlib import Path
 
+from kin_memory.store.paths import HIDDEN_DIR as INDEX_DIR  # the persistent recall index lives there
+
 from . import REPO
 from .client import LspClient, RssSampler
 from .generate import GeneratedStore, rank_of
-
-INDEX_DIR = ".kin-index"  # where the server keeps its persistent recall index, inside the store
 
 
 def pct(values: list[float], q: float) -> float:

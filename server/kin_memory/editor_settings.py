@@ -19,7 +19,8 @@ ToolMode = Literal["auto", "strict", "plan"]
 Level = Literal["error", "warning", "information", "hint", "off"]
 Provider = Literal["anthropic", "openai"]
 
-_positive = attrs.validators.gt(0)
+_positive_int = attrs.validators.gt(0)
+_positive = attrs.validators.gt(0.0)
 
 
 @attrs.frozen
@@ -28,7 +29,7 @@ class ReflectionSettings:
     model: str | None = None
     base_url: str | None = None
     api_key_env: str | None = None  # the NAME of the environment variable holding the key
-    max_tool_calls: int = attrs.field(default=16, validator=_positive)
+    max_tool_calls: int = attrs.field(default=16, validator=_positive_int)
     timeout_seconds: float = attrs.field(default=90.0, validator=_positive)
 
 
@@ -100,8 +101,9 @@ def _parse_class(cls: type, raw: Mapping[str, Any], prefix: str, problems: list[
     return cls(**values)
 
 
-def _parse_value(field: attrs.Attribute, value: object) -> object:  # type: ignore[type-arg]  # any field
+def _parse_value(field: attrs.Attribute[Any], value: object) -> object:
     try:
+        assert field.type is not None  # resolved at import (see the end of this module)
         parsed = converter.structure(value, field.type)
         if field.validator is not None:
             field.validator(None, field, parsed)
@@ -127,7 +129,7 @@ def _parse_severity(raw: object, key: str, problems: list[SettingProblem]) -> di
     return out
 
 
-def _expected(field: attrs.Attribute, exc: BaseException) -> str:  # type: ignore[type-arg]  # any field
+def _expected(field: attrs.Attribute[Any], exc: BaseException) -> str:
     text = str(field.type)
     if "Literal" in text:
         options = text.split("Literal[", 1)[1].split("]", 1)[0].replace("'", "")

@@ -256,11 +256,11 @@ def _make_converter() -> cattrs.Converter:
         return attrs.has(cls) and getattr(cls, "__module__", "") == __name__  # type: ignore[arg-type]  # any object
 
     def structure_factory(cls: type) -> Any:
-        renames = {f.name: override(rename=wire_name(cls, f.name)) for f in attrs.fields(cls)}
+        renames: dict[str, Any] = {f.name: override(rename=wire_name(cls, f.name)) for f in attrs.fields(cls)}
         return make_dict_structure_fn(cls, conv, **renames)
 
     def unstructure_factory(cls: type) -> Any:
-        renames = {f.name: override(rename=wire_name(cls, f.name)) for f in attrs.fields(cls)}
+        renames: dict[str, Any] = {f.name: override(rename=wire_name(cls, f.name)) for f in attrs.fields(cls)}
         return make_dict_unstructure_fn(cls, conv, **renames)
 
     conv.register_structure_hook_factory(is_protocol_class, structure_factory)

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reliability_support import COUNTS, RawServer, check_json, write
 
-from kin_memory.findings.model import Context
 from kin_memory.findings.run import check_memory
+from kin_memory.store.context import Context
 from kin_memory.store.memory import decode, from_text
 
 SAFE_CHARS = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")

@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from ..store.context import Context
 from ..store.frontmatter import Span
 from ..store.memory import Memory
+from ..store.paths import virtual_of_rel
 from ..store.prompt_block import MAX_BYTES, MAX_LINES, PromptBlock
-from .model import Context, Finding
+from .model import Finding
 
 _LINK = re.compile(r"\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 
@@ -33,7 +35,7 @@ def link_targets(index: Memory) -> list[tuple[int, int, int, str]]:
                 if ".." in parts:
                     vpath = ""
                 else:
-                    vpath = "/memories/" + "/".join(parts)
+                    vpath = virtual_of_rel("/".join(parts))
             out.append((n, m.start(1), m.start(1) + len(m.group(1)), vpath))
     return out
 
@@ -42,8 +44,6 @@ def check(index: Memory, block: PromptBlock, known: set[str], ctx: Context) -> l
     findings: list[Finding] = []
     last = len(index.lines) - 1
     end = (last, len(index.lines[last]))
-    if block.cut_reason == "lines" or (block.truncated and block.cut_reason == "bytes"):
-        pass
     past_lines = [b.index_line for b in block.lines[MAX_LINES:] if b.source == "index"]
     if past_lines:
         first = past_lines[0]

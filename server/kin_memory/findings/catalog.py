@@ -41,8 +41,6 @@ CATALOG: dict[str, tuple[str, str]] = {
     "KM901": (WARNING, "suppression directive names an unknown code"),
 }
 
-SEVERITIES = (ERROR, WARNING, INFORMATION, HINT)
-
 
 def default_severity(code: str) -> str:
     return CATALOG.get(code, (WARNING, ""))[0]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from ..store.categories import CATEGORIES, closest, normalize
+from ..store.context import Context
+from ..store.frontmatter import Span
 from ..store.memory import Memory
 from .edits import insert_after_open, replace
-from .model import Context, Finding, Fix
+from .model import Finding, Fix
 
 
 def check(memory: Memory, ctx: Context) -> list[Finding]:
@@ -70,7 +72,7 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
     ]
 
 
-def _open_span(memory: Memory):
+def _open_span(memory: Memory) -> Span:
     from .model import line_span
 
     return line_span(memory.lines, memory.frontmatter.open_line)

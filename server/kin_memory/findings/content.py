@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 
+from ..store.context import Context
 from ..store.frontmatter import Span
 from ..store.memory import BODY_CAP, Memory
-from .model import Context, Finding, line_span
+from .model import Finding, line_span
 
 SECRET_PATTERNS = (
     ("private key", re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----")),

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 
 from ..store.categories import CATEGORIES, PROJECT_FACT
-from ..store.frontmatter import Span
+from ..store.context import Context
 from ..store.memory import Memory
 from .edits import insert_at, newline
-from .model import Context, Finding, Fix, line_span
+from .model import Finding, Fix, line_span
 
 KNOWN_KEYS = {
     "category",
@@ -124,8 +124,3 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
                 )
             )
     return findings
-
-
-def whole(memory: Memory) -> Span:
-    last = len(memory.lines) - 1
-    return Span(0, 0, last, len(memory.lines[last]))

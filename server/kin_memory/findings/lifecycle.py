@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from ..store.categories import EPISODIC, PROJECT_FACT, SESSION
+from ..store.context import Context
 from ..store.lifecycle import lifecycle
 from ..store.memory import Memory
 from .edits import replace
-from .model import Context, Finding, Fix, line_span
+from .model import Finding, Fix, line_span
 
 
 def check(memory: Memory, ctx: Context) -> list[Finding]:

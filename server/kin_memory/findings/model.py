@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..store.context import Context
 from ..store.frontmatter import Span
 from .catalog import default_severity
-
-__all__ = ["Context", "Finding", "Fix", "Related", "TextEdit", "line_span"]  # Context: see store.context
 
 
 @dataclass(frozen=True)

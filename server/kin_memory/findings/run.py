@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..store.context import Context
 from ..store.memory import Memory
 from ..store.prompt_block import PromptBlock, compose
 from ..store.store import Store
 from . import budget, category, content, frontmatter, lifecycle, suppress, workspace
-from .model import Context, Finding
+from .model import Finding
 
 FAMILIES = (content.check, frontmatter.check, category.check, workspace.check, lifecycle.check)
 

@@ -10,11 +10,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..store.context import Context
 from ..store.frontmatter import Span
 from ..store.settings import EffectiveSettings, SettingsProblem
 from ..store.store import ScanProblem, Store
 from . import duplicates
-from .model import Context, Finding, Fix, TextEdit
+from .model import Finding, Fix, TextEdit
 
 if TYPE_CHECKING:  # recall is imported by the caller only when duplicates are wanted
     from ..recall.service import Recall

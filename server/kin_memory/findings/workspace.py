@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 
 from ..store.categories import EPISODIC, PREFERENCE, PROJECT_FACT
+from ..store.context import Context
 from ..store.memory import Memory
 from ..store.workspace import GLOBAL, main_worktree, stamp_kind
 from .edits import delete_entry_lines, insert_before_close, replace, yaml_scalar
-from .model import Context, Finding, Fix
+from .model import Finding, Fix
 
 
 def _canonical_candidate(stamp: str) -> str | None:

@@ -40,7 +40,7 @@ class KinMemoryServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("kin-memory", __version__)
 
-    def report_server_error(self, error: Exception, source: type) -> None:  # type: ignore[override]  # pygls passes the error class
+    def report_server_error(self, error: Exception, source: type) -> None:
         """Out-of-band errors (a notification that could not be applied, e.g. didChange of a document
         never opened) are logged, never popped up: the client caused them and nothing awaits an answer.
         Request errors already travel in their response."""

@@ -20,8 +20,8 @@ from ..editor_settings import SettingProblem, Settings, parse_settings
 from ..store.context import Context
 from ..store.events import StoreEvents
 from ..store.lifecycle import Thresholds
-from ..store.paths import relative_parts
-from ..store.root import VIRTUAL_ROOT, RootChoice, resolve_root
+from ..store.paths import real_path, relative_parts, virtual_of_rel
+from ..store.root import RootChoice, resolve_root
 from ..store.settings import EffectiveSettings, effective_settings
 from ..store.store import Store
 from ..store.workspace import active_workspaces
@@ -127,7 +127,7 @@ class Session:
             parts = relative_parts(self.root, Path(os.path.realpath(path)))
         if not parts or any(p.startswith(".") for p in parts) or not parts[-1].endswith(".md"):
             return None
-        return f"{VIRTUAL_ROOT}/" + "/".join(parts)
+        return virtual_of_rel("/".join(parts))
 
     def uri_of(self, vpath: str) -> str:
         key = (self.root, vpath)
@@ -137,4 +137,4 @@ class Session:
         return uri
 
     def path_of(self, vpath: str) -> Path:
-        return self.root / vpath[len(VIRTUAL_ROOT) + 1 :]
+        return real_path(self.root, vpath)

@@ -19,8 +19,9 @@ import re
 import socket
 import sys
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import BinaryIO, Protocol
+from typing import BinaryIO, Protocol, cast
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest, JsonRpcParseError
 from pygls.io_ import StdoutWriter, run_async
@@ -85,7 +86,7 @@ def serve_tcp(server: LanguageServer, host: str, port: int) -> None:
         log.info("listening on %s:%s", host, port)
         conn, _ = listener.accept()
     with conn, conn.makefile("rb", buffering=0) as rfile, conn.makefile("wb", buffering=0) as wfile:
-        serve_stream(server, _FdReader(rfile.fileno()), wfile)
+        serve_stream(server, _FdReader(rfile.fileno()), cast(BinaryIO, wfile))
     _exit_soon()
 
 
@@ -155,7 +156,7 @@ def _exit_soon(grace: float = 3.0) -> None:
     timer.start()
 
 
-def _read_exactly(stream: BinaryIO, n: int) -> bytes:
+def _read_exactly(stream: _Readable, n: int) -> bytes:
     chunks = []
     while n > 0:
         chunk = stream.read(min(n, 1 << 20))
@@ -205,7 +206,7 @@ class _FdReader:
         return data
 
 
-def _frames(stdin: BinaryIO, stop: threading.Event):
+def _frames(stdin: _Readable, stop: threading.Event) -> Iterator[bytes]:
     """Yield each framed message body; resynchronises on the next header after garbage."""
     while not stop.is_set():
         length: int | None = None
@@ -256,7 +257,7 @@ def _full_change_uri(body: bytes) -> tuple[str | None, str | None]:
     uri = doc.get("uri") if isinstance(doc, dict) else None
     if not isinstance(uri, str):
         return None, None
-    changes = params.get("contentChanges")
+    changes = params.get("contentChanges") if isinstance(params, dict) else None
     full = (
         data.get("method") == "textDocument/didChange"
         and "id" not in data

@@ -29,14 +29,10 @@ def shingles(text: str, k: int = SHINGLE) -> frozenset[tuple[str, ...]]:
     return frozenset(tuple(words[i : i + k]) for i in range(len(words) - k + 1))
 
 
-def jaccard(a: frozenset, b: frozenset) -> float:
+def jaccard(a: frozenset[tuple[str, ...]], b: frozenset[tuple[str, ...]]) -> float:
     if not a or not b:
         return 0.0
     return len(a & b) / len(a | b)
-
-
-def similarity(a: str, b: str) -> float:
-    return jaccard(shingles(a), shingles(b))
 
 
 def rank_duplicates_first(

@@ -20,15 +20,18 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
+from ..store.paths import HIDDEN_DIR
 from ..store.workspace import GLOBAL
 from .query import Phrase, match_expr, phrases
 from .records import RecallDoc, path_text
 
 log = logging.getLogger("kin_memory.recall")
 
+T = TypeVar("T")
+
 SCHEMA_VERSION = 2
-INDEX_DIR = ".kin-index"
 DB_NAME = "recall.sqlite3"
 WEIGHTS = (6.0, 4.0, 1.0)  # bm25 column weights: path, title, body
 PREFERENCE_HALF_LIFE_DAYS = 90.0
@@ -81,7 +84,7 @@ class IndexUnavailable(Exception):
 class RecallIndex:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
-        self.dir = self.root / INDEX_DIR
+        self.dir = self.root / HIDDEN_DIR
         self.path = self.dir / DB_NAME
         self._local = threading.local()
         self._lock = threading.RLock()
@@ -166,7 +169,7 @@ class RecallIndex:
         return conn
 
     def _conn(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is not None and self._local.ino == self._inode():
             return conn
         with self._lock:
@@ -190,7 +193,7 @@ class RecallIndex:
                 self.on_reset()
         self._known_once = True
 
-    def _run(self, fn: Callable[[sqlite3.Connection], object]) -> object:
+    def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """fn on this thread's connection; a corrupt database is rebuilt and fn retried once. A database
         locked by another live process is not corruption: that error propagates."""
         conn = self._conn()
@@ -214,11 +217,11 @@ class RecallIndex:
     # -- writes --------------------------------------------------------------------------------
     def known(self) -> dict[str, tuple[float, int]]:
         rows = self._run(lambda c: c.execute("SELECT vpath, mtime, size FROM docs").fetchall())
-        return {v: (m, s) for v, m, s in rows}  # type: ignore[union-attr]
+        return {v: (m, s) for v, m, s in rows}
 
     def count(self) -> int:
         """Memories in the full-text table (session memories are recorded in docs only)."""
-        return int(self._run(lambda c: c.execute("SELECT count(*) FROM fts").fetchone()[0]))  # type: ignore[index]
+        return int(self._run(lambda c: c.execute("SELECT count(*) FROM fts").fetchone()[0]))
 
     @staticmethod
     def _delete(c: sqlite3.Connection, vpath: str) -> None:
@@ -330,13 +333,13 @@ class RecallIndex:
         with self._lock:
             if self._df is None or (self._df_dirty and now - self._df_time > DF_REFRESH):
                 rows = self._run(lambda c: c.execute("SELECT term, doc FROM vocab").fetchall())
-                self._df = dict(rows)  # type: ignore[arg-type]
+                self._df = dict(rows)
                 self._df_time, self._df_dirty = now, False
             return self._df
 
     def _df_of(self, term: str) -> int:
         row = self._run(lambda c: c.execute("SELECT doc FROM vocab WHERE term=?", (term,)).fetchone())
-        return row[0] if row else 0  # type: ignore[index]
+        return row[0] if row else 0
 
     def search(
         self,
@@ -412,7 +415,7 @@ class RecallIndex:
                 self._run(
                     lambda c: c.execute("SELECT count(*) FROM docs WHERE category <> 'session'").fetchone()[0]
                 )
-            )  # type: ignore[index]
+            )
             self._count_cache = cached = (count, now)
         return cached[0]
 
@@ -459,7 +462,7 @@ class RecallIndex:
             return hits
 
         try:
-            return self._run(fn)  # type: ignore[return-value]
+            return self._run(fn)
         except sqlite3.OperationalError as exc:  # a locked database: recall is best-effort
             log.warning("recall query failed: %s", exc)
             return []

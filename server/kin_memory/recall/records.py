@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from ..store.categories import SESSION
 from ..store.memory import BODY_CAP, Memory
+from ..store.paths import rel_of_virtual
 from ..store.workspace import GLOBAL, stamp_kind
 
 OVERLAY_SIZE = -1  # the size recorded for an unsaved editor buffer: never matches a file on disk
@@ -51,7 +52,7 @@ def capped_body(body: str) -> str:
 def path_text(vpath: str) -> str:
     """What the path column holds: `/memories/facts/deploy-topology.md` → `facts/deploy-topology`
     (the prefix and the suffix are in every row and would only dilute the column)."""
-    rel = vpath[len("/memories/") :] if vpath.startswith("/memories/") else vpath
+    rel = rel_of_virtual(vpath)
     return rel[:-3] if rel.endswith(".md") else rel
 
 

@@ -12,16 +12,21 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from ..store.memory import Memory, load
 from ..store.store import scan
 from .duplicates import Duplicate, near_duplicates, rank_duplicates_first
 from .index import Hit, IndexUnavailable, RecallIndex, SyncStats
 from .query import words_near
-from .records import doc_from_memory
+from .records import RecallDoc, doc_from_memory
 from .snippet import snippet
 
 log = logging.getLogger("kin_memory.recall")
+
+T = TypeVar("T")
+Progress = Callable[[int, int], None]  # (done, total)
+Cancelled = Callable[[], bool]
 
 
 @dataclass(frozen=True)
@@ -43,18 +48,27 @@ class Recall:
         self.index = RecallIndex(self.root)
 
     # -- keeping the index in step ---------------------------------------------------------------
-    def sync_memories(self, memories: Iterable[Memory], **kw) -> SyncStats:
+    def sync_memories(
+        self,
+        memories: Iterable[Memory],
+        *,
+        progress: Progress | None = None,
+        cancelled: Cancelled | None = None,
+        chunk: int = 2000,
+    ) -> SyncStats:
         """From memories already parsed: only those whose (mtime, size) the index lacks are written."""
         by_vpath = {m.vpath: m for m in memories if not m.is_index}
         stats = {v: (m.mtime, m.size) for v, m in by_vpath.items()}
 
-        def whole(vpath: str):
+        def whole(vpath: str) -> RecallDoc | None:
             m = by_vpath[vpath]
             return doc_from_memory(load(m.path, vpath) if m.compact else m)
 
-        return self.index.sync(stats, whole, **kw)
+        return self.index.sync(stats, whole, progress=progress, cancelled=cancelled, chunk=chunk)
 
-    def sync_disk(self, **kw) -> SyncStats:
+    def sync_disk(
+        self, *, progress: Progress | None = None, cancelled: Cancelled | None = None, chunk: int = 2000
+    ) -> SyncStats:
         """From the files: stat every memory, parse only the new and changed ones."""
         files, _ = scan(self.root)
         paths: dict[str, Path] = {}
@@ -68,7 +82,13 @@ class Recall:
                 continue
             paths[vpath] = path
             stats[vpath] = (st.st_mtime, st.st_size)
-        return self.index.sync(stats, lambda v: doc_from_memory(load(paths[v], v)), **kw)
+        return self.index.sync(
+            stats,
+            lambda v: doc_from_memory(load(paths[v], v)),
+            progress=progress,
+            cancelled=cancelled,
+            chunk=chunk,
+        )
 
     def update(self, memory: Memory, *, overlay: bool = False) -> None:
         doc = doc_from_memory(memory, overlay=overlay)
@@ -80,9 +100,18 @@ class Recall:
     def remove(self, vpath: str) -> None:
         self.index.remove([vpath])
 
-    def reindex(self, memories: Iterable[Memory] | None = None, **kw) -> SyncStats:
+    def reindex(
+        self,
+        memories: Iterable[Memory] | None = None,
+        *,
+        progress: Progress | None = None,
+        cancelled: Cancelled | None = None,
+        chunk: int = 2000,
+    ) -> SyncStats:
         self.index.clear()
-        return self.sync_disk(**kw) if memories is None else self.sync_memories(memories, **kw)
+        if memories is None:
+            return self.sync_disk(progress=progress, cancelled=cancelled, chunk=chunk)
+        return self.sync_memories(memories, progress=progress, cancelled=cancelled, chunk=chunk)
 
     # -- queries ---------------------------------------------------------------------------------
     def related_to(
@@ -109,7 +138,8 @@ class Recall:
             return []
         return self._safe(lambda: near_duplicates(self.index, memory.vpath, memory.body, active))
 
-    def _safe(self, fn: Callable[[], list]) -> list:
+    def _safe(self, fn: Callable[[], list[T]]) -> list[T]:
+        """Recall is best effort: an index that cannot be opened answers nothing, with a log line."""
         try:
             return fn()
         except IndexUnavailable as exc:

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..store.root import VIRTUAL_ROOT
+from ..store.paths import real_path
 
 KINDS = ("create", "edit", "rename", "delete")
 
@@ -27,8 +27,8 @@ class Change:
     is_dir: bool = False
     conflict: bool = False  # the store's file changed while the pass ran
 
-    def to_json(self) -> dict:
-        out: dict = {"kind": self.kind, "path": self.path}
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"kind": self.kind, "path": self.path}
         if self.old_path is not None:
             out["from"] = self.old_path
         if self.is_dir:
@@ -90,13 +90,9 @@ class Applied:
     failed: list[tuple[Change, str]]
 
 
-def _rel(vpath: str) -> str:
-    return vpath[len(VIRTUAL_ROOT) :].lstrip("/")
-
-
 def _current(root: Path, vpath: str) -> bytes | None:
     try:
-        return (root / _rel(vpath)).read_bytes()
+        return real_path(root, vpath).read_bytes()
     except OSError:
         return None
 
@@ -117,7 +113,7 @@ def apply_changes(root: Path, changes: list[Change]) -> Applied:
             if target.is_root:
                 raise RuntimeError("refusing to change /memories itself")
             if c.kind in ("edit", "delete", "rename") and not c.is_dir:
-                src = c.old_path if c.kind == "rename" else c.path
+                src = (c.old_path or "") if c.kind == "rename" else c.path
                 if _current(root, src) != c.before:
                     raise RuntimeError(f"{src} changed in the store since the preview")
             if c.kind == "create":

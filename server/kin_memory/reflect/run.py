@@ -22,7 +22,8 @@ from .changes import Change, summary_of
 from .config import ReflectConfig
 from .neighbours import Neighbour, neighbours
 from .prompt import SYSTEM, user_message
-from .providers.base import ModelError, ModelTimeout, ToolCall, open_conversation, short
+from .providers.base import ModelError, ModelTimeout, ToolCall, short
+from .providers.factory import open_conversation
 from .staging import Staging
 from .transcript import Transcript
 

@@ -23,10 +23,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..store.root import VIRTUAL_ROOT
+from ..store.paths import HIDDEN_DIR, virtual_of_rel
 from .changes import Change
 
-INDEX_DIR = ".kin-index"
 PREFIX = "reflect-"
 _NO_LINK = (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.EACCES)
 
@@ -35,10 +34,6 @@ _NO_LINK = (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EML
 class Base:
     ino: int  # the staging file's inode when staged
     real: tuple[int, int, int]  # (inode, size, mtime_ns) of the store's file when staged
-
-
-def vpath(rel: str) -> str:
-    return f"{VIRTUAL_ROOT}/{rel}"
 
 
 def _walk(top: Path) -> tuple[dict[str, os.stat_result], set[str]]:
@@ -85,7 +80,7 @@ class Staging:
 
     def _make_dir(self) -> Path:
         name = PREFIX + secrets.token_hex(6)
-        hidden = self.root / INDEX_DIR
+        hidden = self.root / HIDDEN_DIR
         try:
             if self.root.is_dir():
                 hidden.mkdir(mode=0o700, exist_ok=True)
@@ -163,12 +158,17 @@ class Staging:
         for rel in sorted(targets & set(self.base)):
             if rel not in sources:
                 before, same = self._real_before(rel)
-                first.append(Change("delete", vpath(rel), before=before, conflict=not same))
+                first.append(Change("delete", virtual_of_rel(rel), before=before, conflict=not same))
         for src, dst in renames:
             before, same = self._real_before(src)
             moves.append(
                 Change(
-                    "rename", vpath(dst), old_path=vpath(src), before=before, after=before, conflict=not same
+                    "rename",
+                    virtual_of_rel(dst),
+                    old_path=virtual_of_rel(src),
+                    before=before,
+                    after=before,
+                    conflict=not same,
                 )
             )
         for rel, base in sorted(self.base.items()):
@@ -180,20 +180,26 @@ class Staging:
                 after = self._read(rel)
                 before, same = self._real_before(rel)
                 if rel in sources:
-                    writes.append(Change("create", vpath(rel), after=after))
+                    writes.append(Change("create", virtual_of_rel(rel), after=after))
                 elif before != after or not same:
-                    writes.append(Change("edit", vpath(rel), before=before, after=after, conflict=not same))
+                    writes.append(
+                        Change("edit", virtual_of_rel(rel), before=before, after=after, conflict=not same)
+                    )
             elif rel not in sources:
                 before, same = self._real_before(rel)
-                removals.append(Change("delete", vpath(rel), before=before, conflict=not same))
+                removals.append(Change("delete", virtual_of_rel(rel), before=before, conflict=not same))
         for rel in sorted(set(now) - set(self.base) - targets):
-            writes.append(Change("create", vpath(rel), after=self._read(rel)))
+            writes.append(Change("create", virtual_of_rel(rel), after=self._read(rel)))
         gone_dirs = sorted(
             d
             for d in self.base_dirs - now_dirs
             if not any(d.startswith(g + "/") for g in self.base_dirs - now_dirs)
         )
-        removals = [c for c in removals if not any(c.path.startswith(vpath(g) + "/") for g in gone_dirs)]
+        removals = [
+            c for c in removals if not any(c.path.startswith(virtual_of_rel(g) + "/") for g in gone_dirs)
+        ]
         for d in gone_dirs:
-            removals.append(Change("delete", vpath(d), is_dir=True, conflict=not self._dir_as_staged(d)))
+            removals.append(
+                Change("delete", virtual_of_rel(d), is_dir=True, conflict=not self._dir_as_staged(d))
+            )
         return first + moves + writes + removals

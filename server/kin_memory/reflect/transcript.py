@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 MAX_READ = 8 * 1024 * 1024  # bytes read from the file at most
 MAX_CHARS = 120_000  # characters handed to the model
@@ -106,7 +107,7 @@ def _content_text(content: object) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def render_message(obj: dict) -> str | None:
+def render_message(obj: dict[str, Any]) -> str | None:  # Any: parsed JSON
     """One message as "role: text"; a wrapper like {"type": ..., "message": {...}} is unwrapped."""
     if isinstance(obj.get("message"), dict) and "role" not in obj:
         obj = obj["message"]

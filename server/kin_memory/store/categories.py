@@ -1,4 +1,4 @@
-"""The four categories, the read-time fallback and the write-time rule."""
+"""The four categories and the read-time fallback (the write-time rule is tool/write_rules.py)."""
 
 from __future__ import annotations
 
@@ -23,11 +23,6 @@ def normalize(value: str) -> str:
 def effective_category(raw: object) -> str:
     """Read-time fallback: anything but an exact valid value reads as project-fact (never swept)."""
     return raw if isinstance(raw, str) and raw in CATEGORIES else PROJECT_FACT
-
-
-def write_category(raw: object) -> str:
-    """Write-time rule: a missing or unrecognized category becomes episodic."""
-    return raw if isinstance(raw, str) and raw in CATEGORIES else EPISODIC
 
 
 def closest(value: str) -> str | None:

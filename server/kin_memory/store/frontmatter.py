@@ -8,10 +8,12 @@ costs nothing). Only scalars we need are read off the nodes.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import yaml
 
+_Loader: type[yaml.CSafeLoader] | type[yaml.SafeLoader]
 try:
     _Loader = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - PyYAML without libyaml
@@ -66,11 +68,6 @@ class Frontmatter:
     @property
     def keys(self) -> list[str]:
         return [e.key for e in self.entries]
-
-
-@dataclass
-class _Lines:
-    lines: list[str] = field(default_factory=list)
 
 
 def split_lines(text: str) -> list[str]:
@@ -165,7 +162,8 @@ def parse_frontmatter(text: str, lines: list[str] | None = None) -> Frontmatter:
 # anchors, tags, comments, tabs or `: ` inside the value. Such lines (nearly every real memory) are
 # read without libyaml; anything else takes the full YAML path, which gives the same answer here.
 _SIMPLE_LINE = re.compile(r"([A-Za-z_][\w-]*):( +)([A-Za-z0-9/~_.][^\t#:'\"\[\]{},&*!|>%@`]*?) *")
-_RESOLVER = yaml.resolver.Resolver()
+# The tag YAML would give a plain scalar. Typed here because the PyYAML stubs leave resolve() unannotated.
+_resolve_tag: Callable[[type[yaml.Node], str, tuple[bool, bool]], str] = yaml.resolver.Resolver().resolve
 # PyYAML's implicit resolvers key on the first character: only these can read as non-strings.
 _TYPED_START = frozenset("0123456789+-.~")
 _TYPED_WORDS = frozenset(
@@ -181,7 +179,7 @@ def _simple_entries(lines: list[str], close: int) -> tuple[Entry, ...] | None:
         if m is None:
             return None
         value = m.group(3)
-        if (value[0] in _TYPED_START or value in _TYPED_WORDS) and _RESOLVER.resolve(
+        if (value[0] in _TYPED_START or value in _TYPED_WORDS) and _resolve_tag(
             yaml.ScalarNode, value, (True, False)
         ) != STR_TAG:
             return None  # a number, bool, null or date: let YAML construct it

@@ -1,4 +1,8 @@
-"""Virtual `/memories/...` paths and which files under the root are memories."""
+"""Virtual `/memories/...` paths, the hidden folder, and which files under the root are memories.
+
+The one place that converts between virtual paths and paths on disk. These conversions are for trusted
+virtual paths (made by the store, a listing, the index); untrusted input goes through tool.guard.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,10 @@ from pathlib import Path, PurePosixPath
 from .root import VIRTUAL_ROOT
 
 INDEX_NAME = "MEMORY.md"
+INDEX_VPATH = f"{VIRTUAL_ROOT}/{INDEX_NAME}"
+# The server's own folder inside the root (recall index, audit log, tool lock, reflection staging).
+# Hidden, so it is never a memory and the tool's guard never reaches it.
+HIDDEN_DIR = ".kin-index"
 
 
 def relative_parts(root: Path, path: Path) -> tuple[str, ...] | None:
@@ -30,8 +38,14 @@ def is_memory_rel(parts: tuple[str, ...]) -> bool:
     return parts != (INDEX_NAME,)
 
 
-def is_index_rel(parts: tuple[str, ...]) -> bool:
-    return parts == (INDEX_NAME,)
+def virtual_of_rel(rel: str) -> str:
+    """`/memories/<rel>` for a posix path below the root; the root itself for ``""``."""
+    return f"{VIRTUAL_ROOT}/{rel}" if rel else VIRTUAL_ROOT
+
+
+def rel_of_virtual(vpath: str) -> str:
+    """The posix path below the root that a trusted virtual path names (``""`` for the root)."""
+    return vpath[len(VIRTUAL_ROOT) :].lstrip("/")
 
 
 def virtual_path(root: Path, path: Path) -> str:
@@ -42,6 +56,6 @@ def virtual_path(root: Path, path: Path) -> str:
 
 
 def real_path(root: Path, vpath: str) -> Path:
-    """For trusted virtual paths only (listings); untrusted input goes through tool.guard."""
-    rel = vpath[len(VIRTUAL_ROOT) :].lstrip("/")
+    """For trusted virtual paths only (listings, the index); untrusted input goes through tool.guard."""
+    rel = rel_of_virtual(vpath)
     return root.joinpath(*PurePosixPath(rel).parts) if rel else root

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..protocol import RootSource
 from .settings import global_settings_path, load_settings_file
 
 VIRTUAL_ROOT = "/memories"
@@ -14,7 +16,7 @@ VIRTUAL_ROOT = "/memories"
 @dataclass(frozen=True)
 class RootChoice:
     path: Path  # absolute, user-expanded, realpath'd when it exists
-    source: str  # "argument", "editor setting", "KIN_MEMORY_DIR", "global settings", "default"
+    source: RootSource
 
 
 def _norm(p: str | os.PathLike[str]) -> Path:
@@ -25,7 +27,7 @@ def resolve_root(
     explicit: str | None = None,
     *,
     editor_setting: str | None = None,
-    env: dict[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
     home: Path | None = None,
 ) -> RootChoice:
     """Resolve the store root. Project settings are never consulted: they must not move the store."""

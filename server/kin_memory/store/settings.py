@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -126,7 +127,9 @@ class EffectiveSettings:
 
 
 def effective_settings(
-    workspaces: list[str] | tuple[str, ...] = (), home: Path | None = None, env: dict[str, str] | None = None
+    workspaces: list[str] | tuple[str, ...] = (),
+    home: Path | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> EffectiveSettings:
     """Merge global then project files (project wins for the project-ok keys); env overrides reflect."""
     env = os.environ if env is None else env

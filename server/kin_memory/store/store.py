@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .events import StoreEvent, StoreEvents
 from .memory import Memory, from_text, load
-from .paths import INDEX_NAME, is_memory_rel, virtual_path
+from .paths import INDEX_NAME, INDEX_VPATH, is_memory_rel, virtual_of_rel, virtual_path
 
 MAX_DEPTH = 32
 EXPANDED_KEPT = 64  # compacted files recently read whole, kept whole
@@ -34,7 +34,7 @@ def scan(root: Path) -> tuple[list[tuple[Path, str, bool]], list[ScanProblem]]:
     real_root = os.path.realpath(root)
 
     def vp(parts: tuple[str, ...]) -> str:
-        return "/memories/" + "/".join(parts)
+        return virtual_of_rel("/".join(parts))
 
     def walk(directory: str, parts: tuple[str, ...]) -> None:
         if len(parts) > MAX_DEPTH:
@@ -156,9 +156,7 @@ class Store:
         return (m for m in merged.values() if not m.is_index)
 
     def index_file(self) -> Memory | None:
-        from .root import VIRTUAL_ROOT
-
-        return self.get(f"{VIRTUAL_ROOT}/{INDEX_NAME}")
+        return self.get(INDEX_VPATH)
 
     def all(self) -> list[Memory]:
         with self.lock:
@@ -186,7 +184,7 @@ class Store:
         """Re-read one file from disk (after an external change); None when it is gone.
         Emits "created", "changed" or "deleted"."""
         vpath = virtual_path(self.root, path)
-        is_index = vpath == f"/memories/{INDEX_NAME}"
+        is_index = vpath == INDEX_VPATH
         exists = os.path.lexists(path) and not os.path.isdir(path)
         memory = load(path, vpath, is_index=is_index) if exists else None
         with self.lock:
@@ -209,7 +207,7 @@ class Store:
 
     def set_overlay(self, path: Path, text: str, mtime: float) -> Memory:
         vpath = virtual_path(self.root, path)
-        is_index = vpath == f"/memories/{INDEX_NAME}"
+        is_index = vpath == INDEX_VPATH
         memory = from_text(
             path, vpath, text, mtime, len(text.encode("utf-8", "surrogatepass")), is_index=is_index
         )

@@ -177,12 +177,3 @@ def rename_at(src_fd: int, src: str, dst_fd: int, dst: str) -> None:
     os.rename(src, dst, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
     _fsync_fd(dst_fd)
     _fsync_fd(src_fd)
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Path-based form for trusted paths (the caller has already confined `path`)."""
-    fd = os.open(os.fspath(path.parent), os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC)
-    try:
-        write_at(fd, path.name, data)
-    finally:
-        os.close(fd)

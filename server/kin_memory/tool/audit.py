@@ -8,12 +8,13 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
-INDEX_DIR = ".kin-index"
+from kin_memory.store.paths import HIDDEN_DIR
+
 AUDIT_NAME = "audit.jsonl"
 
 
 def audit_path(root: Path | str) -> Path:
-    return Path(os.path.realpath(os.fspath(root))) / INDEX_DIR / AUDIT_NAME
+    return Path(os.path.realpath(os.fspath(root))) / HIDDEN_DIR / AUDIT_NAME
 
 
 def record(root: Path | str, command: str, paths: list[str], outcome: str) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-ROOT = "/memories"
-
 SYMLINK_ESCAPE = "Path would escape /memories directory via symlink"
 DELETE_ROOT = "Cannot delete the /memories directory itself"
 RENAME_ROOT = "Cannot rename the /memories directory itself"
@@ -130,10 +128,6 @@ def bad_param(command: str, param: str, expected: str) -> str:
 
 def os_error(path: str, what: str) -> str:
     return f"Could not {what} {path}: the operation failed on the memory store"
-
-
-def not_a_directory(path: str) -> str:
-    return f"The path {path} is not a directory."
 
 
 def unsaved(path: str) -> str:

@@ -51,7 +51,7 @@ class SweepResult:
     failed: list[tuple[str, str]] = field(default_factory=list)  # (vpath, tool message)
     cancelled: bool = False
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {"swept": list(self.swept), "kept": self.kept}
 
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 import json
 import re
 
-CATEGORIES = ("project-fact", "preference", "episodic", "session")
-DEFAULT_CATEGORY = "episodic"
-STAMPED = ("project-fact", "episodic")
+from kin_memory.store.categories import CATEGORIES, EPISODIC, PROJECT_FACT
+
+DEFAULT_CATEGORY = EPISODIC  # never project-fact: an unclassified write must stay sweepable
+STAMPED = (PROJECT_FACT, EPISODIC)  # preference and session stay global
 
 _KEY = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_-]*)[ \t]*:(.*)$")
 _PLAIN = re.compile(r"[A-Za-z0-9_/~+][A-Za-z0-9_./~+ -]*")

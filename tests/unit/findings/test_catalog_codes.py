@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from kin_memory.findings.model import Context
 from kin_memory.findings.run import check_store
+from kin_memory.store.context import Context
 from kin_memory.store.store import load_store
 
 DAY = 86400

@@ -8,8 +8,8 @@ import sys
 import time
 from pathlib import Path
 
-from kin_memory.findings.model import Context
 from kin_memory.findings.run import check_store
+from kin_memory.store.context import Context
 from kin_memory.store.store import load_store
 
 

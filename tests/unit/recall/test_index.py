@@ -9,8 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kin_memory.recall.index import DB_NAME, INDEX_DIR, SCHEMA_VERSION, RecallIndex
+from kin_memory.recall.index import DB_NAME, SCHEMA_VERSION, RecallIndex
 from kin_memory.recall.service import Recall
+from kin_memory.store.paths import HIDDEN_DIR
 from support.memfiles import memory, write
 
 WS = "/srv/repos/app"
@@ -173,7 +174,7 @@ def test_hostile_queries_never_raise(store: Path, query: str) -> None:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(max_size=80))
 def test_any_text_is_a_safe_query(store: Path, query: str) -> None:
-    if not (store / INDEX_DIR).exists():
+    if not (store / HIDDEN_DIR).exists():
         crafted(store)
         Recall(store).sync_disk()
     r = Recall(store)
@@ -208,7 +209,7 @@ def test_broken_database_is_rebuilt(store: Path, damage: str, caplog) -> None:
     first = Recall(store)
     first.sync_disk()
     first.index.close()  # the last connection closing checkpoints the WAL into the file
-    db = store / INDEX_DIR / DB_NAME
+    db = store / HIDDEN_DIR / DB_NAME
     if damage == "garbage":
         db.write_bytes(b"this is not a database" * 500)
     elif damage == "truncate":
@@ -237,7 +238,7 @@ def test_database_deleted_while_open_is_rebuilt(store: Path) -> None:
     r.sync_disk()
     assert r.search("deploy", (WS,))
     for suffix in ("", "-wal", "-shm"):
-        Path(f"{store / INDEX_DIR / DB_NAME}{suffix}").unlink(missing_ok=True)
+        Path(f"{store / HIDDEN_DIR / DB_NAME}{suffix}").unlink(missing_ok=True)
     assert r.search("deploy", (WS,)) == []  # a fresh, empty index: no crash
     assert r.sync_disk().read == 7
     assert r.search("deploy", (WS,))
@@ -246,7 +247,7 @@ def test_database_deleted_while_open_is_rebuilt(store: Path) -> None:
 def test_index_lives_in_the_hidden_folder_with_private_modes(store: Path) -> None:
     crafted(store)
     Recall(store).sync_disk()
-    folder = store / INDEX_DIR
+    folder = store / HIDDEN_DIR
     assert folder.name.startswith(".")
     assert oct(folder.stat().st_mode & 0o777) == "0o700"
     assert oct((folder / DB_NAME).stat().st_mode & 0o777) == "0o600"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kin_memory.findings.model import Context
 from kin_memory.findings.run import check_memory
+from kin_memory.store.context import Context
 from kin_memory.store.prompt_block import compose
 from kin_memory.store.store import Store
 

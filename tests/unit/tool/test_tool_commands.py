@@ -7,8 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from kin_memory.tool import commands, messages
-from kin_memory.tool.commands import ToolContext, format_size, run_tool
+from kin_memory.tool import messages
+from kin_memory.tool.commands import ToolContext, run_tool, writing
+from kin_memory.tool.commands import create as create_module
+from kin_memory.tool.commands import delete as delete_module
+from kin_memory.tool.commands import rename as rename_module
+from kin_memory.tool.commands import view as view_module
+from kin_memory.tool.commands.listing import format_size
 
 
 def ok(res) -> str:
@@ -231,7 +236,7 @@ def test_str_replace_conflict_detected(run, root, monkeypatch):
     def meddle(path: Path) -> None:
         path.write_text("someone else's edit, longer")
 
-    monkeypatch.setattr(commands, "_before_commit", meddle)
+    monkeypatch.setattr(writing, "before_commit", meddle)
     assert err(run(command="str_replace", path="/memories/f.md", old_str="one", new_str="1")) == (
         "The file /memories/f.md changed while it was being edited; no replacement was performed."
     )
@@ -241,7 +246,7 @@ def test_str_replace_conflict_detected(run, root, monkeypatch):
 def test_str_replace_vanished(run, root, monkeypatch):
     f = root / "f.md"
     f.write_text("one two")
-    monkeypatch.setattr(commands, "_before_commit", lambda path: path.unlink())
+    monkeypatch.setattr(writing, "before_commit", lambda path: path.unlink())
     assert err(run(command="str_replace", path="/memories/f.md", old_str="one", new_str="1")) == (
         "The file /memories/f.md no longer exists (may have been deleted or renamed concurrently)."
     )
@@ -440,8 +445,13 @@ def test_os_errors_name_only_virtual_paths(run, root, monkeypatch):
     def boom(*args, **kwargs):
         raise PermissionError(13, "Permission denied", str(root / "f.md"))
 
-    for name in ("write_at", "create_at", "remove_at", "rename_at"):
-        monkeypatch.setattr(commands, name, boom)
+    for module, name in (
+        (writing, "write_at"),
+        (create_module, "create_at"),
+        (delete_module, "remove_at"),
+        (rename_module, "rename_at"),
+    ):
+        monkeypatch.setattr(module, name, boom)
     results = [
         run(command="str_replace", path="/memories/f.md", old_str="x", new_str="y"),
         run(command="insert", path="/memories/f.md", insert_line=0, insert_text="y"),
@@ -449,7 +459,7 @@ def test_os_errors_name_only_virtual_paths(run, root, monkeypatch):
         run(command="delete", path="/memories/f.md"),
         run(command="rename", old_path="/memories/f.md", new_path="/memories/h.md"),
     ]
-    monkeypatch.setattr(commands, "open_for_read", boom)
+    monkeypatch.setattr(writing, "open_for_read", boom)
     results.append(run(command="view", path="/memories/f.md"))
     for res in results:
         assert res.is_error and str(root) not in res.content and "/memories/" in res.content, res.content
@@ -458,7 +468,7 @@ def test_os_errors_name_only_virtual_paths(run, root, monkeypatch):
 
 
 def test_unexpected_exception_is_a_result(run, root, monkeypatch):
-    monkeypatch.setattr(commands, "_listing", lambda t: 1 / 0)
+    monkeypatch.setattr(view_module, "listing", lambda t: 1 / 0)
     res = run(command="view", path="/memories")
     assert res.is_error and str(root) not in res.content
 

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kin_memory.tool import commands, messages
-from kin_memory.tool.commands import ToolContext, run_tool
+from kin_memory.tool import messages
+from kin_memory.tool.commands import ToolContext, run_tool, writing
 
 SECRET = "OUTSIDE-SECRET-7f3a"
 
@@ -227,7 +227,7 @@ def test_link_planted_after_check_create_delete_rename(base, monkeypatch, inp):
     (base / "outside" / "sub" / "f.md").write_text("outside twin")
     before = snapshot(base, root)
     monkeypatch.setattr(
-        commands, "_before_write", lambda path: _swap_dir_for_link(root / "a", base / "outside")
+        writing, "before_write", lambda path: _swap_dir_for_link(root / "a", base / "outside")
     )
     res = run_tool(inp, ToolContext(root=root))
     # a/b now resolves to outside/sub: the walk meets the link at `a` and refuses it
@@ -242,7 +242,7 @@ def test_link_planted_between_read_and_write(base, monkeypatch, command):
     (base / "outside" / "sub" / "f.md").write_text("inside\n")  # same text: only the containment stops it
     before = snapshot(base, root)
     monkeypatch.setattr(
-        commands, "_before_commit", lambda path: _swap_dir_for_link(root / "a", base / "outside")
+        writing, "before_commit", lambda path: _swap_dir_for_link(root / "a", base / "outside")
     )
     inp = {
         "command": command,
@@ -266,7 +266,7 @@ def test_file_swapped_for_link_between_read_and_write(base, monkeypatch):
         path.unlink()
         path.symlink_to(base / "outside" / "secret.md")
 
-    monkeypatch.setattr(commands, "_before_commit", swap)
+    monkeypatch.setattr(writing, "before_commit", swap)
     res = run_tool(
         {"command": "str_replace", "path": "/memories/note.md", "old_str": "hello", "new_str": "bye"},
         ToolContext(root=root),

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kin_memory.tool import commands
-from kin_memory.tool.commands import ToolContext, run, run_tool
+from kin_memory.tool.commands import ToolContext, run, run_tool, writing
 
 
 @pytest.fixture
@@ -204,7 +203,7 @@ def test_too_many_lines(store):
 
 
 def test_vanished_between_read_and_write(store, monkeypatch):
-    monkeypatch.setattr(commands, "_before_commit", lambda path: path.unlink())
+    monkeypatch.setattr(writing, "before_commit", lambda path: path.unlink())
     assert call(store, command="insert", path="/memories/f.md", insert_line=0, insert_text="x") == (
         "The file /memories/f.md no longer exists (may have been deleted or renamed concurrently).",
         True,

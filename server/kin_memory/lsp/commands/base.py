@@ -35,7 +35,7 @@ def register_command(server: LanguageServer, name: str, handler: Handler) -> Non
     @server.command(name)
     async def run(ls: LanguageServer, *args: Any) -> Any:
         try:
-            params = protocol.parse(spec.params, args[0] if args else None)
+            params: Any = protocol.parse(spec.params, args[0] if args else None)
         except protocol.ProtocolError as exc:
             raise JsonRpcInvalidParams(f"{name}: {exc}") from None
         try:

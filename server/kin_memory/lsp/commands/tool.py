@@ -120,7 +120,7 @@ class ToolCommand:
             for key in PATH_KEYS:
                 value = params.input.get(key)
                 if isinstance(value, str) and value.startswith(VIRTUAL_ROOT + "/"):
-                    self.documents.external_change(self.session.root / value[len(VIRTUAL_ROOT) + 1 :])
+                    self.documents.external_change(self.session.path_of(value))
         return protocol.ToolResult(content=result.content, is_error=result.is_error)
 
     def _confirmer(self, loop: asyncio.AbstractEventLoop):

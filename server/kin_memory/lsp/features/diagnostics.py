@@ -20,16 +20,14 @@ from ...findings.run import check_memory, check_store
 from ...findings.store_level import settings_findings
 from ...store.events import StoreEvent
 from ...store.memory import Memory
-from ...store.paths import INDEX_NAME
+from ...store.paths import INDEX_VPATH
 from ...store.prompt_block import compose, listing_line
-from ...store.root import VIRTUAL_ROOT
 from ...store.settings import global_settings_path, project_settings_path
 from ..convert import diagnostics_frame, diagnostics_json
 from ..publisher import DiagnosticsPublisher
 from ..session import Session, path_to_uri, uri_to_path
 
 log = logging.getLogger("kin_memory.lsp")
-INDEX_VPATH = f"{VIRTUAL_ROOT}/{INDEX_NAME}"
 INDEX_DEBOUNCE = 0.15  # seconds
 SETTINGS_POLL = 0.5  # seconds between stats of the settings files
 SETTINGS_READ_CAP = 256 * 1024  # bytes: a settings file is a few lines

@@ -24,6 +24,10 @@ import struct
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the workers import no more than they need before the fork
+    from ...store.context import Context
 
 log = logging.getLogger("kin_memory.lsp")
 
@@ -49,7 +53,7 @@ class Shards:
     results: list[int] = field(default_factory=list)  # read ends: worker -> parent
 
     @classmethod
-    def start(cls, root: Path, workers: int | None = None, guess: object = None) -> Shards | None:
+    def start(cls, root: Path, workers: int | None = None, guess: Context | None = None) -> Shards | None:
         """Fork the workers; None when the store is missing or forking is unavailable."""
         if not hasattr(os, "fork") or not root.is_dir():
             return None
@@ -141,7 +145,7 @@ def _receive(fd: int, deadline: float) -> ShardResult:
     return result
 
 
-def _worker_main(root: Path, index: int, count: int, req_fd: int, res_fd: int, guess: object) -> None:
+def _worker_main(root: Path, index: int, count: int, req_fd: int, res_fd: int, guess: Context | None) -> None:
     code = 0
     try:
         # Let go of the editor's pipes at once: the client must see EOF when the server exits.
@@ -155,7 +159,7 @@ def _worker_main(root: Path, index: int, count: int, req_fd: int, res_fd: int, g
     os._exit(code)
 
 
-def _work(root: Path, index: int, count: int, req_fd: int, guess: object) -> ShardResult:
+def _work(root: Path, index: int, count: int, req_fd: int, guess: Context | None) -> ShardResult:
     from ...store.store import scan
 
     files, _ = scan(root)
@@ -175,16 +179,18 @@ def _work(root: Path, index: int, count: int, req_fd: int, guess: object) -> Sha
                 return False
             request.append(_read_request(req_fd))
         ctx, encoding = request[0]
-        return not (encoding == "utf-16" and same_check(guess, ctx))
+        return not (encoding == "utf-16" and guess is not None and same_check(guess, ctx))
 
     # Most sessions check with the default context: compute it while the server is still starting.
     speculative = (
         _check(root, mine, guess, "utf-16", index_vpath, real_context_differs) if guess is not None else None
     )
     ctx, encoding = request[0] if request else _read_request(req_fd)
-    if speculative is not None and encoding == "utf-16" and same_check(guess, ctx):
+    if speculative is not None and guess is not None and encoding == "utf-16" and same_check(guess, ctx):
         return speculative
-    return _check(root, mine, ctx, encoding, index_vpath)
+    result = _check(root, mine, ctx, encoding, index_vpath)
+    assert result is not None  # only a speculative check can be abandoned
+    return result
 
 
 def _read_request(req_fd: int) -> tuple:
@@ -192,15 +198,15 @@ def _read_request(req_fd: int) -> tuple:
     return pickle.loads(_read_exact(req_fd, length, time.monotonic() + 60))
 
 
-def same_check(a: object, b: object) -> bool:
+def same_check(a: Context, b: Context) -> bool:
     """Whether two contexts give the same findings (clocks a few seconds apart count as the same)."""
     return (
-        getattr(a, "root", None) == getattr(b, "root", None)
-        and a.active == b.active  # type: ignore[attr-defined]
+        a.root == b.root
+        and a.active == b.active
         and a.thresholds == b.thresholds
-        and a.severity == b.severity  # type: ignore[attr-defined]
+        and a.severity == b.severity
         and abs(a.now - b.now) < 5
-    )  # type: ignore[attr-defined]
+    )
 
 
 def _check(
@@ -212,11 +218,12 @@ def _check(
 
     from ...findings.run import check_memory
     from ...store.memory import load
+    from ...store.paths import real_path
     from ...store.prompt_block import listing
     from ..convert import diagnostics_frame, diagnostics_json
 
     def uri_of(vpath: str) -> str:
-        return from_fs_path(str(root / vpath[len("/memories/") :])) or ""
+        return from_fs_path(str(real_path(root, vpath))) or ""
 
     out: list[bytes] = []
     with_findings: list[str] = []

@@ -10,7 +10,6 @@ from typing import Protocol
 
 from ...findings.run import check_memory
 from ...store.prompt_block import compose_from
-from ...store.root import VIRTUAL_ROOT
 from ..convert import diagnostics_json
 from ..features.diagnostics import INDEX_VPATH, Diagnostics
 from ..session import Session
@@ -68,7 +67,7 @@ class ShardedStartup:
         diagnostics.publisher.publish_bulk("file", b"".join(r.frames for r in results), uris)
         index_vpath = next((r.index_vpath for r in results if r.index_vpath), None)
         if index_vpath:
-            index = session.store.refresh_path(session.root / index_vpath[len(VIRTUAL_ROOT) + 1 :])[1]
+            index = session.store.refresh_path(session.path_of(index_vpath))[1]
             if index is not None:
                 listed = [item for r in results for item in r.listed]
                 block = compose_from(listed, sum(r.hidden for r in results), index)

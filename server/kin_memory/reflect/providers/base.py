@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Final, Protocol
 
 MAX_TOKENS = 4096
-TOOL_NAME = "memory"
+TOOL_NAME: Final = "memory"  # Final: the SDK types want the literal name
 ERROR_DETAIL = 200  # characters of a server's error message kept in the summary
 
 
 @dataclass(frozen=True)
 class ToolCall:
     id: str
-    input: dict | None  # None when the call could not be understood (see problem)
+    input: dict[str, object] | None  # None when the call could not be understood (see problem)
     problem: str | None = None  # e.g. arguments that are not valid JSON, an unknown tool name
 
 
@@ -54,20 +54,3 @@ def http_error(status: int, message: object) -> ModelError:
     if status in (401, 403):
         return ModelError(f"the model endpoint refused the API key (HTTP {status}): {short(message)}")
     return ModelError(f"the model endpoint answered HTTP {status}: {short(message)}")
-
-
-def open_conversation(
-    provider: str, *, model: str, base_url: str | None, api_key: str, system: str, user: str
-) -> Conversation:
-    """The SDKs are imported here, only when a pass runs."""
-    if provider == "anthropic":
-        from .anthropic import AnthropicConversation
-
-        return AnthropicConversation(
-            model=model, base_url=base_url, api_key=api_key, system=system, user=user
-        )
-    if provider == "openai":
-        from .openai import OpenAIConversation
-
-        return OpenAIConversation(model=model, base_url=base_url, api_key=api_key, system=system, user=user)
-    raise ModelError(f"unknown provider {provider!r}")

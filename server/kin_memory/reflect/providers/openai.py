@@ -6,10 +6,20 @@ The memory tool is declared as a function whose parameters are the union of the 
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from .base import MAX_TOKENS, TOOL_NAME, ModelError, ModelTimeout, ToolCall, Turn, http_error, short
 
-PARAMETERS = {
+if TYPE_CHECKING:  # the SDK is optional at run time; its types are only needed by the type checker
+    from openai.types.chat import (
+        ChatCompletionAssistantMessageParam,
+        ChatCompletionMessageParam,
+        ChatCompletionMessageToolCallParam,
+        ChatCompletionToolParam,
+    )
+    from openai.types.shared_params import FunctionParameters
+
+PARAMETERS: FunctionParameters = {
     "type": "object",
     "properties": {
         "command": {
@@ -28,7 +38,7 @@ PARAMETERS = {
     },
     "required": ["command"],
 }
-TOOL = {
+TOOL: ChatCompletionToolParam = {
     "type": "function",
     "function": {
         "name": TOOL_NAME,
@@ -50,7 +60,10 @@ class OpenAIConversation:
         self._sdk = openai
         self.client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0)
         self.model = model
-        self.messages: list[dict] = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        self.messages: list[ChatCompletionMessageParam] = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": user},
+        ]
 
     def send(self, timeout: float) -> Turn:
         sdk = self._sdk
@@ -70,14 +83,15 @@ class OpenAIConversation:
             raise ModelError("the model endpoint answered without a choice")
         msg = resp.choices[0].message
         calls: list[ToolCall] = []
-        echoed_calls: list[dict] = []
+        echoed_calls: list[ChatCompletionMessageToolCallParam] = []
         for tc in msg.tool_calls or []:
             fn = getattr(tc, "function", None)
             name = getattr(fn, "name", None)
             raw = getattr(fn, "arguments", None)
-            echoed_calls.append(
-                {"id": tc.id, "type": "function", "function": {"name": name, "arguments": raw}}
-            )
+            # Echoed as the server sent it: OpenAI-compatible servers may send the arguments as an object
+            # (or a call without a name), which the SDK's str-typed fields do not describe.
+            function = {"name": name, "arguments": raw}
+            echoed_calls.append({"id": tc.id, "type": "function", "function": function})  # type: ignore[typeddict-item]  # name/arguments as sent, maybe not str
             if name != TOOL_NAME:
                 calls.append(ToolCall(tc.id, None, f"unknown tool {short(name)}: only `memory` exists"))
                 continue
@@ -90,7 +104,7 @@ class OpenAIConversation:
                 calls.append(ToolCall(tc.id, None, "the tool call arguments must be a JSON object"))
             else:
                 calls.append(ToolCall(tc.id, args))
-        echo: dict = {"role": "assistant", "content": msg.content or ""}
+        echo: ChatCompletionAssistantMessageParam = {"role": "assistant", "content": msg.content or ""}
         if echoed_calls:
             echo["tool_calls"] = echoed_calls
         self.messages.append(echo)

@@ -1,0 +1,63 @@
+"""What every command shares: the call's context and result, the failure a command raises, and the
+strict-mode confirmation asked before a mutation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from .. import messages
+
+MODES = ("auto", "strict", "plan")
+MUTATIONS = ("create", "str_replace", "insert", "delete", "rename")
+
+
+class Editor(Protocol):
+    """Files open in an editor: their edits go through the editor so buffer and undo stay in sync."""
+
+    def buffer(self, path: Path) -> tuple[str, object] | None:
+        """(text, version) of the open document for this real path, None when it is not open."""
+
+    def apply(self, path: Path, version: object, old_text: str, new_text: str) -> bool:
+        """Ask the editor to turn old_text into new_text in its buffer; True when it applied the edit."""
+
+
+@dataclass
+class ToolContext:
+    root: Path
+    workspace: str | None = None
+    mode: str = "auto"
+    enabled: bool = True
+    disabled_by: str | None = None
+    confirm: Callable[[str], bool] | None = None
+    editor: Editor | None = None
+
+
+@dataclass
+class ToolResult:
+    content: str
+    is_error: bool
+
+
+class ToolFailure(Exception):
+    """A command failure carrying the message shown to the model."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def confirm(ctx: ToolContext, command: str, path: str, description: str) -> None:
+    """Strict mode asks before every mutation; no callback, a failing one or a "no" all decline."""
+    if ctx.mode != "strict":
+        return
+    ok = False
+    if ctx.confirm is not None:
+        try:
+            ok = bool(ctx.confirm(description))
+        except Exception:
+            ok = False
+    if not ok:
+        raise ToolFailure(messages.declined(command, path))

@@ -1,0 +1,42 @@
+"""`create`: a new file, never over an existing one; a memory file gets the write-time rules
+(category rewrite, workspace stamp) first."""
+
+from __future__ import annotations
+
+import os
+
+from kin_memory.store.paths import is_memory_rel
+
+from .. import messages
+from ..atomic import create_at, make_dirs
+from ..write_rules import apply as apply_write_rules
+from . import writing
+from .base import ToolContext, ToolFailure, confirm
+from .params import ToolInput, guarded, str_param
+
+
+def create(inp: ToolInput, ctx: ToolContext) -> str:
+    path = str_param(inp, "create", "path")
+    text = str_param(inp, "create", "file_text")
+    t = guarded(ctx.root, path)
+    confirm(ctx, "create", path, f"create {path}")
+    if t.is_root or os.path.lexists(t.lexical):
+        raise ToolFailure(messages.create_exists(path))
+    if is_memory_rel(t.parts):
+        text = apply_write_rules(text, ctx.workspace)
+    try:
+        make_dirs(t.root_real)  # the root itself is trusted; everything below goes through the guard
+    except OSError:
+        raise ToolFailure(messages.os_error(path, "create")) from None
+    writing.before_write(t.resolved)
+    place = t.content
+    dir_fd = writing.open_place_dir(t, place.dir_parts, "create", create=True)
+    try:
+        create_at(dir_fd, place.name, text.encode("utf-8"))
+    except FileExistsError:  # made by someone else since the check: still never overwritten
+        raise ToolFailure(messages.create_exists(path)) from None
+    except OSError:
+        raise ToolFailure(messages.os_error(path, "create")) from None
+    finally:
+        os.close(dir_fd)
+    return messages.create_ok(path)

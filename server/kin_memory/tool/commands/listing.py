@@ -1,0 +1,101 @@
+"""`view` of a folder: the entries up to two levels deep with their sizes, hidden names left out.
+
+A listing walks the real tree, so a symlink may point anywhere: an entry is shown only when its realpath
+stays inside the root and outside hidden folders, and sizes count regular files only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+
+from kin_memory.store.paths import virtual_of_rel
+
+from .. import messages
+from ..guard import Target
+
+MAX_DEPTH = 2
+
+
+def format_size(n: int) -> str:
+    """Like `du -h`: whole units without a decimal, others with one (1.5K)."""
+    value = float(n)
+    for unit in ("B", "K", "M", "G"):
+        if value < 1024 or unit == "G":
+            if unit == "B":
+                return f"{n}B"
+            if value == int(value):
+                return f"{int(value)}{unit}"
+            return f"{value:.1f}{unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def _tree_size(path: str) -> int:
+    total = 0
+    for dirpath, dirnames, filenames in os.walk(path, followlinks=False, onerror=lambda e: None):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for name in filenames:
+            if name.startswith("."):
+                continue
+            with contextlib.suppress(OSError):
+                st = os.lstat(os.path.join(dirpath, name))
+                if stat.S_ISREG(st.st_mode):
+                    total += st.st_size
+    return total
+
+
+def _entry_size(path: str) -> tuple[int, bool] | None:
+    """(size, is_dir) for a listing entry, None when it must not be shown (escaping link, special)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        return _tree_size(path), True
+    if stat.S_ISREG(st.st_mode):
+        return st.st_size, False
+    return None
+
+
+def _inside(path: str, root_real: str) -> bool:
+    real = os.path.realpath(path)
+    if real != root_real and not real.startswith(root_real.rstrip(os.sep) + os.sep):
+        return False
+    rel = os.path.relpath(real, root_real)
+    return rel == "." or not any(c.startswith(".") for c in rel.split(os.sep))
+
+
+def _children(path: str) -> list[str]:
+    try:
+        return sorted(n for n in os.listdir(path) if not n.startswith("."))
+    except OSError:
+        return []
+
+
+def _walk(dirpath: str, vbase: str, depth: int, root_real: str, lines: list[str]) -> None:
+    """Append one line per visible entry below dirpath, descending into folders up to MAX_DEPTH."""
+    for name in _children(dirpath):
+        child = os.path.join(dirpath, name)
+        if not _inside(child, root_real):
+            continue
+        entry = _entry_size(child)
+        if entry is None:
+            continue
+        size, is_dir = entry
+        vchild = f"{vbase}/{name}"
+        lines.append(f"{format_size(size)}\t{vchild}{'/' if is_dir else ''}")
+        if is_dir and depth < MAX_DEPTH:
+            _walk(child, vchild, depth + 1, root_real, lines)
+
+
+def listing(t: Target) -> str:
+    base = virtual_of_rel("/".join(t.parts))
+    top = os.fspath(t.resolved)
+    lines = [messages.dir_header(base)]
+    info = _entry_size(top) if os.path.exists(top) else (0, True)  # a missing root lists as empty
+    lines.append(f"{format_size(info[0] if info else 0)}\t{base}")
+    if os.path.isdir(top):
+        _walk(top, base, 1, os.fspath(t.root_real), lines)
+    return "\n".join(lines)

@@ -1,0 +1,57 @@
+"""`rename`: move a file or folder to a path that does not exist yet; nothing is ever replaced."""
+
+from __future__ import annotations
+
+import os
+
+from .. import messages
+from ..atomic import rename_at
+from ..guard import Target
+from . import writing
+from .base import ToolContext, ToolFailure, confirm
+from .params import ToolInput, guarded, str_param
+
+
+def _check(old: Target, new: Target, old_path: str, new_path: str) -> None:
+    if not os.path.lexists(old.lexical):
+        raise ToolFailure(messages.rename_missing(old_path))
+    if new.is_root or os.path.lexists(new.lexical):
+        raise ToolFailure(messages.rename_exists(new_path))
+    src, dst = old.entry, new.content
+    src_parts = (*src.dir_parts, src.name)
+    if (*dst.dir_parts, dst.name)[: len(src_parts)] == src_parts:
+        # into its own subtree: refuse before creating any folder on the way
+        raise ToolFailure(messages.os_error(f"{old_path} to {new_path}", "rename"))
+
+
+def _move(old: Target, new: Target, old_path: str, new_path: str) -> None:
+    src, dst = old.entry, new.content
+    src_fd = writing.open_place_dir(old, src.dir_parts, "rename")
+    try:
+        dst_fd = writing.open_place_dir(new, dst.dir_parts, "rename", create=True)
+        try:
+            rename_at(src_fd, src.name, dst_fd, dst.name)
+        except FileExistsError:
+            raise ToolFailure(messages.rename_exists(new_path)) from None
+        except FileNotFoundError:
+            raise ToolFailure(messages.vanished(old_path)) from None
+        except OSError:
+            raise ToolFailure(messages.os_error(f"{old_path} to {new_path}", "rename")) from None
+        finally:
+            os.close(dst_fd)
+    finally:
+        os.close(src_fd)
+
+
+def rename(inp: ToolInput, ctx: ToolContext) -> str:
+    old_path = str_param(inp, "rename", "old_path")
+    new_path = str_param(inp, "rename", "new_path")
+    old = guarded(ctx.root, old_path)
+    if old.is_root:
+        raise ToolFailure(messages.RENAME_ROOT)
+    new = guarded(ctx.root, new_path)
+    confirm(ctx, "rename", old_path, f"rename {old_path} to {new_path}")
+    _check(old, new, old_path, new_path)
+    writing.before_write(old.lexical)
+    _move(old, new, old_path, new_path)
+    return messages.rename_ok(old_path, new_path)
