@@ -1,0 +1,129 @@
+"""Applying a proposal: exactly the reviewed bytes, through the tool's guard and atomic writes, audited.
+
+No model is asked anything here. Each chosen change is checked first: a file whose bytes are no longer
+those the proposal was computed from, a create whose target now exists, or a target that belongs to
+another workspace than the one the pass ran for, is a conflict and is left untouched; the other changes
+still apply.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..store.memory import from_text
+from ..store.paths import real_path
+from ..store.workspace import visibility
+from ..tool import audit
+from ..tool.atomic import create_at, make_dirs, remove_at, rename_at, write_at
+from ..tool.guard import GuardError, open_dir, resolve
+from .model import Proposal, ProposedChange, sha256
+
+
+@dataclass
+class ApplyResult:
+    applied: list[str] = field(default_factory=list)
+    conflicts: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+
+
+def chosen(proposal: Proposal, paths: Collection[str] | None) -> list[ProposedChange]:
+    """The changes named by `paths` (by either of a rename's paths); all of them when None."""
+    if paths is None:
+        return list(proposal.changes)
+    wanted = set(paths)
+    return [
+        c for c in proposal.changes if c.path in wanted or (c.new_path is not None and c.new_path in wanted)
+    ]
+
+
+def apply_proposal(root: Path, proposal: Proposal, paths: Collection[str] | None = None) -> ApplyResult:
+    root = Path(os.path.realpath(root))
+    result = ApplyResult()
+    for change in chosen(proposal, paths):
+        shown = change.new_path or change.path
+        reason = conflict_of(root, proposal, change)
+        if reason is None:
+            try:
+                _write(root, change)
+            except GuardError as exc:
+                reason = exc.message
+            except OSError as exc:
+                reason = f"the {change.kind} failed: {exc.strerror or 'the file system refused it'}"
+        label = f"proposal-{proposal.id}-{change.kind}"
+        if reason is None:
+            result.applied.append(shown)
+            audit.record(root, label, [p for p in (change.path, change.new_path) if p], "ok")
+        else:
+            result.conflicts.append((shown, reason))
+            audit.record(root, label, [change.path], "conflict")
+    return result
+
+
+def _current(root: Path, vpath: str) -> bytes | None:
+    try:
+        with open(real_path(root, vpath), "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
+def conflict_of(root: Path, proposal: Proposal, change: ProposedChange) -> str | None:
+    """Why this change may not be written now, or None."""
+    current = _current(root, change.path)
+    if change.kind == "create":
+        if current is not None or os.path.lexists(real_path(root, change.path)):
+            return "the file was created meanwhile; nothing was overwritten"
+    elif sha256(current) != change.before_sha256:
+        return "the file changed since the proposal was made; it was left as it is"
+    if change.kind == "rename" and change.new_path and os.path.lexists(real_path(root, change.new_path)):
+        return f"{change.new_path} exists now; nothing was overwritten"
+    active = (proposal.workspace,) if proposal.workspace else ()
+    for text in (change.before, change.after):
+        if text is not None and not visibility(_stamp(root, change.path, text), active).visible:
+            return "the memory belongs to another workspace"
+    return None
+
+
+def _stamp(root: Path, vpath: str, text: str) -> object:
+    return from_text(real_path(root, vpath), vpath, text, 0.0, len(text)).stamp
+
+
+def _write(root: Path, change: ProposedChange) -> None:
+    target = resolve(root, change.path)
+    if target.is_root:
+        raise GuardError("refusing to change /memories itself")
+    if change.kind == "create":
+        make_dirs(root)
+        _in_dir(
+            root,
+            target.content.dir_parts,
+            True,
+            lambda fd: create_at(fd, target.content.name, change.after_bytes or b""),
+        )
+    elif change.kind == "edit":
+        _in_dir(
+            root,
+            target.content.dir_parts,
+            False,
+            lambda fd: write_at(fd, target.content.name, change.after_bytes or b""),
+        )
+    elif change.kind == "delete":
+        _in_dir(root, target.entry.dir_parts, False, lambda fd: remove_at(fd, target.entry.name))
+    elif change.kind == "rename" and change.new_path:
+        dest = resolve(root, change.new_path)
+
+        def move(src_fd: int) -> None:
+            _in_dir(root, dest.content.dir_parts, True,
+                    lambda dst_fd: rename_at(src_fd, target.entry.name, dst_fd, dest.content.name))  # fmt: skip
+
+        _in_dir(root, target.entry.dir_parts, False, move)
+
+
+def _in_dir(root: Path, parts: tuple[str, ...], create: bool, action) -> None:  # noqa: ANN001 - a callback on a folder fd
+    fd = open_dir(root, parts, create=create)
+    try:
+        action(fd)
+    finally:
+        os.close(fd)

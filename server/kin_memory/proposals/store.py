@@ -1,0 +1,115 @@
+"""Proposals kept in the store's hidden folder (`.kin-index/proposals/<id>.json`, 0600) for 7 days.
+
+The language server and the CLI share them: a proposal made in the editor can be applied from a terminal
+and the other way round. Ids are random and checked before they name a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import stat
+import time
+from pathlib import Path
+
+from ..store.paths import HIDDEN_DIR
+from .model import Proposal
+
+FOLDER = "proposals"
+KEEP_SECONDS = 7 * 86400
+MAX_BYTES = 16 * 1024 * 1024  # a proposal holds whole memories (64 KB bodies), never this much
+_ID = re.compile(r"^[0-9a-f]{16}$")
+
+
+class ProposalError(Exception):
+    """The message is a sentence for the user."""
+
+
+def new_id() -> str:
+    return secrets.token_hex(8)
+
+
+def _folder(root: Path, *, create: bool) -> Path:
+    """The proposals folder; a symlink at either level is refused (it could point out of the store)."""
+    hidden = root / HIDDEN_DIR
+    folder = hidden / FOLDER
+    for path in (hidden, folder):
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            if not create:
+                raise ProposalError("no proposals have been made in this store") from None
+            os.mkdir(path, 0o700)
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            raise ProposalError(f"{path.name} in the store is not a folder: proposals cannot be kept")
+    return folder
+
+
+def _path(root: Path, proposal_id: str) -> Path:
+    if not _ID.match(proposal_id):
+        raise ProposalError(f"there is no proposal {proposal_id!r}")
+    return _folder(root, create=False) / f"{proposal_id}.json"
+
+
+def save(root: Path, proposal: Proposal) -> None:
+    folder = _folder(root, create=True)
+    data = json.dumps(proposal.to_json(), ensure_ascii=False).encode("utf-8")
+    temp = folder / f".{proposal.id}.tmp"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(temp, folder / f"{proposal.id}.json")
+
+
+def load(root: Path, proposal_id: str, now: float | None = None) -> Proposal:
+    path = _path(root, proposal_id)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        raise ProposalError(f"there is no proposal {proposal_id} (applied, discarded or expired)") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
+            raise ProposalError(f"the proposal {proposal_id} is not readable")
+        data = os.read(fd, MAX_BYTES + 1)
+    finally:
+        os.close(fd)
+    try:
+        proposal = Proposal.from_json(json.loads(data))
+    except (ValueError, KeyError, TypeError):
+        raise ProposalError(
+            f"the proposal {proposal_id} is damaged; discard it and run the pass again"
+        ) from None
+    if (now if now is not None else time.time()) - proposal.created > KEEP_SECONDS:
+        discard(root, proposal_id)
+        raise ProposalError(f"the proposal {proposal_id} expired (proposals are kept for 7 days)")
+    return proposal
+
+
+def discard(root: Path, proposal_id: str) -> None:
+    try:
+        os.unlink(_path(root, proposal_id))
+    except FileNotFoundError:
+        pass
+
+
+def list_all(root: Path, now: float | None = None) -> list[Proposal]:
+    """Every live proposal, newest first; expired ones are removed on the way."""
+    try:
+        folder = _folder(root, create=False)
+    except ProposalError:
+        return []
+    out = []
+    for entry in sorted(os.listdir(folder)):
+        if entry.endswith(".json") and _ID.match(entry[: -len(".json")]):
+            try:
+                out.append(load(root, entry[: -len(".json")], now))
+            except ProposalError:
+                continue
+    return sorted(out, key=lambda p: p.created, reverse=True)

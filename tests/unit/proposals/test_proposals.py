@@ -1,0 +1,127 @@
+"""Proposals: kept whole, applied exactly as reviewed, conflicts left untouched."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from kin_memory.proposals import store as proposals
+from kin_memory.proposals.apply import apply_proposal
+from kin_memory.proposals.model import Proposal, proposed
+
+WS = "/srv/repos/app"
+OTHER = "/srv/repos/other"
+
+
+def fact(body: str, workspace: str = WS) -> bytes:
+    return f"---\ncategory: project-fact\nworkspace: {workspace}\n---\n{body}\n".encode()
+
+
+def make(tmp_path: Path) -> Path:
+    root = tmp_path / "memory"
+    (root / "facts").mkdir(parents=True)
+    (root / "facts" / "db.md").write_bytes(fact("Postgres listens on 5432."))
+    (root / "facts" / "theirs.md").write_bytes(fact("Their cache is Redis.", OTHER))
+    (root / "facts" / "old.md").write_bytes(fact("Obsolete."))
+    return root
+
+
+def proposal(root: Path, *changes) -> Proposal:
+    return Proposal(id=proposals.new_id(), source="reflect", summary="test", created=time.time(), workspace=WS,
+                    changes=tuple(changes))  # fmt: skip
+
+
+def test_apply_writes_exactly_the_reviewed_bytes(tmp_path: Path) -> None:
+    root = make(tmp_path)
+    before = (root / "facts" / "db.md").read_bytes()
+    after = fact("Postgres listens on 5433 since the upgrade.\r\nKeep CRLF here.")
+    created = fact("The deploy runs from main.")
+    p = proposal(
+        root,
+        proposed("edit", "/memories/facts/db.md", before, after),
+        proposed("create", "/memories/facts/deploy.md", None, created),
+        proposed("delete", "/memories/facts/old.md", (root / "facts" / "old.md").read_bytes(), None),
+    )
+    result = apply_proposal(root, p)
+    assert result.conflicts == []
+    assert result.applied == ["/memories/facts/db.md", "/memories/facts/deploy.md", "/memories/facts/old.md"]
+    assert (root / "facts" / "db.md").read_bytes() == after
+    assert (root / "facts" / "deploy.md").read_bytes() == created
+    assert not (root / "facts" / "old.md").exists()
+    audit = [json.loads(line) for line in (root / ".kin-index" / "audit.jsonl").read_text().splitlines()]
+    assert [a["command"] for a in audit] == [
+        f"proposal-{p.id}-edit",
+        f"proposal-{p.id}-create",
+        f"proposal-{p.id}-delete",
+    ]
+
+
+def test_a_file_changed_since_the_proposal_is_a_conflict_and_untouched(tmp_path: Path) -> None:
+    root = make(tmp_path)
+    before = (root / "facts" / "db.md").read_bytes()
+    p = proposal(
+        root,
+        proposed("edit", "/memories/facts/db.md", before, fact("5433")),
+        proposed("create", "/memories/facts/new.md", None, fact("new")),
+    )
+    (root / "facts" / "db.md").write_bytes(fact("Edited by the agent meanwhile."))
+    (root / "facts" / "new.md").write_bytes(b"someone else's file\n")
+    result = apply_proposal(root, p)
+    assert result.applied == []
+    assert [path for path, _ in result.conflicts] == ["/memories/facts/db.md", "/memories/facts/new.md"]
+    assert (root / "facts" / "db.md").read_bytes() == fact("Edited by the agent meanwhile.")
+    assert (root / "facts" / "new.md").read_bytes() == b"someone else's file\n"
+
+
+def test_only_the_chosen_paths_are_applied(tmp_path: Path) -> None:
+    root = make(tmp_path)
+    p = proposal(
+        root,
+        proposed("create", "/memories/facts/a.md", None, fact("a")),
+        proposed("create", "/memories/facts/b.md", None, fact("b")),
+    )
+    assert apply_proposal(root, p, ["/memories/facts/b.md"]).applied == ["/memories/facts/b.md"]
+    assert not (root / "facts" / "a.md").exists()
+
+
+def test_another_workspaces_memory_is_never_touched(tmp_path: Path) -> None:
+    root = make(tmp_path)
+    theirs = (root / "facts" / "theirs.md").read_bytes()
+    p = proposal(
+        root,
+        proposed("edit", "/memories/facts/theirs.md", theirs, fact("Rewritten.", OTHER)),
+        proposed("delete", "/memories/facts/theirs.md", theirs, None),
+    )
+    result = apply_proposal(root, p)
+    assert result.applied == [] and all("another workspace" in why for _, why in result.conflicts)
+    assert (root / "facts" / "theirs.md").read_bytes() == theirs
+
+
+def test_proposals_are_kept_private_and_expire(tmp_path: Path) -> None:
+    root = make(tmp_path)
+    p = proposal(root, proposed("create", "/memories/facts/a.md", None, fact("a")))
+    proposals.save(root, p)
+    path = root / ".kin-index" / "proposals" / f"{p.id}.json"
+    assert path.stat().st_mode & 0o777 == 0o600
+    loaded = proposals.load(root, p.id)
+    assert loaded.changes[0].after_bytes == fact("a") and loaded.changes[0].diff == p.changes[0].diff
+    assert [x.id for x in proposals.list_all(root)] == [p.id]
+    with pytest.raises(proposals.ProposalError, match="expired"):
+        proposals.load(root, p.id, now=p.created + 8 * 86400)
+    assert not path.exists()
+    with pytest.raises(proposals.ProposalError, match="there is no proposal"):
+        proposals.load(root, "../../etc/passwd")
+
+
+def test_a_symlinked_hidden_folder_keeps_no_proposal(tmp_path: Path) -> None:
+    root = make(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(outside, root / ".kin-index")
+    with pytest.raises(proposals.ProposalError):
+        proposals.save(root, proposal(root, proposed("create", "/memories/facts/a.md", None, fact("a"))))
+    assert list(outside.iterdir()) == []
