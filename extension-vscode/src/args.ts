@@ -9,8 +9,8 @@ export function searchArgs(query: string, limit = 20): SearchParams {
   return { query: query.trim(), limit };
 }
 
-export function reflectArgs(transcript: string, apply = true): ReflectParams {
-  return { transcript, apply };
+export function reflectArgs(transcript: string): ReflectParams {
+  return { transcript };
 }
 
 export function sweepArgs(dryRun: boolean): SweepParams {

@@ -1,7 +1,7 @@
 // How the server's results read in the UI: quick-pick items, tree badges, status bar text, summaries.
 // No `vscode` import (unit-tested in plain Node); the UI layer turns these plain values into widgets.
 import * as path from "node:path";
-import type { Category, IndexPreviewResult, MemoryEntry, SearchHit } from "./protocol";
+import type { Category, Conflict, IndexPreviewResult, MemoryEntry, ProposalChange, SearchHit } from "./protocol";
 
 export const CATEGORIES = ["project-fact", "preference", "episodic", "session"] as const satisfies readonly Category[];
 
@@ -150,4 +150,15 @@ export function previewSummary(res: Pick<IndexPreviewResult, "lines" | "bytes" |
     return `${head}. ${res.cut} ${noun} past the ${CAP_WORDS[res.cutReason]} cap ${res.cut === 1 ? "is" : "are"} not inlined.`;
   }
   return res.truncated ? `${head} — truncated at the cap: the rest is not in the prompt.` : `${head}.`;
+}
+
+/** One proposed change as a line: "create /memories/prefs/x.md", "rename a.md → b.md". */
+export function changeLabel(c: Pick<ProposalChange, "kind" | "path" | "newPath">): string {
+  return c.kind === "rename" ? `rename ${c.path} → ${c.newPath ?? "?"}` : `${c.kind} ${c.path}`;
+}
+
+/** What was not applied and why, as a sentence appended to the summary ("" when everything was). */
+export function conflictSummary(conflicts: readonly Conflict[]): string {
+  if (!conflicts.length) return "";
+  return " Not applied: " + conflicts.map((c) => `${c.path} (${c.reason})`).join("; ") + ".";
 }

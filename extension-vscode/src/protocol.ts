@@ -30,7 +30,16 @@ export interface WorkspaceParams {
 export interface ReflectParams {
   /** a path or a file URI */
   transcript: string;
-  apply?: boolean;
+}
+
+export interface ApplyProposalParams {
+  id: string;
+  /** the changes to apply (by path); all of them when absent */
+  paths?: string[] | null;
+}
+
+export interface ProposalIdParams {
+  id: string;
 }
 
 export interface SweepParams {
@@ -74,19 +83,56 @@ export interface ListResult {
   memories: MemoryEntry[];
 }
 
-export interface ReflectChange {
+export interface ProposalChange {
   kind: ChangeKind;
+  /** the virtual path (a rename's old path) */
   path: string;
-  /** a rename's old path (wire key: "from") */
-  from: string | null;
-  folder: boolean;
-  conflict: boolean;
+  /** a rename's new path */
+  newPath: string | null;
+  /** the memory's stamp */
+  workspace: string | null;
+  /** the whole text before (None: the file does not exist yet) */
+  before: string | null;
+  /** the whole text after (None: deleted) */
+  after: string | null;
+  /** unified diff of before → after */
+  diff: string;
 }
 
-export interface ReflectResult {
+/** A model pass's (or bulk fix's) reviewable outcome: nothing is written until it is applied. */
+export interface ProposalResult {
+  id: string;
+  /** reflect | init | consolidate | fix */
+  source: string;
   summary: string;
-  changes: ReflectChange[];
-  applied: boolean;
+  toolCalls: number;
+  /** the workspace the pass ran for */
+  workspace: string | null;
+  /** epoch seconds; kept 7 days */
+  created: number;
+  changes: ProposalChange[];
+}
+
+export interface Conflict {
+  path: string;
+  reason: string;
+}
+
+export interface ApplyProposalResult {
+  applied: string[];
+  conflicts: Conflict[];
+}
+
+export interface ProposalInfo {
+  id: string;
+  source: string;
+  summary: string;
+  created: number;
+  paths: string[];
+}
+
+export interface ListProposalsResult {
+  proposals: ProposalInfo[];
 }
 
 export interface SweepResult {
@@ -153,8 +199,14 @@ export interface CommandMap {
   "kin.memory.search": [SearchParams, SearchResult];
   /** every memory with its lifecycle and visibility */
   "kin.memory.list": [EmptyParams, ListResult];
-  /** one bounded reflection pass */
-  "kin.memory.reflect": [ReflectParams, ReflectResult];
+  /** one bounded reflection pass, as a proposal */
+  "kin.memory.reflect": [ReflectParams, ProposalResult];
+  /** write a proposal as reviewed */
+  "kin.memory.applyProposal": [ApplyProposalParams, ApplyProposalResult];
+  /** forget a proposal */
+  "kin.memory.discardProposal": [ProposalIdParams, OkResult];
+  /** the proposals not yet applied */
+  "kin.memory.listProposals": [EmptyParams, ListProposalsResult];
   /** delete expired episodic and session memories */
   "kin.memory.sweep": [SweepParams, SweepResult];
   /** touch a stale project fact */

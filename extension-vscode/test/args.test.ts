@@ -12,7 +12,7 @@ const mem = (p: string, category: string, status: Status, over: Partial<MemoryEn
 test("command arguments have the SPEC shapes", () => {
   assert.deepEqual(searchArgs("  deploy  topology "), { query: "deploy  topology", limit: 20 });
   assert.deepEqual(searchArgs("x", 5), { query: "x", limit: 5 });
-  assert.deepEqual(reflectArgs("/t/chat.jsonl"), { transcript: "/t/chat.jsonl", apply: true });
+  assert.deepEqual(reflectArgs("/t/chat.jsonl"), { transcript: "/t/chat.jsonl" });
   assert.deepEqual(sweepArgs(true), { dryRun: true });
   assert.deepEqual(sweepArgs(false), { dryRun: false });
   assert.deepEqual(markReviewedArgs("file:///s/a.md"), { uri: "file:///s/a.md" });

@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   countStatuses, formatAge, groupByCategory, memoryBadge, plainSnippet, previewSummary, searchItems, statusBarText, sweepSummary,
+  changeLabel, conflictSummary,
 } from "../src/present";
 import type { MemoryEntry, Status } from "../src/protocol";
 
@@ -69,4 +70,12 @@ test("the preview toast says which cap cut how many lines; the server sends numb
   // Truncated without a count (a server that does not say how much): still says the prompt misses the rest.
   assert.equal(previewSummary({ ...base, cut: 0, cutReason: null }),
     "Kin Memory prompt block: 200 lines, 9000 bytes — truncated at the cap: the rest is not in the prompt.");
+});
+
+test("proposed changes read as one line each, and conflicts as a sentence", () => {
+  assert.equal(changeLabel({ kind: "create", path: "/memories/a.md", newPath: null }), "create /memories/a.md");
+  assert.equal(changeLabel({ kind: "rename", path: "/memories/a.md", newPath: "/memories/b.md" }), "rename /memories/a.md → /memories/b.md");
+  assert.equal(conflictSummary([]), "");
+  assert.equal(conflictSummary([{ path: "/memories/a.md", reason: "the file changed since the proposal was made" }]),
+    " Not applied: /memories/a.md (the file changed since the proposal was made).");
 });

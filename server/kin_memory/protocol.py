@@ -63,7 +63,17 @@ class WorkspaceParams:
 @attrs.frozen
 class ReflectParams:
     transcript: str  # a path or a file URI
-    apply: bool = True
+
+
+@attrs.frozen
+class ApplyProposalParams:
+    id: str
+    paths: list[str] | None = None  # the changes to apply (by path); all of them when absent
+
+
+@attrs.frozen
+class ProposalIdParams:
+    id: str
 
 
 @attrs.frozen
@@ -118,19 +128,53 @@ class ListResult:
 
 
 @attrs.frozen
-class ReflectChange:
+class ProposalChange:
     kind: ChangeKind
-    path: str
-    from_path: str | None = None  # a rename's old path (wire key: "from")
-    folder: bool = False
-    conflict: bool = False
+    path: str  # the virtual path (a rename's old path)
+    new_path: str | None  # a rename's new path
+    workspace: str | None  # the memory's stamp
+    before: str | None  # the whole text before (None: the file does not exist yet)
+    after: str | None  # the whole text after (None: deleted)
+    diff: str  # unified diff of before → after
 
 
 @attrs.frozen
-class ReflectResult:
+class ProposalResult:
+    """A model pass's (or bulk fix's) reviewable outcome: nothing is written until it is applied."""
+
+    id: str
+    source: str  # reflect | init | consolidate | fix
     summary: str
-    changes: list[ReflectChange]
-    applied: bool
+    tool_calls: int
+    workspace: str | None  # the workspace the pass ran for
+    created: float  # epoch seconds; kept 7 days
+    changes: list[ProposalChange]
+
+
+@attrs.frozen
+class Conflict:
+    path: str
+    reason: str
+
+
+@attrs.frozen
+class ApplyProposalResult:
+    applied: list[str]
+    conflicts: list[Conflict]
+
+
+@attrs.frozen
+class ProposalInfo:
+    id: str
+    source: str
+    summary: str
+    created: float
+    paths: list[str]
+
+
+@attrs.frozen
+class ListProposalsResult:
+    proposals: list[ProposalInfo]
 
 
 @attrs.frozen
@@ -202,7 +246,16 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("kin.memory.tool", ToolParams, ToolResult, "one memory-tool call"),
     CommandSpec("kin.memory.search", SearchParams, SearchResult, "ranked recall over the visible memories"),
     CommandSpec("kin.memory.list", EmptyParams, ListResult, "every memory with its lifecycle and visibility"),
-    CommandSpec("kin.memory.reflect", ReflectParams, ReflectResult, "one bounded reflection pass"),
+    CommandSpec(
+        "kin.memory.reflect", ReflectParams, ProposalResult, "one bounded reflection pass, as a proposal"
+    ),
+    CommandSpec(
+        "kin.memory.applyProposal", ApplyProposalParams, ApplyProposalResult, "write a proposal as reviewed"
+    ),
+    CommandSpec("kin.memory.discardProposal", ProposalIdParams, OkResult, "forget a proposal"),
+    CommandSpec(
+        "kin.memory.listProposals", EmptyParams, ListProposalsResult, "the proposals not yet applied"
+    ),
     CommandSpec("kin.memory.sweep", SweepParams, SweepResult, "delete expired episodic and session memories"),
     CommandSpec("kin.memory.markReviewed", MarkReviewedParams, OkResult, "touch a stale project fact"),
     CommandSpec(
@@ -214,7 +267,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
 BY_NAME: dict[str, CommandSpec] = {c.name: c for c in COMMANDS}
 
 # Python field → wire key, where camelCase alone is not it.
-WIRE_NAMES: dict[tuple[type, str], str] = {(ReflectChange, "from_path"): "from"}
+WIRE_NAMES: dict[tuple[type, str], str] = {}
 
 
 def camel(name: str) -> str:

@@ -20,9 +20,10 @@ from fake_models import (
 )
 from reflect_helpers import KEY, KEY_ENV, snapshot, write
 
-from kin_memory.reflect.changes import apply_changes, unified_diff
+from kin_memory.proposals.apply import apply_proposal
 from kin_memory.reflect.config import ReflectConfig
 from kin_memory.reflect.prompt import SYSTEM
+from kin_memory.reflect.propose import proposal_of
 from kin_memory.reflect.run import Cancelled, reflect
 from kin_memory.reflect.transcript import parse
 from kin_memory.tool.audit import audit_path
@@ -128,12 +129,12 @@ def test_creates_stamped_and_categorized_memories(provider, store, workspace):
     assert KEY not in outcome.summary
     # staging is gone, applying writes exactly the preview
     assert not [p for p in (store / ".kin-index").iterdir() if p.name.startswith("reflect-")]
-    applied = apply_changes(store, outcome.changes)
-    assert not applied.failed
+    applied = apply_proposal(store, proposal_of(store, outcome, workspace))
+    assert applied.conflicts == [] and len(applied.applied) == 2
     assert (store / "facts" / "ci.md").read_text() == by_path["/memories/facts/ci.md"]
     assert (store / "episodes" / "outage.md").stat().st_mode & 0o777 == 0o600
     audit = audit_path(store).read_text()
-    assert "reflect-create" in audit and KEY not in audit
+    assert "-create" in audit and "proposal-" in audit and KEY not in audit
     for p in store.rglob("*"):
         if p.is_file():
             assert KEY.encode() not in p.read_bytes()
@@ -171,10 +172,11 @@ def test_updates_the_near_duplicate_instead_of_creating(provider, store, workspa
     change = outcome.changes[0]
     assert change.after.endswith(b"on Fridays, after the 10:00 standup.\n")
     assert change.before == (store / "facts" / "deploy.md").read_bytes()
-    diff = unified_diff(outcome.changes)
+    proposal = proposal_of(store, outcome, workspace)
+    diff = "".join(c.diff for c in proposal.changes)
     assert "-We deploy the billing service with blue-green releases on Fridays.\n" in diff
     assert "+++ /memories/facts/deploy.md" in diff
-    assert apply_changes(store, outcome.changes).failed == []
+    assert apply_proposal(store, proposal).conflicts == []
     assert (store / "facts" / "deploy.md").read_bytes() == change.after
 
 
@@ -374,8 +376,10 @@ def test_renames_and_deletes_are_detected(store):
         ("delete", "/memories/facts", None),
     ]
     assert outcome.changes[1].is_dir
-    assert "rename from /memories/prefs/tone.md" in unified_diff(outcome.changes)
-    assert apply_changes(store, outcome.changes).failed == []
+    proposal = proposal_of(store, outcome, None)
+    assert "rename from /memories/prefs/tone.md" in proposal.changes[0].diff
+    assert [c.kind for c in proposal.changes[1:]] == ["delete"] * (len(proposal.changes) - 1)
+    assert apply_proposal(store, proposal).conflicts == []
     assert (store / "prefs" / "style.md").exists() and not (store / "prefs" / "tone.md").exists()
     assert not (store / "facts").exists()
 
@@ -397,8 +401,8 @@ def test_apply_refuses_a_file_changed_since_the_preview(store):
         ],
     )
     write(store / "facts" / "deploy.md", "the agent rewrote this meanwhile\n")
-    applied = apply_changes(store, outcome.changes)
-    assert applied.done == [] and "changed in the store" in applied.failed[0][1]
+    applied = apply_proposal(store, proposal_of(store, outcome, None))
+    assert applied.applied == [] and "changed since the proposal" in applied.conflicts[0][1]
     assert (store / "facts" / "deploy.md").read_text() == "the agent rewrote this meanwhile\n"
 
 
@@ -477,35 +481,27 @@ def test_no_neighbours_when_recall_fails(store, monkeypatch):
 
 
 def test_key_env_missing_and_unconfigured(monkeypatch):
-    from kin_memory.reflect.config import ConfigError, api_key, check, from_settings
+    from kin_memory.reflect.config import ConfigError, ReflectConfig, api_key, check, flag_label
 
     with pytest.raises(ConfigError) as exc:
-        check(from_settings({}))
+        check(ReflectConfig())
     assert "kinMemory.reflection.provider" in str(exc.value) and "kinMemory.reflection.model" in str(
         exc.value
     )
     with pytest.raises(ConfigError) as exc:
-        check(from_settings({"model": "m"}), cli=True)
-    assert "--provider" in str(exc.value)
+        check(ReflectConfig(model="m"), flag_label)
+    assert "--provider" in str(exc.value) and "kinMemory" not in str(exc.value)
+    with pytest.raises(ConfigError) as exc:
+        check(ReflectConfig(model="m"), lambda key: f"settings.reflection.{key}")
+    assert "settings.reflection.provider" in str(exc.value) and "kinMemory" not in str(exc.value)
     with pytest.raises(ConfigError):
-        check(from_settings({"provider": "gemini", "model": "m"}))
-    cfg = from_settings(
-        {
-            "provider": "anthropic",
-            "model": "m",
-            "apiKeyEnv": "KIN_NOPE",
-            "maxToolCalls": "9",
-            "timeoutSeconds": -1,
-        }
-    )
-    assert cfg.max_tool_calls == 16 and cfg.timeout == 90.0
+        check(ReflectConfig(provider="gemini", model="m"))
+    cfg = ReflectConfig(provider="anthropic", model="m", api_key_env="KIN_NOPE")
     with pytest.raises(ConfigError) as exc:
         api_key(cfg, env={})
     assert "KIN_NOPE" in str(exc.value)
-    assert api_key(
-        from_settings({"provider": "openai", "model": "m", "baseUrl": "http://127.0.0.1:1/v1"}), env={}
-    )
-    assert KEY not in repr(from_settings({"provider": "openai", "model": "m", "apiKeyEnv": KEY_ENV}))
+    assert api_key(ReflectConfig(provider="openai", model="m", base_url="http://127.0.0.1:1/v1"), env={})
+    assert KEY not in repr(ReflectConfig(provider="openai", model="m", api_key_env=KEY_ENV))
     assert os.environ[KEY_ENV] == KEY
 
 

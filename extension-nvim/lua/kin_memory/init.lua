@@ -468,17 +468,89 @@ function M.search(query)
   end)
 end
 
-local function change_lines(changes)
-  local lines = {}
-  for _, c in ipairs(changes or {}) do
-    local what = c.kind == 'rename' and c.from and ('%s → %s'):format(c.from, c.path) or (c.path or '?')
-    lines[#lines + 1] = ('- %s %s%s'):format(c.kind or '?', what, c.conflict and '  (conflict: changed on disk)' or '')
+local function change_label(c)
+  if c.kind == 'rename' then
+    return ('rename %s → %s'):format(c.path or '?', c.newPath ~= vim.NIL and c.newPath or '?')
   end
-  return lines
+  return ('%s %s'):format(c.kind or '?', c.path or '?')
 end
 
---- :KinMemoryReflect {file}: a dry run first, the proposed changes shown, then apply on confirmation
---- (Neovim applies workspace edits without a preview of its own).
+--- The review buffer: every change's unified diff, each under a `### <n>. <change>` line, so the
+--- change under the cursor is known. Returns the lines and, per line, the index of its change.
+local function review_lines(proposal)
+  local lines = { '# Proposal ' .. proposal.id, '', one_line(proposal.summary or ''), '',
+    'a: apply all   c: apply the change under the cursor   d: discard   q: close (keeps the proposal)', '' }
+  local owner = {}
+  for n, c in ipairs(proposal.changes) do
+    lines[#lines + 1] = ('### %d. %s'):format(n, change_label(c))
+    owner[#lines] = n
+    for _, line in ipairs(vim.split((c.diff or ''):gsub('\n$', ''), '\n', { plain = true })) do
+      lines[#lines + 1] = line
+      owner[#lines] = n
+    end
+    lines[#lines + 1] = ''
+  end
+  return lines, owner
+end
+
+local function reload_buffers()
+  -- Applied files are on disk: unmodified buffers showing them follow, as after any outside write.
+  vim.cmd('silent! checktime')
+end
+
+local function report_applied(result, total)
+  local applied = type(result) == 'table' and type(result.applied) == 'table' and #result.applied or 0
+  local conflicts = type(result) == 'table' and type(result.conflicts) == 'table' and result.conflicts or {}
+  local message = ('applied %d of %d change(s)'):format(applied, total)
+  for _, c in ipairs(conflicts) do
+    message = message .. ('\nnot applied: %s (%s)'):format(c.path or '?', c.reason or '')
+  end
+  notify(message, #conflicts > 0 and vim.log.levels.WARN or vim.log.levels.INFO)
+  reload_buffers()
+end
+
+--- Opens the review of a proposal (drawn before any question) with its keys.
+function M.review(proposal)
+  local lines, owner = review_lines(proposal)
+  local buf, win = scratch('kin-memory://proposal/' .. proposal.id, lines, 'diff')
+  local function close()
+    close_window(win)
+  end
+  local function apply(paths)
+    local args = { id = proposal.id }
+    if paths then
+      args.paths = paths
+    end
+    M.execute('kin.memory.applyProposal', args, function(result)
+      close()
+      report_applied(result, paths and #paths or #proposal.changes)
+    end)
+  end
+  local map = function(lhs, fn, desc)
+    vim.keymap.set('n', lhs, fn, { buffer = buf, nowait = true, desc = desc })
+  end
+  map('a', function() apply(nil) end, 'kin-memory: apply every proposed change')
+  map('c', function()
+    local n = owner[vim.api.nvim_win_get_cursor(0)[1]]
+    if not n then
+      notify('put the cursor on a change first', vim.log.levels.WARN)
+      return
+    end
+    local change = proposal.changes[n]
+    apply({ change.path })
+  end, 'kin-memory: apply the change under the cursor')
+  map('d', function()
+    M.execute('kin.memory.discardProposal', { id = proposal.id }, function()
+      close()
+      notify('proposal discarded; nothing was written')
+    end)
+  end, 'kin-memory: discard the proposal')
+  map('q', close, 'kin-memory: close the review (the proposal is kept)')
+  return buf, win
+end
+
+--- :KinMemoryReflect {file}: one reflection pass; its proposal opens in a review buffer. Nothing is
+--- written until you apply there (exactly what the buffer shows; the model is not asked again).
 function M.reflect(file)
   if not file or file == '' then
     notify('usage: :KinMemoryReflect {transcript file}', vim.log.levels.ERROR)
@@ -490,36 +562,14 @@ function M.reflect(file)
     return
   end
   notify('reflecting on ' .. vim.fs.basename(path) .. '…')
-  M.execute('kin.memory.reflect', { transcript = path, apply = false }, function(result)
-    local changes = type(result) == 'table' and result.changes or {}
-    local summary = one_line(result and result.summary ~= vim.NIL and result.summary or '')
+  M.execute('kin.memory.reflect', { transcript = path }, function(proposal)
+    local changes = type(proposal) == 'table' and proposal.changes or {}
     if type(changes) ~= 'table' or #changes == 0 then
+      local summary = type(proposal) == 'table' and one_line(proposal.summary or '') or ''
       notify('reflection proposes no changes' .. (summary ~= '' and (': ' .. summary) or ''))
       return
     end
-    local lines = { '# Reflection on ' .. vim.fs.basename(path), '', summary, '', 'Proposed changes:' }
-    vim.list_extend(lines, change_lines(changes))
-    if type(result.diff) == 'string' and result.diff ~= '' then
-      vim.list_extend(lines, { '', '```diff' })
-      vim.list_extend(lines, vim.split(result.diff:gsub('\n$', ''), '\n', { plain = true }))
-      lines[#lines + 1] = '```'
-    end
-    local _, win = scratch('kin-memory://reflect', lines)
-    confirm(('Apply %d change(s) to the memory store?'):format(#changes), 'Apply', function(yes)
-      close_window(win)
-      if not yes then
-        notify('reflection not applied')
-        return
-      end
-      M.execute('kin.memory.reflect', { transcript = path, apply = true }, function(applied)
-        local n = type(applied) == 'table' and type(applied.changes) == 'table' and #applied.changes or 0
-        if type(applied) == 'table' and applied.applied then
-          notify(('reflection applied %d change(s)'):format(n))
-        else
-          notify('reflection was not applied', vim.log.levels.WARN)
-        end
-      end)
-    end)
+    M.review(proposal)
   end)
 end
 

@@ -26,7 +26,13 @@
 
 ---@class KinMemory.ReflectParams
 ---@field transcript string # a path or a file URI
----@field apply? boolean
+
+---@class KinMemory.ApplyProposalParams
+---@field id string
+---@field paths? string[]|nil # the changes to apply (by path); all of them when absent
+
+---@class KinMemory.ProposalIdParams
+---@field id string
 
 ---@class KinMemory.SweepParams
 ---@field dryRun? boolean
@@ -62,17 +68,42 @@
 ---@class KinMemory.ListResult
 ---@field memories KinMemory.MemoryEntry[]
 
----@class KinMemory.ReflectChange
+---@class KinMemory.ProposalChange
 ---@field kind KinMemory.ChangeKind
----@field path string
----@field from string|nil # a rename's old path (wire key: "from")
----@field folder boolean
----@field conflict boolean
+---@field path string # the virtual path (a rename's old path)
+---@field newPath string|nil # a rename's new path
+---@field workspace string|nil # the memory's stamp
+---@field before string|nil # the whole text before (None: the file does not exist yet)
+---@field after string|nil # the whole text after (None: deleted)
+---@field diff string # unified diff of before → after
 
----@class KinMemory.ReflectResult
+--- A model pass's (or bulk fix's) reviewable outcome: nothing is written until it is applied.
+---@class KinMemory.ProposalResult
+---@field id string
+---@field source string # reflect | init | consolidate | fix
 ---@field summary string
----@field changes KinMemory.ReflectChange[]
----@field applied boolean
+---@field toolCalls integer
+---@field workspace string|nil # the workspace the pass ran for
+---@field created number # epoch seconds; kept 7 days
+---@field changes KinMemory.ProposalChange[]
+
+---@class KinMemory.Conflict
+---@field path string
+---@field reason string
+
+---@class KinMemory.ApplyProposalResult
+---@field applied string[]
+---@field conflicts KinMemory.Conflict[]
+
+---@class KinMemory.ProposalInfo
+---@field id string
+---@field source string
+---@field summary string
+---@field created number
+---@field paths string[]
+
+---@class KinMemory.ListProposalsResult
+---@field proposals KinMemory.ProposalInfo[]
 
 ---@class KinMemory.SweepResult
 ---@field swept string[]
@@ -118,7 +149,10 @@
 ---| "kin.memory.tool" # ToolParams -> ToolResult: one memory-tool call
 ---| "kin.memory.search" # SearchParams -> SearchResult: ranked recall over the visible memories
 ---| "kin.memory.list" # EmptyParams -> ListResult: every memory with its lifecycle and visibility
----| "kin.memory.reflect" # ReflectParams -> ReflectResult: one bounded reflection pass
+---| "kin.memory.reflect" # ReflectParams -> ProposalResult: one bounded reflection pass, as a proposal
+---| "kin.memory.applyProposal" # ApplyProposalParams -> ApplyProposalResult: write a proposal as reviewed
+---| "kin.memory.discardProposal" # ProposalIdParams -> OkResult: forget a proposal
+---| "kin.memory.listProposals" # EmptyParams -> ListProposalsResult: the proposals not yet applied
 ---| "kin.memory.sweep" # SweepParams -> SweepResult: delete expired episodic and session memories
 ---| "kin.memory.markReviewed" # MarkReviewedParams -> OkResult: touch a stale project fact
 ---| "kin.memory.indexPreview" # WorkspaceParams -> IndexPreviewResult: the prompt block the agent inlines

@@ -20,6 +20,7 @@ SUBCOMMAND_MODULES = (
     "kin_memory.cli.tool",
     "kin_memory.cli.sweep",
     "kin_memory.cli.reflect",
+    "kin_memory.cli.proposal",
 )
 
 

@@ -1,4 +1,5 @@
-"""`kin-memory reflect TRANSCRIPT`: one bounded pass, shown as a unified diff, applied only when confirmed."""
+"""`kin-memory reflect TRANSCRIPT`: one bounded pass, printed as a proposal (summary and diffs); nothing is
+written unless `--yes` applies it at once."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import sys
 from pathlib import Path
 
 from .common import UsageError, target
+from .proposal import apply_now, show_proposal
 
 
 def register(subparsers, common: argparse.ArgumentParser) -> None:
@@ -22,15 +24,19 @@ def register(subparsers, common: argparse.ArgumentParser) -> None:
     p.add_argument("--api-key-env", metavar="NAME", help="the environment variable holding the key")
     p.add_argument("--max-tool-calls", type=int, default=16)
     p.add_argument("--timeout", type=float, default=90.0, metavar="SECONDS")
-    p.add_argument("--dry-run", action="store_true", help="show the changes, never apply them")
-    p.add_argument("--yes", action="store_true", help="apply without asking")
+    p.add_argument("--dry-run", action="store_true", help="(the default) propose only; nothing is written")
+    p.add_argument("--yes", action="store_true", help="apply the proposal at once")
+    p.add_argument(
+        "--json", action="store_true", help="print the proposal (or, with --yes, what was applied)"
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..proposals import store as proposals
     from ..reflect import config as cfg
     from ..reflect import transcript as transcripts
-    from ..reflect.changes import apply_changes, unified_diff
+    from ..reflect.propose import proposal_of
     from ..reflect.run import Cancelled, reflect
     from ..tool import messages
 
@@ -50,43 +56,25 @@ def run(args: argparse.Namespace) -> int:
         timeout=args.timeout,
     )
     try:
-        cfg.check(config, cli=True)
-        key = cfg.api_key(config, cli=True)
+        cfg.check(config, cfg.flag_label)
+        key = cfg.api_key(config, label=cfg.flag_label)
         transcript = transcripts.read(Path(args.transcript).expanduser(), args.transcript)
     except (cfg.ConfigError, transcripts.TranscriptError) as exc:
         raise UsageError(str(exc)) from None
     tty = sys.stderr.isatty()
     try:
-        outcome = reflect(
-            root,
-            transcript,
-            config,
-            key,
-            workspace,
-            progress=(lambda m: print(f"… {m}", file=sys.stderr)) if tty else None,
-        )
+        outcome = reflect(root, transcript, config, key, workspace,
+                          progress=(lambda m: print(f"… {m}", file=sys.stderr)) if tty else None)  # fmt: skip
     except (Cancelled, KeyboardInterrupt):
-        print("cancelled: nothing applied", file=sys.stderr)
+        print("cancelled: nothing was proposed", file=sys.stderr)
         return 130
-    print(outcome.summary, file=sys.stderr)
-    if outcome.changes:
-        sys.stdout.write(unified_diff(outcome.changes))
-        sys.stdout.flush()
-    if not outcome.reviewable:
-        return 1 if outcome.stopped == "error" else 0
-    if args.dry_run:
-        print("dry run: nothing applied", file=sys.stderr)
-        return 0
-    if not args.yes:
-        if not (tty and sys.stdin.isatty()):
-            print("not applied: pass --yes to apply without a terminal to confirm on", file=sys.stderr)
-            return 0
-        answer = input("Apply these changes to the store? [y/N] ").strip().lower()
-        if answer not in ("y", "yes"):
-            print("not applied", file=sys.stderr)
-            return 0
-    result = apply_changes(root, outcome.changes)
-    for change, why in result.failed:
-        print(f"not applied: {change.describe()}: {why}", file=sys.stderr)
-    print(f"applied {len(result.done)} of {len(outcome.changes)} changes", file=sys.stderr)
-    return 1 if result.failed else 0
+    proposal = proposal_of(root, outcome, workspace)
+    failed = outcome.stopped == "error"
+    if args.yes and proposal.changes and not failed:
+        return apply_now(root, proposal, args.json)
+    if proposal.changes and not failed:
+        proposals.save(root, proposal)
+    show_proposal(proposal, args.json)
+    if proposal.changes and not failed and not args.json:
+        print(f"nothing written; apply with: kin-memory proposal apply {proposal.id}", file=sys.stderr)
+    return 1 if failed else 0

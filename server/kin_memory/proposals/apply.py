@@ -111,6 +111,7 @@ def _write(root: Path, change: ProposedChange) -> None:
         )
     elif change.kind == "delete":
         _in_dir(root, target.entry.dir_parts, False, lambda fd: remove_at(fd, target.entry.name))
+        _prune_empty(root, target.entry.dir_parts)
     elif change.kind == "rename" and change.new_path:
         dest = resolve(root, change.new_path)
 
@@ -119,6 +120,16 @@ def _write(root: Path, change: ProposedChange) -> None:
                     lambda dst_fd: rename_at(src_fd, target.entry.name, dst_fd, dest.content.name))  # fmt: skip
 
         _in_dir(root, target.entry.dir_parts, False, move)
+
+
+def _prune_empty(root: Path, parts: tuple[str, ...]) -> None:
+    """Folders a delete left empty go too (a deleted folder of memories is proposed file by file)."""
+    while parts:
+        try:
+            _in_dir(root, parts[:-1], False, lambda fd, name=parts[-1]: os.rmdir(name, dir_fd=fd))
+        except OSError:  # not empty (or already gone): stop here
+            return
+        parts = parts[:-1]
 
 
 def _in_dir(root: Path, parts: tuple[str, ...], create: bool, action) -> None:  # noqa: ANN001 - a callback on a folder fd

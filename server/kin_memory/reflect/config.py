@@ -8,7 +8,7 @@ timeoutSeconds}`; the command line has the same as flags.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 PROVIDERS = ("anthropic", "openai")
@@ -43,54 +43,38 @@ class ReflectConfig:
         )
 
 
-def _pos_int(value: object, default: int) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else default
+Label = Callable[[str], str]  # a reflection setting's key ("provider", "baseUrl", …) → its name for the user
+FLAGS = {"provider": "--provider", "model": "--model", "baseUrl": "--base-url", "apiKeyEnv": "--api-key-env"}
 
 
-def _pos_num(value: object, default: float) -> float:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
-    return float(value) if ok else default  # type: ignore[arg-type]
+def vscode_label(key: str) -> str:
+    return f"kinMemory.reflection.{key}"
 
 
-def _text(value: object) -> str | None:
-    return value.strip() if isinstance(value, str) and value.strip() else None
+def flag_label(key: str) -> str:
+    return FLAGS[key]
 
 
-def from_settings(section: Mapping[str, object] | None) -> ReflectConfig:
-    """From the editor's `kinMemory.reflection` object (wrong types fall back to the defaults)."""
-    s = section if isinstance(section, Mapping) else {}
-    return ReflectConfig(
-        provider=_text(s.get("provider")),
-        model=_text(s.get("model")),
-        base_url=_text(s.get("baseUrl")),
-        api_key_env=_text(s.get("apiKeyEnv")),
-        max_tool_calls=_pos_int(s.get("maxToolCalls"), DEFAULT_MAX_TOOL_CALLS),
-        timeout=_pos_num(s.get("timeoutSeconds"), DEFAULT_TIMEOUT),
-    )
-
-
-def check(config: ReflectConfig, *, cli: bool = False) -> None:
-    """Raise ConfigError naming the settings (or flags) still to set."""
-    name = (lambda flag, setting: flag) if cli else (lambda flag, setting: f"kinMemory.reflection.{setting}")
+def check(config: ReflectConfig, label: Label = vscode_label) -> None:
+    """Raise ConfigError naming the settings (or flags) still to set, as the user's front end names them."""
     missing = []
     if config.provider is None:
-        missing.append(name("--provider", "provider"))
+        missing.append(label("provider"))
     elif config.provider not in PROVIDERS:
         raise ConfigError(
-            f"unknown reflection provider {config.provider!r}: set "
-            f"{name('--provider', 'provider')} to one of {', '.join(PROVIDERS)}"
+            f"unknown reflection provider {config.provider!r}: set {label('provider')} to one of {', '.join(PROVIDERS)}"
         )
     if config.model is None:
-        missing.append(name("--model", "model"))
+        missing.append(label("model"))
     if missing:
         raise ConfigError(
             "reflection is not configured: set "
             + " and ".join(missing)
-            + f" (and optionally {name('--base-url', 'baseUrl')}, {name('--api-key-env', 'apiKeyEnv')})"
+            + f" (and optionally {label('baseUrl')}, {label('apiKeyEnv')})"
         )
 
 
-def api_key(config: ReflectConfig, env: Mapping[str, str] | None = None, *, cli: bool = False) -> str:
+def api_key(config: ReflectConfig, env: Mapping[str, str] | None = None, label: Label = vscode_label) -> str:
     """The key from the named environment variable; a placeholder for a keyless local endpoint."""
     env = os.environ if env is None else env
     value = env.get(config.key_env, "") if config.key_env else ""
@@ -98,7 +82,7 @@ def api_key(config: ReflectConfig, env: Mapping[str, str] | None = None, *, cli:
         return value
     if config.provider == "openai" and config.base_url:
         return LOCAL_PLACEHOLDER_KEY
-    where = "--api-key-env" if cli else "kinMemory.reflection.apiKeyEnv"
+    where = label("apiKeyEnv")
     raise ConfigError(
         f"no API key: the environment variable {config.key_env or '(none)'} is not set "
         f"(set it, or name another variable with {where})"

@@ -1,0 +1,80 @@
+"""Proposal commands: `kin.memory.applyProposal`, `kin.memory.discardProposal`, `kin.memory.listProposals`.
+
+Applying asks no model anything: it writes the reviewed bytes on disk through the tool's guard (see
+proposals/apply.py). A memory open in the editor with unsaved changes is a conflict (its buffer is what
+the user is working on); an unmodified open buffer simply follows the file, as editors reload it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from pygls.lsp.server import LanguageServer
+
+from ... import protocol
+from ...proposals import store as proposals
+from ...proposals.apply import apply_proposal, chosen
+from ...proposals.model import Proposal
+from ...proposals.results import proposal_info
+from ..features.documents import Documents
+from ..session import Session
+from .base import CommandFailed, register_command
+
+
+class ProposalCommands:
+    def __init__(self, session: Session, documents: Documents) -> None:
+        self.session = session
+        self.documents = documents
+
+    def register(self, server: LanguageServer) -> None:
+        register_command(server, "kin.memory.applyProposal", self.apply)
+        register_command(server, "kin.memory.discardProposal", self.discard)
+        register_command(server, "kin.memory.listProposals", self.list)
+
+    async def apply(self, params: protocol.ApplyProposalParams) -> protocol.ApplyProposalResult:
+        root = self.session.root
+        loop = asyncio.get_running_loop()
+        try:
+            proposal = await loop.run_in_executor(None, proposals.load, root, params.id)
+        except proposals.ProposalError as exc:
+            raise CommandFailed(_sentence(str(exc))) from None
+        dirty = self._unsaved(proposal, params.paths)
+        wanted = [c.new_path or c.path for c in chosen(proposal, params.paths) if c.path not in dirty]
+        result = await loop.run_in_executor(None, apply_proposal, root, proposal, wanted)
+        for path in result.applied:
+            self.documents.external_change(self.session.path_of(path))
+        done = set(result.applied)
+        if all((c.new_path or c.path) in done for c in proposal.changes):  # nothing left to review
+            await loop.run_in_executor(None, proposals.discard, root, proposal.id)
+        conflicts = [protocol.Conflict(path=p, reason=r) for p, r in result.conflicts]
+        conflicts += [
+            protocol.Conflict(path=p, reason="it is open in the editor with unsaved changes") for p in dirty
+        ]
+        return protocol.ApplyProposalResult(applied=result.applied, conflicts=conflicts)
+
+    def _unsaved(self, proposal: Proposal, paths: list[str] | None) -> list[str]:
+        """Chosen memories whose open buffer differs from what the proposal was computed from."""
+        out = []
+        for change in chosen(proposal, paths):
+            if self.session.store.is_open(change.path):
+                memory = self.session.store.get(change.path)
+                if memory is not None and memory.text != (change.before or ""):
+                    out.append(change.path)
+        return out
+
+    async def discard(self, params: protocol.ProposalIdParams) -> protocol.OkResult:
+        try:
+            await asyncio.get_running_loop().run_in_executor(
+                None, proposals.discard, self.session.root, params.id
+            )
+        except proposals.ProposalError as exc:
+            raise CommandFailed(_sentence(str(exc))) from None
+        return protocol.OkResult()
+
+    async def list(self, _params: protocol.EmptyParams) -> protocol.ListProposalsResult:
+        found = await asyncio.get_running_loop().run_in_executor(None, proposals.list_all, self.session.root)
+        return protocol.ListProposalsResult(proposals=[proposal_info(p) for p in found])
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
