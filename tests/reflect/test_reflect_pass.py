@@ -185,7 +185,7 @@ def test_writes_nothing_when_nothing_durable(provider, store):
     before = snapshot(store)
     outcome, fake = run(provider, store, [end_turn(provider, "Nothing durable in this transcript.")])
     assert outcome.stopped == "done" and outcome.changes == [] and outcome.tool_calls == 0
-    assert "nothing to write" in outcome.summary and "Nothing durable" in outcome.summary
+    assert "There is nothing to write." in outcome.summary and "Nothing durable" in outcome.summary
     assert len(fake.requests) == 1 and snapshot(store) == before
 
 
@@ -210,7 +210,11 @@ def test_invalid_tool_json_and_unknown_command_are_reported_to_the_model(store):
     assert "explode" in results[1][0]
     assert tool_results("openai", fake.requests[2])[0][0] == "the tool call arguments must be a JSON object"
     assert tool_results("openai", fake.requests[3])[0][0].startswith("unknown tool shell")
-    assert outcome.tool_calls == 4 and len(outcome.refused) == 4 and "4 refused" in outcome.summary
+    assert (
+        outcome.tool_calls == 4
+        and len(outcome.refused) == 4
+        and "The memory tool refused 4 of them." in outcome.summary
+    )
 
 
 def test_anthropic_non_object_input_and_foreign_tool(store):
@@ -290,7 +294,7 @@ def test_http_errors_end_the_pass_cleanly(provider, status, store):
     assert outcome.stopped == "error" and len(fake.requests) == 2  # no retries
     assert f"HTTP {status}" in outcome.summary
     assert ("rate limiting" in outcome.summary) == (status == 429)
-    assert "nothing applied" in outcome.summary and not outcome.reviewable
+    assert "Nothing was proposed" in outcome.summary and not outcome.reviewable
     assert snapshot(store) == before and KEY not in outcome.summary
 
 
@@ -304,7 +308,7 @@ def test_connection_refused_is_a_clear_error(store):
         "k",
         None,
     )
-    assert outcome.stopped == "error" and "could not connect" in outcome.summary
+    assert outcome.stopped == "error" and "Could not connect to the model endpoint." in outcome.summary
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

@@ -28,11 +28,11 @@ from .staging import Staging
 from .transcript import Transcript
 
 STOP_TEXT = {
-    "done": "the model finished",
-    "tool-limit": "stopped at the tool-call limit ({limit})",
-    "time-limit": "stopped at the time limit ({timeout:g} s)",
-    "cancelled": "cancelled",
-    "error": "the model endpoint failed",
+    "done": "The model finished",
+    "tool-limit": "The pass stopped at the tool-call limit ({limit})",
+    "time-limit": "The pass stopped at the time limit ({timeout:g} s)",
+    "cancelled": "The pass was cancelled",
+    "error": "The model endpoint failed",
 }
 
 
@@ -50,6 +50,7 @@ class Outcome:
     error: str | None = None
     neighbours: list[Neighbour] = field(default_factory=list)
     config: ReflectConfig | None = None
+    skipped_records: int = 0  # transcript records that were not conversation
 
     @property
     def reviewable(self) -> bool:
@@ -58,27 +59,29 @@ class Outcome:
 
     @property
     def summary(self) -> str:
+        """Sentences: how the pass ended, what it proposes, what it skipped, and the model's last words."""
         c = self.config or ReflectConfig()
-        parts = [
-            STOP_TEXT[self.stopped].format(limit=c.max_tool_calls, timeout=c.timeout)
-            + (f": {self.error}" if self.error else "")
-        ]
-        parts.append(
-            f"{self.tool_calls} tool call{'s' if self.tool_calls != 1 else ''}"
-            + (f", {len(self.refused)} refused" if self.refused else "")
-        )
+        calls = f"{self.tool_calls} tool call{'s' if self.tool_calls != 1 else ''}"
+        head = STOP_TEXT[self.stopped].format(limit=c.max_tool_calls, timeout=c.timeout)
+        error = (self.error or "").rstrip(".")
+        sentences = [f"{error[:1].upper()}{error[1:]}." if error else f"{head} after {calls}."]
+        if self.refused:
+            sentences.append(f"The memory tool refused {len(self.refused)} of them.")
         if self.stopped == "error":
-            parts.append(
-                "nothing applied" + (f" (discarded: {summary_of(self.changes)})" if self.changes else "")
-            )
+            discarded = f" (discarded: {summary_of(self.changes)})" if self.changes else ""
+            sentences.append(f"Nothing was proposed{discarded}.")
         elif self.changes:
-            parts.append(f"staged for review: {summary_of(self.changes)}")
+            sentences.append(f"Proposed: {summary_of(self.changes)}.")
         else:
-            parts.append("nothing to write")
-        text = "Reflection " + "; ".join(parts) + "."
+            sentences.append("There is nothing to write.")
+        if self.skipped_records:
+            n = self.skipped_records
+            sentences.append(
+                f"{n} transcript record{'s were' if n != 1 else ' was'} skipped (not conversation)."
+            )
         if self.model_text:
-            text += f" Model: “{short(self.model_text)}”"
-        return text
+            sentences.append(f"The model said: “{short(self.model_text)}”")
+        return " ".join(sentences)
 
 
 def _execute(call: ToolCall, staging_root: Path, workspace: str | None) -> tuple[str, bool]:
@@ -115,7 +118,7 @@ def reflect(
     say("finding related memories")
     near = neighbours(root, transcript.text, active)
     check_cancel()
-    outcome = Outcome("done", neighbours=near, config=config)
+    outcome = Outcome("done", neighbours=near, config=config, skipped_records=transcript.skipped)
     with Staging(root) as staging:
         try:
             conversation = open_conversation(

@@ -1,4 +1,4 @@
-"""Transcripts as data: JSON lines of Anthropic- or OpenAI-shaped messages, or plain text/markdown.
+"""Transcripts as data: JSON lines (chat messages, Claude Code or Codex CLI session logs), or plain text.
 
 Either way the result is plain text for the prompt ("user: ...", "assistant: ..."); tool traffic is kept
 in short form because outcomes often live there. A long transcript keeps its end (the latest turns).
@@ -10,6 +10,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .transcript_formats import normalize
 
 MAX_READ = 8 * 1024 * 1024  # bytes read from the file at most
 MAX_CHARS = 120_000  # characters handed to the model
@@ -26,6 +28,7 @@ class Transcript:
     format: str  # "jsonl" or "text"
     messages: int  # messages recognised (0 for plain text)
     truncated: bool
+    skipped: int = 0  # JSON records that carry no conversation (session metadata, summaries, …)
 
 
 def read(path: Path, shown: str | None = None) -> Transcript:
@@ -45,17 +48,22 @@ def read(path: Path, shown: str | None = None) -> Transcript:
 def parse(raw: str, *, cut: bool = False) -> Transcript:
     lines = [line for line in raw.splitlines() if line.strip()]
     rendered: list[str] = []
+    skipped = 0
     if lines and all(_is_object(line) for line in lines[: min(len(lines), 50)]):
         for line in lines:
             try:
                 obj = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
+                skipped += 1
                 continue
-            text = render_message(obj) if isinstance(obj, dict) else None
+            message = normalize(obj) if isinstance(obj, dict) else None
+            text = render_message(message) if message is not None else None
             if text:
                 rendered.append(text)
+            else:
+                skipped += 1
     if rendered:
-        return _capped("\n\n".join(rendered), "jsonl", len(rendered), cut)
+        return _capped("\n\n".join(rendered), "jsonl", len(rendered), cut, skipped)
     return _capped(raw.replace("\x00", ""), "text", 0, cut)
 
 
@@ -69,12 +77,10 @@ def _is_object(line: str) -> bool:
         return False
 
 
-def _capped(text: str, fmt: str, count: int, cut: bool) -> Transcript:
+def _capped(text: str, fmt: str, count: int, cut: bool, skipped: int = 0) -> Transcript:
     if len(text) > MAX_CHARS:
-        return Transcript(
-            "[… earlier part of the transcript omitted …]\n" + text[-MAX_CHARS:], fmt, count, True
-        )
-    return Transcript(text, fmt, count, cut)
+        text, cut = "[… earlier part of the transcript omitted …]\n" + text[-MAX_CHARS:], True
+    return Transcript(text, fmt, count, cut, skipped)
 
 
 def _short(value: object) -> str:
@@ -108,9 +114,7 @@ def _content_text(content: object) -> str:
 
 
 def render_message(obj: dict[str, Any]) -> str | None:  # Any: parsed JSON
-    """One message as "role: text"; a wrapper like {"type": ..., "message": {...}} is unwrapped."""
-    if isinstance(obj.get("message"), dict) and "role" not in obj:
-        obj = obj["message"]
+    """One chat-shaped message as "role: text" (see transcript_formats for the session-log shapes)."""
     role = obj.get("role")
     if not isinstance(role, str):
         return None

@@ -33,7 +33,7 @@ class AnthropicConversation:
             import anthropic
         except ImportError:
             raise ModelError(
-                "the anthropic package is not installed (pip install 'kin-memory[reflect]')"
+                "the anthropic package is not installed (it is a dependency of kin-memory: reinstall kin-memory)"
             ) from None
         self._sdk = anthropic
         # No retries: the pass has its own time bound and a clear summary beats a silent wait.

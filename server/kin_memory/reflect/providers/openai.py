@@ -55,7 +55,7 @@ class OpenAIConversation:
             import openai
         except ImportError:
             raise ModelError(
-                "the openai package is not installed (pip install 'kin-memory[reflect]')"
+                "the openai package is not installed (it is a dependency of kin-memory: reinstall kin-memory)"
             ) from None
         self._sdk = openai
         self.client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0)
