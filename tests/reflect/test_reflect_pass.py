@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -550,3 +551,21 @@ def test_transcript_formats(tmp_path):
         read(tmp_path / "missing.jsonl")
     with pytest.raises(TranscriptError):
         read(tmp_path)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_cancel_aborts_the_request_in_flight(provider, store):
+    """A cancel ends a slow model request at once, not at the pass's 90-second timeout."""
+    before = snapshot(store)
+    flag = threading.Event()
+    cancelled_at: list[float] = []
+
+    def cancel_once_asked(body: dict) -> Reply:  # the request is in flight: the user cancels now
+        cancelled_at.append(time.monotonic())
+        flag.set()
+        return Reply(200, end_turn(provider, "too late"), sleep=30)
+
+    with FakeModel([cancel_once_asked]) as fake, pytest.raises(Cancelled):
+        reflect(store, TRANSCRIPT, config(provider, fake), KEY, None, cancelled=flag.is_set)
+    assert time.monotonic() - cancelled_at[0] < 3  # not the 30 s the server would take
+    assert snapshot(store) == before

@@ -27,6 +27,20 @@ export function register(deps: { client: Client; refresh: () => void }): vscode.
   ];
 }
 
+/** Whether a provider and a model are set; if not, says which settings to set and offers to open them. */
+async function configured(): Promise<boolean> {
+  const settings = vscode.workspace.getConfiguration("kinMemory.reflection");
+  const missing = (["provider", "model"] as const).filter((key) => !settings.get<string>(key));
+  if (!missing.length) return true;
+  const names = missing.map((key) => `kinMemory.reflection.${key}`).join(" and ");
+  const open = await vscode.window.showErrorMessage(
+    `Kin Memory: reflection is not configured yet. Set ${names} (and, for a local or other endpoint, kinMemory.reflection.baseUrl).`,
+    "Open Settings",
+  );
+  if (open) await vscode.commands.executeCommand("workbench.action.openSettings", "kinMemory.reflection");
+  return false;
+}
+
 async function pickTranscript(arg: unknown): Promise<vscode.Uri | undefined> {
   if (arg instanceof vscode.Uri) return arg; // "Reflect on this file" from the Explorer
   const picked = await vscode.window.showOpenDialog({
@@ -41,6 +55,7 @@ async function reflect(
   show: (p: ProposalResult, c: ProposalChange) => Promise<void>,
   arg: unknown,
 ): Promise<void> {
+  if (!(await configured())) return; // before asking for a file: nothing could be done with it
   const file = await pickTranscript(arg);
   if (!file) return;
   const proposal = await vscode.window.withProgress(

@@ -13,6 +13,7 @@ refuses it (the caller checks, see `disabled_message`).
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,10 +23,12 @@ from .changes import Change, summary_of
 from .config import ReflectConfig
 from .neighbours import Neighbour, neighbours
 from .prompt import SYSTEM, user_message
-from .providers.base import ModelError, ModelTimeout, ToolCall, short
+from .providers.base import Conversation, ModelError, ModelTimeout, ToolCall, Turn, short
 from .providers.factory import open_conversation
 from .staging import Staging
 from .transcript import Transcript
+
+CANCEL_POLL = 0.1  # seconds between looks at the cancel flag while a request is in flight
 
 STOP_TEXT = {
     "done": "The model finished",
@@ -84,6 +87,32 @@ class Outcome:
         return " ".join(sentences)
 
 
+def _send(conversation: Conversation, timeout: float, is_cancelled: Callable[[], bool]) -> Turn:
+    """One model request that a cancel ends at once, not at its timeout: the request runs in its own
+    thread, and on cancel the pass stops waiting (and closes the client, which ends the request as soon
+    as the HTTP stack notices); whatever answer comes later is dropped."""
+    outcome: list[Turn | BaseException] = []
+    done = threading.Event()
+
+    def request() -> None:
+        try:
+            outcome.append(conversation.send(timeout=timeout))
+        except BaseException as exc:  # noqa: BLE001 - handed back to the pass's thread as is
+            outcome.append(exc)
+        finally:
+            done.set()
+
+    threading.Thread(target=request, name="kin-memory-model-request", daemon=True).start()
+    while not done.wait(CANCEL_POLL):
+        if is_cancelled():
+            conversation.abort()
+            raise Cancelled()
+    result = outcome[0]
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
 def _execute(call: ToolCall, staging_root: Path, workspace: str | None) -> tuple[str, bool]:
     if call.input is None:
         return call.problem or "the tool call could not be understood", True
@@ -136,7 +165,7 @@ def reflect(
                     outcome.stopped = "time-limit"
                     break
                 say(f"asking the model ({outcome.tool_calls} tool calls so far)")
-                turn = conversation.send(timeout=remaining)
+                turn = _send(conversation, remaining, is_cancelled)
                 if turn.text:
                     outcome.model_text = turn.text
                 if not turn.calls:

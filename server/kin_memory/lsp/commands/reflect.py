@@ -7,6 +7,7 @@ and applied later, exactly as reviewed, by `kin.memory.applyProposal`.
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 from pygls.exceptions import JsonRpcInvalidParams
@@ -59,9 +60,18 @@ class ReflectCommand:
         workspace = active[0] if len(active) == 1 else None
         root = self.session.root
         task = await self.progress.begin("reflect", "Memory reflection", cancellable=True)
+        stop = threading.Event()  # $/cancelRequest for this command, or the progress bar's Cancel
+
+        def cancelled() -> bool:
+            return stop.is_set() or task.cancelled()
+
         try:
             outcome = await loop.run_in_executor(None, lambda: reflect(
-                root, transcript, config, key, workspace, cancelled=task.cancelled, progress=task.report))  # fmt: skip
+                root, transcript, config, key, workspace, cancelled=cancelled, progress=task.report))  # fmt: skip
+        except asyncio.CancelledError:
+            stop.set()  # the pass stops at once, its model request abandoned
+            task.end("cancelled")
+            raise
         except Cancelled:
             task.end("cancelled")
             raise CommandFailed("Reflection was cancelled; nothing was proposed.") from None

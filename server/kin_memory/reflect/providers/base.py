@@ -42,6 +42,9 @@ class Conversation(Protocol):
     def answer(self, results: list[tuple[ToolCall, str, bool]]) -> None:
         """Add the results of the turn's tool calls (text, is_error) for the next request."""
 
+    def abort(self) -> None:
+        """From another thread: end a request in flight now (the user cancelled)."""
+
 
 def short(text: object) -> str:
     s = " ".join(str(text).split())

@@ -65,6 +65,10 @@ class OpenAIConversation:
             {"role": "user", "content": user},
         ]
 
+    def abort(self) -> None:
+        # Closing the HTTP client ends the blocked read in the thread that is waiting for the model.
+        self.client.close()
+
     def send(self, timeout: float) -> Turn:
         sdk = self._sdk
         try:
