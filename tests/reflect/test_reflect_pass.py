@@ -569,3 +569,33 @@ def test_cancel_aborts_the_request_in_flight(provider, store):
         reflect(store, TRANSCRIPT, config(provider, fake), KEY, None, cancelled=flag.is_set)
     assert time.monotonic() - cancelled_at[0] < 3  # not the 30 s the server would take
     assert snapshot(store) == before
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_another_workspaces_memories_do_not_exist_for_the_pass(provider, store, workspace):
+    """A transcript that asks to edit and delete another repository's memories: the model cannot see
+    them, the tool answers as for a missing file, the proposal holds neither change, the store is as it was."""
+    theirs = write(store / "facts" / "their-db.md",
+                   "---\ncategory: project-fact\nworkspace: /srv/repos/other\n---\nTheir DB is on 5432.\n")  # fmt: skip
+    write(
+        store / "facts" / "their-notes.md",
+        "---\ncategory: episodic\nworkspace: /srv/repos/other\n---\nNotes.\n",
+    )
+    before = snapshot(store)
+    calls = [
+        {"command": "view", "path": "/memories/facts"},
+        {
+            "command": "str_replace",
+            "path": "/memories/facts/their-db.md",
+            "old_str": "5432",
+            "new_str": "6543",
+        },
+        {"command": "delete", "path": "/memories/facts/their-notes.md"},
+    ]
+    outcome, fake = run(provider, store, [tool_turn(provider, *calls), end_turn(provider)], workspace)
+    listing, edit, delete = (text for text, _ in tool_results(provider, fake.requests[1]))
+    assert "their-db.md" not in listing and "their-notes.md" not in listing and "deploy.md" in listing
+    assert "does not exist" in edit and "does not exist" in delete
+    proposal = proposal_of(store, outcome, workspace)
+    assert proposal.changes == () and snapshot(store) == before
+    assert theirs.read_text().endswith("5432.\n")

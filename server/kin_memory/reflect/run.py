@@ -19,6 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..store.memory import load
+from ..store.paths import virtual_of_rel
+from ..store.workspace import visibility
 from .changes import Change, summary_of
 from .config import ReflectConfig
 from .neighbours import Neighbour, neighbours
@@ -87,6 +90,20 @@ class Outcome:
         return " ".join(sentences)
 
 
+def _visible_to(active: tuple[str, ...] | None) -> Callable[[str, Path], bool] | None:
+    """The staging filter: memory files another workspace owns are not staged (None: the operator's view)."""
+    if not active:
+        return None
+
+    def visible(rel: str, path: Path) -> bool:
+        if not rel.endswith(".md"):
+            return True
+        memory = load(path, virtual_of_rel(rel))
+        return visibility(memory.stamp, active).visible
+
+    return visible
+
+
 def _send(conversation: Conversation, timeout: float, is_cancelled: Callable[[], bool]) -> Turn:
     """One model request that a cancel ends at once, not at its timeout: the request runs in its own
     thread, and on cancel the pass stops waiting (and closes the client, which ends the request as soon
@@ -148,7 +165,7 @@ def reflect(
     near = neighbours(root, transcript.text, active)
     check_cancel()
     outcome = Outcome("done", neighbours=near, config=config, skipped_records=transcript.skipped)
-    with Staging(root) as staging:
+    with Staging(root, visible=_visible_to(active)) as staging:
         try:
             conversation = open_conversation(
                 config.provider or "",

@@ -20,6 +20,7 @@ import secrets
 import shutil
 import stat
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,6 +69,10 @@ class Staging:
     base_dirs: set[str] = field(default_factory=set)
     copied: int = 0  # files copied because linking failed
     linked: int = 0
+    # Which store files the pass may see (relative posix path, real path → bool); others are not staged,
+    # so for the model they do not exist: another workspace's memories stay out of its reach.
+    visible: Callable[[str, Path], bool] | None = None
+    hidden: int = 0  # files left out by `visible`
 
     def __post_init__(self) -> None:
         self.root = Path(os.path.realpath(self.root))
@@ -100,6 +105,9 @@ class Staging:
         self.base_dirs = dirs
         for rel, st in files.items():
             src, dst = self.root / rel, self.dir / rel
+            if self.visible is not None and not self.visible(rel, src):
+                self.hidden += 1
+                continue
             try:
                 os.link(src, dst, follow_symlinks=False)
                 self.linked += 1
