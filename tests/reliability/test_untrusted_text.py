@@ -1,0 +1,81 @@
+"""Untrusted text reaching a renderer, through the real server (issue 14, points 5, 11, 14 and 15).
+
+Each test plants what a hostile agent or repository could write, asks the server the way an editor does
+and checks what would be rendered: markdown that stays inert, listings with one line per entry, recall
+that is off when memory is disabled, and secrets that are masked wherever memory text is shown.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from reliability_support import RawServer, write
+
+WS_STAMP_ATTACK = "x`\\n\\n[click](command:foo) <img src=x>"  # YAML escapes: a real blank line
+SHOWN_STAMP = "x`\\n\\n[click](command:foo) <img src=x>"  # how it must read: escapes visible
+
+
+def live_markdown(text: str) -> str:
+    """The parts of a markdown text that are not inside code spans, as CommonMark reads them: blocks
+    first (a blank line ends a paragraph, and any code span left open in it), then code spans (a run of
+    n backticks closes only at the next run of exactly n)."""
+    live = []
+    for paragraph in re.split(r"\n[ \t]*\n", text):
+        i = 0
+        while i < len(paragraph):
+            run = re.match(r"`+", paragraph[i:])
+            if run:
+                n = len(run.group())
+                close = next((m for m in re.finditer(r"`+", paragraph[i + n :]) if len(m.group()) == n), None)
+                if close:
+                    i += n + close.end()
+                    continue
+                live.append(run.group())
+                i += n
+                continue
+            live.append(paragraph[i])
+            i += 1
+        live.append("\n\n")
+    return "".join(live)
+
+
+def wait_recall(server: RawServer) -> None:
+    server.wait_until(lambda: any("recall index:" in m for m in server.logs()), 60, "the recall index sync")
+
+
+# -- point 5: the workspace hover ---------------------------------------------------------------
+
+
+def test_workspace_hover_renders_a_hostile_stamp_inert(root: Path, server_factory) -> None:
+    target = write(
+        root / "facts" / "stamp.md",
+        f'---\ncategory: project-fact\nworkspace: "{WS_STAMP_ATTACK}"\n---\n# Stamp\n\nbody\n',
+    )
+    server = server_factory()
+    server.initialize()
+    uri = server.open(target)
+    text = server.hover(uri, 2, 2)["result"]["contents"]["value"]  # on the `workspace` key
+    live = live_markdown(text)
+    assert "](command:" not in live and "[click]" not in live, text
+    assert "<img" not in live and "command:foo" not in live, text
+    # the value is quoted whole, escapes visible, in one code span on the hover's own line
+    seen = next(line for line in text.split("\n") if line.startswith("Seen from"))
+    assert SHOWN_STAMP in seen, text
+    value_hover = server.hover(uri, 2, 14)["result"]["contents"]["value"]  # on the value
+    assert "command:foo" not in live_markdown(value_hover), value_hover
+    assert server.shutdown() == 0
+
+
+def test_category_hover_renders_a_hostile_value_inert(root: Path, server_factory) -> None:
+    target = write(
+        root / "facts" / "cat.md",
+        '---\ncategory: "x`\\n\\n![i](http://evil.example/p.png) <b>b</b>"\nworkspace: global\n---\nbody\n',
+    )
+    server = server_factory()
+    server.initialize()
+    text = server.hover(server.open(target), 1, 2)["result"]["contents"]["value"]
+    live = live_markdown(text)
+    assert "![" not in live and "<b>" not in live and "http" not in live, text
+    assert "reads as project-fact" in text
+    assert server.shutdown() == 0
