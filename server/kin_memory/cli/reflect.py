@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..sinks import terminal
 from .common import UsageError, target
 
 
@@ -63,14 +64,15 @@ def run(args: argparse.Namespace) -> int:
             config,
             key,
             workspace,
-            progress=(lambda m: print(f"… {m}", file=sys.stderr)) if tty else None,
+            progress=(lambda m: print(f"… {terminal.field(m)}", file=sys.stderr)) if tty else None,
         )
     except (Cancelled, KeyboardInterrupt):
         print("cancelled: nothing applied", file=sys.stderr)
         return 130
-    print(outcome.summary, file=sys.stderr)
+    # the summary and the diff carry model output and memory text
+    print(terminal.block(outcome.summary), file=sys.stderr)
     if outcome.changes:
-        sys.stdout.write(unified_diff(outcome.changes))
+        sys.stdout.write(terminal.block(unified_diff(outcome.changes)))
         sys.stdout.flush()
     if not outcome.reviewable:
         return 1 if outcome.stopped == "error" else 0
@@ -87,6 +89,6 @@ def run(args: argparse.Namespace) -> int:
             return 0
     result = apply_changes(root, outcome.changes)
     for change, why in result.failed:
-        print(f"not applied: {change.describe()}: {why}", file=sys.stderr)
+        print(f"not applied: {terminal.field(change.describe())}: {terminal.field(why)}", file=sys.stderr)
     print(f"applied {len(result.done)} of {len(outcome.changes)} changes", file=sys.stderr)
     return 1 if result.failed else 0

@@ -7,8 +7,9 @@ import sys
 import time
 
 from ..protocol import ReindexResult
+from ..sinks import terminal
 from ..store.paths import real_path
-from .common import UsageError, file_uri, print_json, printable, printable_block, target
+from .common import UsageError, file_uri, print_json, target
 
 MAX_RESULTS = 100
 
@@ -50,9 +51,9 @@ def search(args: argparse.Namespace) -> int:
         print("no matching memories", file=sys.stderr)
         return 1
     for h, snip in hits:
-        print(f"{printable(h.vpath)}  [{h.category}]  {printable(h.title)}")
+        print(f"{terminal.field(h.vpath)}  [{terminal.field(h.category)}]  {terminal.field(h.title)}")
         if snip:
-            print(f"    {printable(snip)}")
+            print(f"    {terminal.field(snip)}")
     return 0
 
 
@@ -67,7 +68,7 @@ def index_preview(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result)
         return 0
-    print(printable_block(result.text))
+    print(terminal.block(result.text))
     note = f"{result.lines} lines, {result.bytes} bytes"
     if result.truncated:
         note += "; " + cut_sentence(result)
