@@ -101,3 +101,60 @@ def test_newline_name_fakes_no_line_in_tool_view_or_index_preview(root: Path, se
     assert lines[1] == "- /memories/evil\\n- /memories/fake.md (pretend).md (preference) — Planted", lines
     assert not any(line.startswith("- /memories/fake.md") for line in lines)
     assert server.shutdown() == 0
+
+
+# -- point 14: memory_enabled = false turns recall off -------------------------------------------
+
+DISABLED_GLOBAL = "Memory is disabled (memory_enabled = false in ~/.kin/settings.toml)"
+
+
+def _recall_store(root: Path) -> Path:
+    write(root / "facts" / "gateway.md", memory("project-fact", "# Gateway\n\nThe gateway routes TLS.\n"))
+    write(
+        root / "facts" / "gateway-2.md", memory("project-fact", "# Gateway two\n\nThe gateway routes TLS.\n")
+    )
+    return write(
+        root / "facts" / "typo.md",
+        "---\ncategory: projct-fact\nworkspace: global\n---\n# Typo\n\nThe gateway routes TLS too.\n",
+    )
+
+
+def _assert_recall_off(server: RawServer, typo: Path, settings_file: str) -> None:
+    message = f"Memory is disabled (memory_enabled = false in {settings_file})"
+    for name, arg in (("kin.memory.search", {"query": "gateway"}), ("kin.memory.indexPreview", {})):
+        response = server.command(name, arg)
+        assert "error" in response and response["error"]["message"] == message, (name, response)
+    assert not server.request("workspace/symbol", {"query": "gateway"}).get("result")
+    uri = server.open(typo)
+    assert server.hover(uri, 6, 6).get("result") is None  # body text: no recall
+    key = server.hover(uri, 1, 2)["result"]["contents"]["value"]  # frontmatter hovers stay
+    assert "category" in key
+    server.wait_until(lambda: "KM201" in server.codes(typo), 20, "diagnostics")  # diagnostics stay
+
+
+def test_global_memory_enabled_false_turns_recall_off_in_the_server(root: Path, home: Path, server_factory):
+    typo = _recall_store(root)
+    settings = write(home / ".kin" / "settings.toml", "memory_enabled = false\n")
+    server = server_factory()
+    server.initialize()
+    wait_recall(server)
+    _assert_recall_off(server, typo, "~/.kin/settings.toml")
+    settings.write_text("memory_enabled = true\n")  # read at each request: no restart needed
+    hits = server.command("kin.memory.search", {"query": "gateway"})["result"]["results"]
+    assert hits and server.request("workspace/symbol", {"query": "gateway"})["result"]
+    related = server.hover(typo.as_uri(), 6, 6)["result"]["contents"]["value"]
+    assert "Related memories" in related
+    assert server.shutdown() == 0
+
+
+def test_project_memory_enabled_false_turns_recall_off_in_the_server(
+    root: Path, home: Path, tmp_path: Path, server_factory
+) -> None:
+    typo = _recall_store(root)
+    repo = tmp_path / "repo"
+    write(repo / ".kin" / "settings.toml", "memory_enabled = false\n")
+    server = server_factory()
+    server.initialize(folders=[repo])
+    wait_recall(server)
+    _assert_recall_off(server, typo, str(repo.resolve() / ".kin" / "settings.toml"))
+    assert server.shutdown() == 0

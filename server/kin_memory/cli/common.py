@@ -1,5 +1,5 @@
 """What every subcommand resolves the same way: the store root, the active workspace, the settings files
-in effect. Text for the terminal goes through `sinks.terminal`."""
+in effect, and whether recall may answer. Text for the terminal goes through `sinks.terminal`."""
 
 from __future__ import annotations
 
@@ -37,6 +37,16 @@ class Target:
 
     def settings(self) -> EffectiveSettings:
         return settings_for(self.workspace)
+
+    def require_recall(self) -> None:
+        """Recall (search, the prompt preview) answers nothing while `memory_enabled = false`: the memory
+        tool's sentence, naming the settings file that says so."""
+        from ..store.home import home_relative
+        from ..tool.messages import disabled
+
+        settings = self.settings()
+        if not settings.memory_enabled:
+            raise UsageError(disabled(home_relative(settings.disabled_by)))
 
 
 def settings_for(workspace: str | None) -> EffectiveSettings:

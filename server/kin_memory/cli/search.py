@@ -41,6 +41,7 @@ def search(args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise UsageError("--limit must be at least 1")
     where = target(args)
+    where.require_recall()
     recall = Recall(where.root)
     recall.sync_disk()
     hits = recall.search(args.query, where.active, min(args.limit, MAX_RESULTS))
@@ -63,6 +64,7 @@ def index_preview(args: argparse.Namespace) -> int:
     from ..store.store import load_store
 
     where = target(args)
+    where.require_recall()
     store = load_store(where.root)
     result = index_preview_result(compose(list(store.memories()), store.index_file(), where.active))
     if args.json:
