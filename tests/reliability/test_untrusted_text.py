@@ -158,3 +158,46 @@ def test_project_memory_enabled_false_turns_recall_off_in_the_server(
     wait_recall(server)
     _assert_recall_off(server, typo, str(repo.resolve() / ".kin" / "settings.toml"))
     assert server.shutdown() == 0
+
+
+# -- point 15: secrets are masked wherever memory text is shown ---------------------------------
+
+ANTHROPIC = "sk-ant-api03-" + "Zq9_" * 8  # fabricated
+GITHUB = "ghp_" + "Zq98" * 9  # fabricated
+STRIPE = "sk_live_" + "Zq98" * 6  # fabricated
+SECRET_TAILS = ("Zq9_Zq9_", "Zq98Zq98")
+
+
+def _no_secret(text: str) -> None:
+    assert not any(tail in text for tail in SECRET_TAILS), text
+
+
+def test_secrets_of_another_memory_are_masked_in_hover_search_symbols_and_preview(
+    root: Path, server_factory
+) -> None:
+    a = write(root / "facts" / "gateway.md", memory("project-fact", "# Gateway\n\nThe gateway routes TLS.\n"))
+    write(
+        root / "facts" / "gateway-keys.md",
+        memory(
+            "project-fact", f"# Gateway keys {GITHUB}\n\nThe gateway routes TLS with {ANTHROPIC} today.\n"
+        ),
+    )
+    write(root / "MEMORY.md", f"# Index\n- billing uses {STRIPE}\n")
+    server = server_factory()
+    server.initialize()
+    wait_recall(server)
+    hover = server.hover(server.open(a), 6, 6)["result"]["contents"]["value"]
+    assert "gateway\\-keys.md" in hover or "gateway-keys.md" in hover, hover
+    assert "sk-ant-…" in hover and "ghp\\_…" in hover, hover  # the kind is shown (markdown-escaped)
+    _no_secret(hover)
+    results = server.command("kin.memory.search", {"query": "gateway keys"})["result"]["results"]
+    keys = next(r for r in results if r["path"] == "/memories/facts/gateway-keys.md")
+    assert keys["title"] == "Gateway keys ghp_…****" and "sk-ant-…****" in keys["snippet"], keys
+    _no_secret(str(results))
+    symbols = server.request("workspace/symbol", {"query": "gateway"})["result"]
+    assert any(s["name"] == "Gateway keys ghp_…****" for s in symbols), symbols
+    _no_secret(str(symbols))
+    preview = server.command("kin.memory.indexPreview", {"workspace": "none"})["result"]
+    assert "- billing uses sk_live_…****" in preview["text"] and "ghp_…****" in preview["text"], preview
+    _no_secret(preview["text"])
+    assert server.shutdown() == 0

@@ -1,5 +1,6 @@
 """Recall results as hover markdown. Memory text is untrusted: every piece of it goes through the
-markdown sink, so a memory cannot inject links, `command:` URIs, images or raw HTML into the editor."""
+markdown sink, so a memory cannot inject links, `command:` URIs, images or raw HTML into the editor.
+Titles and snippets arrive with secrets already masked (recall/service.py)."""
 
 from __future__ import annotations
 

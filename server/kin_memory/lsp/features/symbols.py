@@ -1,5 +1,5 @@
 """Symbols and links: a memory's headings and keys, MEMORY.md's links, workspace symbols by recall (none
-while memory is disabled)."""
+while memory is disabled; titles come masked from recall)."""
 
 from __future__ import annotations
 
