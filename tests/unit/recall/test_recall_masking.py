@@ -9,6 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from kin_memory.recall.snippet import MAX_SNIPPET, snippet
 
 ANTHROPIC = "sk-ant-api03-" + "Zq9_" * 8  # fabricated
@@ -55,3 +58,22 @@ def test_cli_search_and_index_preview_print_secrets_masked(store: Path) -> None:
         "# Memory\n- /memories/keys.md (preference) — Keys sk-proj-…****\n\n## MEMORY.md\n"
         "- zebracorn key sk-ant-…****\n"
     )
+
+
+WORDS = ("gateway", "routes", "zebracorn", "key", "the", "deploy", "token", "x")
+SECRETS = (ANTHROPIC, OPENAI, "ghp_" + "Zq98" * 9, "AKIA" + "ZQ98ZQ98ZQ98ZQ98", "password=" + "Zq98" * 5)
+
+
+@given(
+    st.lists(st.sampled_from(WORDS), min_size=0, max_size=3000),
+    st.integers(min_value=0, max_value=3000),
+    st.sampled_from(SECRETS),
+    st.sampled_from(WORDS),
+    st.sampled_from((40, 160)),
+)
+@settings(max_examples=150, deadline=None)
+def test_snippet_never_shows_a_secret(words, at, secret, query, width) -> None:
+    at = min(at, len(words))
+    body = " ".join([*words[:at], secret, *words[at:]])
+    out = snippet(body, query, width)
+    assert "Zq98" not in out and "Zq9_" not in out and "Zq9-" not in out and "ZQ98" not in out, out
