@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
+from ..sinks import terminal
 from .common import UsageError
 
 # Each module exposes `register(subparsers, common)`; `common` is the parent parser carrying
@@ -67,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except UsageError as exc:
-        print(f"kin-memory: {exc}", file=sys.stderr)
+        print(f"kin-memory: {terminal.field(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

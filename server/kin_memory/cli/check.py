@@ -13,12 +13,13 @@ from ..findings.catalog import ERROR
 from ..findings.model import Finding
 from ..findings.run import check_store
 from ..findings.store_level import duplicate_findings, scan_findings, settings_findings
+from ..sinks import terminal
 from ..store.context import cli_context
 from ..store.paths import real_path
 from ..store.root import resolve_root
 from ..store.store import load_store
 from ..store.workspace import cli_workspace
-from .common import UsageError, printable, settings_for
+from .common import UsageError, settings_for
 
 
 def register(subparsers, common: argparse.ArgumentParser) -> None:
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     note = ""
     if not root.is_dir():
         if args.example_if_missing:
-            note = f"no memory store at {root}; checking the bundled example store instead"
+            note = f"no memory store at {terminal.field(root)}; checking the bundled example store instead"
             root = example_root()
         else:
             raise UsageError(f"memory store not found: {root} (set KIN_MEMORY_DIR or pass --root)")
@@ -142,7 +143,9 @@ def _text(rows: list[tuple[str, Finding]], files: int) -> None:
     cwd = os.getcwd()
     for path, f in rows:
         shown = os.path.relpath(path, cwd) if path.startswith(cwd + os.sep) else path
-        print(printable(f"{shown}:{f.span.line + 1}:{f.span.col + 1}: {f.code} {f.severity}: {f.message}"))
+        print(
+            f"{terminal.field(shown)}:{f.span.line + 1}:{f.span.col + 1}: {f.code} {f.severity}: {terminal.field(f.message)}"
+        )
     counts: dict[str, int] = {}
     for _, f in rows:
         counts[f.severity] = counts.get(f.severity, 0) + 1

@@ -1,5 +1,5 @@
 """What every subcommand resolves the same way: the store root, the active workspace, the settings files
-in effect, and text made safe for a terminal."""
+in effect, and whether recall may answer. Text for the terminal goes through `sinks.terminal`."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import protocol
+from ..sinks import terminal
 from ..store.root import RootChoice, resolve_root
 from ..store.settings import EffectiveSettings, effective_settings
 from ..store.workspace import cli_workspace
@@ -37,6 +38,16 @@ class Target:
     def settings(self) -> EffectiveSettings:
         return settings_for(self.workspace)
 
+    def require_recall(self) -> None:
+        """Recall (search, the prompt preview) answers nothing while `memory_enabled = false`: the memory
+        tool's sentence, naming the settings file that says so."""
+        from ..store.home import home_relative
+        from ..tool.messages import disabled
+
+        settings = self.settings()
+        if not settings.memory_enabled:
+            raise UsageError(disabled(home_relative(settings.disabled_by)))
+
 
 def settings_for(workspace: str | None) -> EffectiveSettings:
     """The global settings file, then the workspace's project file (`global` and labels have none)."""
@@ -50,15 +61,6 @@ def target(args: argparse.Namespace, *, editor_setting: str | None = None) -> Ta
     return Target(choice, cli_workspace(getattr(args, "workspace", None), choice.path))
 
 
-def printable(text: str) -> str:
-    """Untrusted text for a terminal: no control characters, so no escape sequence reaches it."""
-    return "".join(ch if ch.isprintable() else "\N{REPLACEMENT CHARACTER}" for ch in text)
-
-
-def printable_block(text: str) -> str:
-    return "\n".join(printable(line) for line in text.split("\n"))
-
-
 def file_uri(path: Path) -> str:
     """The URI the language server gives the same file."""
     from pygls.uris import from_fs_path  # light: no lsprotocol
@@ -67,5 +69,6 @@ def file_uri(path: Path) -> str:
 
 
 def print_json(result: object) -> None:
-    """A protocol result exactly as the language server answers it."""
-    print(json.dumps(protocol.dump(result), ensure_ascii=False))
+    """A protocol result exactly as the language server answers it (hostile characters \\u-escaped:
+    the same data, and nothing a terminal would act on)."""
+    print(terminal.json_text(json.dumps(protocol.dump(result), ensure_ascii=False)))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from .. import protocol
+from ..sinks import terminal
 from .common import print_json, target
-from .common import printable as _printable
 
 
 def register(subparsers, common: argparse.ArgumentParser) -> None:
@@ -36,11 +36,11 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(info)
         return 0
-    print(f"store: {_printable(info.root)} (from {info.root_source})")
-    print(f"workspaces: {', '.join(_printable(w) for w in info.workspaces) or 'none (operator view)'}")
+    print(f"store: {terminal.field(info.root)} (from {info.root_source})")
+    print(f"workspaces: {', '.join(terminal.field(w) for w in info.workspaces) or 'none (operator view)'}")
     for f in info.settings_files:
         state_text = "missing" if not f.exists else f"{f.problems} problem(s)" if f.problems else "ok"
-        print(f"{f.scope} settings: {_printable(f.path)} ({state_text})")
+        print(f"{f.scope} settings: {terminal.field(f.path)} ({state_text})")
     print(f"recall index: {info.index_state.state}, {info.index_state.memories} memories")
     print(f"memory: {'enabled' if info.memory_enabled else 'disabled'}")
     return 0

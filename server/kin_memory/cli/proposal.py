@@ -15,7 +15,8 @@ from ..proposals.apply import apply_proposal
 from ..proposals.model import Proposal
 from ..proposals.results import apply_result, proposal_info, proposal_result
 from ..protocol import ListProposalsResult, OkResult
-from .common import UsageError, print_json, printable, printable_block, target
+from ..sinks import terminal
+from .common import UsageError, print_json, target
 
 
 def register(subparsers, common: argparse.ArgumentParser) -> None:
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
             for p in [] if args.json else found:
                 age = (time.time() - p.created) / 3600
                 print(
-                    f"{p.id}  {p.source}  {len(p.changes)} changes  {age:.1f} h old  {printable(p.summary)}"
+                    f"{p.id}  {p.source}  {len(p.changes)} changes  {age:.1f} h old  {terminal.field(p.summary)}"
                 )
             return 0
         proposal = proposals.load(root, args.id)
@@ -62,9 +63,9 @@ def show_proposal(proposal: Proposal, as_json: bool) -> None:
     if as_json:
         print_json(proposal_result(proposal))
         return
-    print(printable(proposal.summary), file=sys.stderr)
+    print(terminal.field(proposal.summary), file=sys.stderr)
     for change in proposal.changes:
-        sys.stdout.write(printable_block(change.diff))
+        sys.stdout.write(terminal.block(change.diff))
         if not change.diff.endswith("\n"):
             sys.stdout.write("\n")
     sys.stdout.flush()
@@ -79,6 +80,6 @@ def apply_now(root: Path, proposal: Proposal, as_json: bool, paths: list[str] | 
         print_json(apply_result(result))
     else:
         for path, why in result.conflicts:
-            print(printable(f"not applied: {path}: {why}"), file=sys.stderr)
+            print(terminal.field(f"not applied: {path}: {why}"), file=sys.stderr)
         print(f"applied {len(result.applied)} of {len(proposal.changes)} changes", file=sys.stderr)
     return 1 if result.conflicts else 0

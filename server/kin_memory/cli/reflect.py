@@ -7,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..sinks import terminal
 from .common import UsageError, target
 from .proposal import apply_now, show_proposal
 
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     tty = sys.stderr.isatty()
     try:
         outcome = reflect(root, transcript, config, key, workspace,
-                          progress=(lambda m: print(f"… {m}", file=sys.stderr)) if tty else None)  # fmt: skip
+                          progress=(lambda m: print(f"… {terminal.field(m)}", file=sys.stderr)) if tty else None)  # fmt: skip
     except (Cancelled, KeyboardInterrupt):
         print("cancelled: nothing was proposed", file=sys.stderr)
         return 130

@@ -7,8 +7,9 @@ import sys
 import time
 
 from ..protocol import ReindexResult
+from ..sinks import terminal
 from ..store.paths import real_path
-from .common import UsageError, file_uri, print_json, printable, printable_block, target
+from .common import UsageError, file_uri, print_json, target
 
 MAX_RESULTS = 100
 
@@ -40,6 +41,7 @@ def search(args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise UsageError("--limit must be at least 1")
     where = target(args)
+    where.require_recall()
     recall = Recall(where.root)
     recall.sync_disk()
     hits = recall.search(args.query, where.active, min(args.limit, MAX_RESULTS))
@@ -50,9 +52,9 @@ def search(args: argparse.Namespace) -> int:
         print("no matching memories", file=sys.stderr)
         return 1
     for h, snip in hits:
-        print(f"{printable(h.vpath)}  [{h.category}]  {printable(h.title)}")
+        print(f"{terminal.field(h.vpath)}  [{terminal.field(h.category)}]  {terminal.field(h.title)}")
         if snip:
-            print(f"    {printable(snip)}")
+            print(f"    {terminal.field(snip)}")
     return 0
 
 
@@ -62,12 +64,13 @@ def index_preview(args: argparse.Namespace) -> int:
     from ..store.store import load_store
 
     where = target(args)
+    where.require_recall()
     store = load_store(where.root)
     result = index_preview_result(compose(list(store.memories()), store.index_file(), where.active))
     if args.json:
         print_json(result)
         return 0
-    print(printable_block(result.text))
+    print(terminal.block(result.text))
     note = f"{result.lines} lines, {result.bytes} bytes"
     if result.truncated:
         note += "; " + cut_sentence(result)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import sys
 
 from ..protocol import SweepResult
-from .common import UsageError, print_json, printable, target
+from ..sinks import terminal
+from .common import UsageError, print_json, target
 
 PROGRESS_MIN = 20  # files; below this a progress line is noise
 
@@ -53,7 +54,8 @@ def handler(args) -> int:
     human = not args.json
     if human:
         for e in plan.expired:
-            print(f"{printable(e.vpath)}\t{e.category}\t{e.age_days:.1f} days old")
+            # the list the user confirms before deleting: one memory per line, whatever its name holds
+            print(f"{terminal.field(e.vpath)}\t{terminal.field(e.category)}\t{e.age_days:.1f} days old")
         print(
             f"{len(plan.expired)} expired {'memory' if len(plan.expired) == 1 else 'memories'}, {plan.kept} kept"
         )
@@ -84,7 +86,7 @@ def handler(args) -> int:
 
     result = apply_sweep(root, plan, t, progress=progress)
     for vpath, message in result.failed:
-        print(printable(f"{vpath}: {message}"), file=sys.stderr)
+        print(f"{terminal.field(vpath)}: {terminal.field(message)}", file=sys.stderr)
     if args.json:
         print_json(SweepResult(swept=list(result.swept), kept=result.kept))
     else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
+from ..sinks import terminal
 from .common import UsageError, target
 
 
@@ -40,5 +41,5 @@ def handler(args) -> int:
         disabled_by=home_relative(settings.disabled_by),
     )
     result = run_tool(data, ctx)
-    print(result.content)
+    print(terminal.block(result.content))  # a file's text, names and the model's own input
     return 1 if result.is_error else 0

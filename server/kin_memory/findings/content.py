@@ -2,48 +2,167 @@
 
 from __future__ import annotations
 
+import bisect
 import re
+from dataclasses import dataclass
 
 from ..store.context import Context
 from ..store.frontmatter import Span
 from ..store.memory import BODY_CAP, Memory
 from .model import Finding, line_span
 
-SECRET_PATTERNS = (
-    ("private key", re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----")),
-    ("AWS access key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("Anthropic API key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}")),
-    ("OpenAI-style API key", re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9]{20,}")),
-    (
-        "GitHub token",
-        re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}|\bgithub_pat_[A-Za-z0-9_]{22,}"),
+# -- secrets (KM602) ------------------------------------------------------------------------------
+# Each pattern may name two groups: `keep`, the vendor prefix that says what kind of secret it is and is
+# not itself secret (shown when masking), and `secret`, the part to report and mask when the match
+# includes context (`password = …`). Without `secret` the whole match is the secret.
+
+
+@dataclass(frozen=True)
+class SecretPattern:
+    label: str
+    regex: re.Pattern[str]
+    triggers: tuple[str, ...] = ()  # literal fragments, one of which any match contains
+    words: tuple[str, ...] = ()  # lowercase fragments, for patterns matched case-insensitively
+
+
+_B64URL = "[A-Za-z0-9_-]"
+PRIVATE_KEY_LABEL = "private key"
+_PEM_HEAD = r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+_PEM_END = r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+
+# In priority order: where two matches overlap, the earlier pattern names the secret (a GitHub token in
+# `token = ghp_…` is a GitHub token, not a generic assignment).
+SECRET_PATTERNS: tuple[SecretPattern, ...] = (
+    SecretPattern(PRIVATE_KEY_LABEL, re.compile(_PEM_HEAD), ("-----BEGIN",)),
+    SecretPattern("Anthropic API key", re.compile(rf"\b(?P<keep>sk-ant-){_B64URL}{{20,}}"), ("sk-ant-",)),
+    SecretPattern(
+        "OpenAI API key",
+        # legacy keys are 48 letters and digits; project, service-account and admin keys are base64url
+        re.compile(
+            rf"\b(?P<keep>sk-(?!ant-)(?:proj-|svcacct-|admin-)?)(?={_B64URL}*\d)[A-Za-z0-9]{_B64URL}{{19,}}"
+        ),
+        ("sk-",),
     ),
-    ("Slack token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}")),
-    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
-    (
+    SecretPattern(
+        "AWS access key id",
+        re.compile(r"\b(?P<keep>AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
+        ("AKIA", "ASIA", "ABIA", "ACCA"),
+    ),
+    SecretPattern(
+        "AWS secret access key",
+        # 40 base64 characters are a secret key only next to its name: alone they are any hash
+        re.compile(
+            r"(?i)\b(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)\b[\"']?\s*[:=]\s*[\"']?"
+            r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"
+        ),
+        words=("secret",),
+    ),
+    SecretPattern(
+        "GitHub token",
+        re.compile(r"\b(?P<keep>gh[pousr]_)[A-Za-z0-9]{36,}|\b(?P<pat>github_pat_)[A-Za-z0-9_]{22,}"),
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
+    SecretPattern("GitLab token", re.compile(rf"\b(?P<keep>glpat-){_B64URL}{{20,}}"), ("glpat-",)),
+    SecretPattern(
+        "Slack token", re.compile(r"\b(?P<keep>xox[baprs]-)(?=[A-Za-z0-9-]*\d)[A-Za-z0-9-]{10,}"), ("xox",)
+    ),
+    SecretPattern(
+        "Stripe secret key",
+        re.compile(r"\b(?P<keep>(?:sk|rk)_(?:live|test)_)[A-Za-z0-9]{16,}"),
+        ("k_live_", "k_test_"),
+    ),
+    SecretPattern("Google API key", re.compile(rf"\b(?P<keep>AIza){_B64URL}{{35}}(?!{_B64URL})"), ("AIza",)),
+    SecretPattern(
+        "JSON web token",
+        re.compile(rf"\b(?P<keep>eyJ){_B64URL}{{5,}}\.eyJ{_B64URL}{{5,}}\.{_B64URL}{{10,}}"),
+        ("eyJ",),
+    ),
+    SecretPattern(
         "credential assignment",
         re.compile(
-            r"(?i)\b(?:api[_-]?key|secret|token|password|passwd)\b\s*[:=]\s*['\"]?(?=[A-Za-z0-9/+_.-]*\d)[A-Za-z0-9/+_.-]{16,}"
+            r"(?i)\b(?:api[_-]?key|secret|token|password|passwd)\b\s*[:=]\s*['\"]?"
+            r"(?P<secret>(?=[A-Za-z0-9/+_.-]*\d)[A-Za-z0-9/+_.-]{16,})"
         ),
+        words=("key", "secret", "token", "passw"),
     ),
 )
-# Literal fragments every pattern needs: a cheap `in` test skips the regexes on almost every line.
-TRIGGERS = (
-    "-----BEGIN",
-    "AKIA",
-    "ASIA",
-    "sk-",
-    "ghp_",
-    "gho_",
-    "ghu_",
-    "ghs_",
-    "ghr_",
-    "github_pat_",
-    "xox",
-    "AIza",
-)
-WORD_TRIGGERS = ("key", "secret", "token", "passw")
+TRIGGERS = tuple(t for p in SECRET_PATTERNS for t in p.triggers)
+WORD_TRIGGERS = tuple(dict.fromkeys(w for p in SECRET_PATTERNS for w in p.words))
 MAX_SCAN_LINE = 20_000  # secrets live in short lines; a 100k-char line is scanned in its head only
+MAX_SECRETS = 20  # findings per file: past that the file is plainly a credentials dump
+MASK = "****"
+_PEM_BLOCK = re.compile(rf"({_PEM_HEAD})(.*?)(?={_PEM_END}|\Z)", re.S)
+_NOT_SPACE = re.compile(r"\S+")
+
+
+@dataclass(frozen=True)
+class SecretMatch:
+    start: int
+    end: int
+    label: str
+    keep: str  # the non-secret vendor prefix, shown when masked
+
+
+def _may_hold_secrets(text: str) -> bool:
+    """Substring tests (C speed) that rule out nearly every text before any regex runs."""
+    if any(t in text for t in TRIGGERS):
+        return True
+    lower = text.lower()
+    return any(w in lower for w in WORD_TRIGGERS)
+
+
+def _candidates(pattern: SecretPattern, text: str, lower: str) -> list[SecretMatch]:
+    if not (any(t in text for t in pattern.triggers) or any(w in lower for w in pattern.words)):
+        return []
+    out = []
+    for m in pattern.regex.finditer(text):
+        group = "secret" if m.groupdict().get("secret") is not None else 0
+        keep = m.groupdict().get("keep") or m.groupdict().get("pat") or ""
+        out.append(SecretMatch(m.start(group), m.end(group), pattern.label, keep))
+    return out
+
+
+def _start(m: SecretMatch) -> int:
+    return m.start
+
+
+def find_secrets(text: str) -> list[SecretMatch]:
+    """Every secret in the text, left to right, none overlapping another."""
+    if not _may_hold_secrets(text):
+        return []
+    lower = text.lower()
+    taken: list[SecretMatch] = []  # sorted by start, never overlapping
+    for pattern in SECRET_PATTERNS:
+        for c in _candidates(pattern, text, lower):
+            i = bisect.bisect_left(taken, c.start, key=_start)
+            if (i == 0 or taken[i - 1].end <= c.start) and (i == len(taken) or c.end <= taken[i].start):
+                taken.insert(i, c)
+    return taken
+
+
+def _mask_pem_bodies(text: str) -> str:
+    """A private key block keeps its BEGIN line and its line breaks; every word of its body is masked
+    (to the END line, or to the end of the text when the block is cut)."""
+    return _PEM_BLOCK.sub(lambda m: m.group(1) + _NOT_SPACE.sub(MASK, m.group(2)), text)
+
+
+def mask_secrets(text: str) -> str:
+    """The text with every secret the detector finds masked (`sk-ant-…****`): snippets, hovers and
+    previews show what kind of secret is there, never the secret."""
+    if not _may_hold_secrets(text):
+        return text
+    if "-----BEGIN" in text:
+        text = _mask_pem_bodies(text)
+    out: list[str] = []
+    at = 0
+    for m in find_secrets(text):
+        if m.label == PRIVATE_KEY_LABEL:
+            continue  # the BEGIN line says what it is; the body is already masked
+        out.append(text[at : m.start])
+        out.append(f"{m.keep}…{MASK}" if m.keep else MASK)
+        at = m.end
+    out.append(text[at:])
+    return "".join(out)
 
 
 def check(memory: Memory, ctx: Context) -> list[Finding]:
@@ -92,29 +211,19 @@ def _oversize(memory: Memory) -> list[Finding]:
 
 def _secrets(memory: Memory) -> list[Finding]:
     out: list[Finding] = []
-    # Whole-text substring tests (C speed) rule out nearly every file before any per-line work.
-    text = memory.text
-    lower = text.lower()
-    if not any(t in text for t in TRIGGERS) and not any(w in lower for w in WORD_TRIGGERS):
+    if not _may_hold_secrets(memory.text):
         return out
     for n, line in enumerate(memory.lines):
         if len(line) < 16:
             continue
-        head = line[:MAX_SCAN_LINE]
-        lower = head.lower()
-        if not any(t in head for t in TRIGGERS) and not any(w in lower for w in WORD_TRIGGERS):
-            continue
-        for label, pattern in SECRET_PATTERNS:
-            m = pattern.search(head)
-            if m:
-                out.append(
-                    Finding(
-                        "KM602",
-                        Span(n, m.start(), n, m.end()),
-                        f"looks like a secret ({label}): memories are inlined into prompts; move it out of the store",
-                    )
+        for m in find_secrets(line[:MAX_SCAN_LINE]):
+            out.append(
+                Finding(
+                    "KM602",
+                    Span(n, m.start, n, m.end),
+                    f"looks like a secret ({m.label}): memories are inlined into prompts; move it out of the store",
                 )
-                break
-        if len(out) >= 20:
-            break
+            )
+            if len(out) >= MAX_SECRETS:
+                return out
     return out

@@ -1,9 +1,10 @@
-"""Recall results as hover markdown. Memory text is untrusted: every piece of it is escaped, so a
-memory cannot inject links, `command:` URIs, images or raw HTML into the editor."""
+"""Recall results as hover markdown. Memory text is untrusted: every piece of it goes through the
+markdown sink, so a memory cannot inject links, `command:` URIs, images or raw HTML into the editor.
+Titles and snippets arrive with secrets already masked (recall/service.py)."""
 
 from __future__ import annotations
 
-from .escape import escape_markdown
+from ..sinks import markdown
 from .service import Related
 
 MAX_TITLE = 80
@@ -24,10 +25,10 @@ def related_markdown(related: list[Related], now: float) -> str:
     for n, r in enumerate(related, 1):
         h = r.hit
         dup = f" · **likely duplicate ({r.similarity:.0%} shared wording)**" if r.likely_duplicate else ""
-        title = escape_markdown(h.title[:MAX_TITLE])
-        lines.append(f"{n}. {escape_markdown(h.vpath)} — {title}  ")
-        lines.append(f"   {h.category} · {age(h.mtime, now)}{dup}  ")
+        title = markdown.inline(h.title, MAX_TITLE)
+        lines.append(f"{n}. {markdown.inline(h.vpath)} — {title}  ")
+        lines.append(f"   {markdown.inline(h.category)} · {age(h.mtime, now)}{dup}  ")
         if r.snippet:
-            lines.append(f"   {escape_markdown(r.snippet)}")
+            lines.append(f"   {markdown.inline(r.snippet)}")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"

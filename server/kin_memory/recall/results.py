@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from ..findings.content import mask_secrets
 from ..protocol import IndexPreviewResult, SearchHit, SearchResult
 from ..store.prompt_block import PromptBlock
 from .index import Hit
@@ -20,12 +21,14 @@ def search_result(hits: Sequence[tuple[Hit, str]], uri_of: Callable[[str], str])
 
 
 def index_preview_result(block: PromptBlock) -> IndexPreviewResult:
+    """The block as the agent would get it, with secrets masked in what is shown: `lines` and `bytes`
+    still count the block itself (what the caps are measured on), so they match KM500/KM501."""
     text = block.text
     reason = block.cut_reason if block.truncated and block.cut_reason in ("lines", "bytes") else None
     return IndexPreviewResult(
-        text=text,
+        text=mask_secrets(text),
         lines=block.kept,
-        bytes=len(text.encode("utf-8")),
+        bytes=len(text.encode("utf-8", "surrogatepass")),
         truncated=block.truncated,
         cut=len(block.lines) - block.kept,
         cut_reason=reason,  # type: ignore[arg-type]  # narrowed to the literal above

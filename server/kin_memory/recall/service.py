@@ -2,7 +2,8 @@
 
 Plain Python shared by the language server and the command line. The server hands it the memories it
 has already parsed (so indexing never parses twice); the command line lets it stat the files and read
-only what changed since the last run.
+only what changed since the last run. What it answers is masked: titles and snippets show a secret's
+kind, never the secret (findings/content.py detects them).
 """
 
 from __future__ import annotations
@@ -10,10 +11,11 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
+from ..findings.content import mask_secrets
 from ..store.memory import Memory, load
 from ..store.store import scan
 from .duplicates import Duplicate, near_duplicates, rank_duplicates_first
@@ -125,13 +127,16 @@ class Recall:
         hits = self._safe(
             lambda: self.index.related(query + "\n" + memory.title, active, limit=limit, exclude=memory.vpath)
         )
-        return [Related(h, sim, snippet(h.body, query)) for h, sim in rank_duplicates_first(body, hits)]
+        return [
+            Related(_masked_title(h), sim, snippet(h.body, query))
+            for h, sim in rank_duplicates_first(body, hits)
+        ]
 
     def search(
         self, query: str, active: tuple[str, ...] | None, limit: int = 5, *, prefix_last: bool = False
     ) -> list[tuple[Hit, str]]:
         hits = self._safe(lambda: self.index.search(query, active, limit=limit, prefix_last=prefix_last))
-        return [(h, snippet(h.body, query)) for h in hits]
+        return [(_masked_title(h), snippet(h.body, query)) for h in hits]
 
     def duplicates_of(self, memory: Memory, active: tuple[str, ...] | None) -> list[Duplicate]:
         if memory.is_index or memory.read_error or memory.category == "session":
@@ -145,6 +150,13 @@ class Recall:
         except IndexUnavailable as exc:
             log.warning("recall unavailable: %s", exc)
             return []
+
+
+def _masked_title(hit: Hit) -> Hit:
+    """Answers show titles: a secret in a heading is masked like one in a snippet (the body stays whole
+    for the callers that compare texts)."""
+    title = mask_secrets(hit.title)
+    return hit if title == hit.title else replace(hit, title=title)
 
 
 def _paragraph(lines: tuple[str, ...], line: int) -> str:

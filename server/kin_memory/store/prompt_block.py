@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ..sinks import prompt
 from .memory import Memory
 from .workspace import visibility
 
@@ -39,7 +40,9 @@ class PromptBlock:
 
 
 def listing_line(memory: Memory) -> str:
-    return f"- {memory.vpath} ({memory.category}) — {memory.title}"
+    """One line per memory, whatever its name or title holds: both go through the prompt sink, so a
+    newline in a file name is shown as `\\n` and can never add a line to the agent's prompt."""
+    return f"- {prompt.field(memory.vpath)} ({memory.category}) — {prompt.field(memory.title)}"
 
 
 def listing(memories: Iterable[Memory], active: tuple[str, ...]) -> tuple[list[tuple[str, str]], int]:

@@ -1,4 +1,8 @@
-"""Recall commands: `kin.memory.search`, `kin.memory.indexPreview`, `kin.memory.reindex`."""
+"""Recall commands: `kin.memory.search`, `kin.memory.indexPreview`, `kin.memory.reindex`.
+
+Search and the preview are recall: with `memory_enabled = false` in a settings file they fail with the
+memory tool's sentence naming that file. Reindex only maintains the local cache and stays available.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +14,13 @@ from pygls.lsp.server import LanguageServer
 from ... import protocol
 from ...recall.results import index_preview_result, search_result
 from ...store.context import workspace_argument
+from ...store.home import home_relative
 from ...store.prompt_block import compose
+from ...tool import messages
 from ..progress import Progress
 from ..recall_sync import RecallSync
 from ..session import Session
-from .base import register_command
+from .base import CommandFailed, register_command
 
 MAX_SEARCH_RESULTS = 100
 READY_WAIT = 120.0  # seconds a preview waits for the startup load
@@ -35,10 +41,18 @@ class RecallCommands:
     def _active(self, workspace: str | None) -> tuple[str, ...]:
         return self.session.active() if workspace is None else workspace_argument(workspace)
 
+    async def _require_enabled(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Recall answers nothing while `memory_enabled = false`: the tool's sentence, naming the file
+        that says so (the settings files are read off the loop)."""
+        settings = await loop.run_in_executor(None, self.session.file_settings)
+        if not settings.memory_enabled:
+            raise CommandFailed(messages.disabled(home_relative(settings.disabled_by)))
+
     async def search(self, params: protocol.SearchParams) -> protocol.SearchResult:
         active = self._active(params.workspace)
         limit = min(params.limit, MAX_SEARCH_RESULTS)
         loop = asyncio.get_running_loop()
+        await self._require_enabled(loop)
         hits = await loop.run_in_executor(
             self.pool, lambda: self.recall.recall.search(params.query, active, limit)
         )
@@ -47,6 +61,7 @@ class RecallCommands:
     async def index_preview(self, params: protocol.WorkspaceParams) -> protocol.IndexPreviewResult:
         active = self._active(params.workspace)
         loop = asyncio.get_running_loop()
+        await self._require_enabled(loop)
         # Before the startup load completes the store holds only open buffers: compose from all of it.
         await loop.run_in_executor(None, self.session.ready.wait, READY_WAIT)
         store = self.session.store

@@ -1,7 +1,12 @@
-"""Hover text for frontmatter keys and values: meaning, exact lifecycle dates, visibility."""
+"""Hover text for frontmatter keys and values: meaning, exact lifecycle dates, visibility.
+
+Values come from the file (untrusted) and workspace paths from the editor: each is quoted through the
+markdown sink's code span, which no backtick, blank line, link or HTML inside the value can leave.
+"""
 
 from __future__ import annotations
 
+from ...sinks import markdown
 from ...store.categories import CATEGORIES, DESCRIPTIONS
 from ...store.context import Context
 from ...store.lifecycle import lifecycle
@@ -13,8 +18,11 @@ def _inside(span, line: int, col: int) -> bool:
     return (span.line, span.col) <= (line, col) <= (span.end_line, span.end_col)
 
 
+MAX_VALUE = 300  # characters of a quoted value; the rest is elided
+
+
 def _code(text: str) -> str:
-    return "`" + text.replace("`", "'")[:300] + "`"
+    return markdown.code_span(text, MAX_VALUE)
 
 
 def frontmatter_hover(memory: Memory, line: int, col: int, ctx: Context) -> str | None:

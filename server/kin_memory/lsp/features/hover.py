@@ -1,6 +1,8 @@
 """Hover: frontmatter keys and values explained; body text answered with related memories from recall.
 
-Recall runs on the query pool, off the event loop: keystrokes keep being served meanwhile.
+Recall runs on the query pool, off the event loop: keystrokes keep being served meanwhile. With
+`memory_enabled = false` in a settings file there is no recall: body text gets no hover (the settings
+files are read on the pool too), while frontmatter hovers, like diagnostics, stay.
 """
 
 from __future__ import annotations
@@ -47,5 +49,7 @@ class Hover:
         return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text))
 
     def related(self, memory: Memory, line: int, col: int) -> str | None:
+        if not self.session.file_settings().memory_enabled:
+            return None
         found = self.recall.recall.related_to(memory, line, col, self.session.active())
         return related_markdown(found, time.time()) if found else None

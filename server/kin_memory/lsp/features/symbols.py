@@ -1,4 +1,5 @@
-"""Symbols and links: a memory's headings and keys, MEMORY.md's links, workspace symbols by recall."""
+"""Symbols and links: a memory's headings and keys, MEMORY.md's links, workspace symbols by recall (none
+while memory is disabled; titles come masked from recall)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from ...findings.budget import link_targets
+from ...recall.index import Hit
 from ...store.frontmatter import Span
 from ..convert import range_json
 from ..handlers import handler
@@ -69,12 +71,16 @@ class Symbols:
     async def workspace_symbols(self, params: lsp.WorkspaceSymbolParams) -> list[lsp.SymbolInformation]:
         active = self.session.active()
         loop = asyncio.get_running_loop()
-        hits = await loop.run_in_executor(
-            self.pool,
-            lambda: self.recall.recall.search(params.query, active, WORKSPACE_SYMBOLS, prefix_last=True),
-        )
+        hits = await loop.run_in_executor(self.pool, self._search, params.query, active)
         return [
             lsp.SymbolInformation(name=h.title or h.vpath, kind=lsp.SymbolKind.File, container_name=h.vpath,
                                   location=lsp.Location(uri=self.session.uri_of(h.vpath), range=_TOP))
             for h, _ in hits
         ]  # fmt: skip
+
+    def _search(self, query: str, active: tuple[str, ...]) -> list[tuple[Hit, str]]:
+        """Recall by title and text (on the pool: reads the settings files); nothing while
+        `memory_enabled = false` turns recall off."""
+        if not self.session.file_settings().memory_enabled:
+            return []
+        return self.recall.recall.search(query, active, WORKSPACE_SYMBOLS, prefix_last=True)

@@ -10,6 +10,7 @@ import contextlib
 import os
 import stat
 
+from kin_memory.sinks import prompt
 from kin_memory.store.paths import virtual_of_rel
 
 from .. import messages
@@ -85,7 +86,9 @@ def _walk(dirpath: str, vbase: str, depth: int, root_real: str, lines: list[str]
             continue
         size, is_dir = entry
         vchild = f"{vbase}/{name}"
-        lines.append(f"{format_size(size)}\t{vchild}{'/' if is_dir else ''}")
+        # A name may hold a newline or a control character: the prompt sink shows it escaped, so one
+        # entry is one line and a planted name cannot fake entries in what the model reads.
+        lines.append(f"{format_size(size)}\t{prompt.field(vchild)}{'/' if is_dir else ''}")
         if is_dir and depth < MAX_DEPTH:
             _walk(child, vchild, depth + 1, root_real, lines)
 
