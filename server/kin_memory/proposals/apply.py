@@ -8,8 +8,9 @@ still apply.
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -126,13 +127,18 @@ def _prune_empty(root: Path, parts: tuple[str, ...]) -> None:
     """Folders a delete left empty go too (a deleted folder of memories is proposed file by file)."""
     while parts:
         try:
-            _in_dir(root, parts[:-1], False, lambda fd, name=parts[-1]: os.rmdir(name, dir_fd=fd))
+            _in_dir(root, parts[:-1], False, functools.partial(_rmdir_at, parts[-1]))
         except OSError:  # not empty (or already gone): stop here
             return
         parts = parts[:-1]
 
 
-def _in_dir(root: Path, parts: tuple[str, ...], create: bool, action) -> None:  # noqa: ANN001 - a callback on a folder fd
+def _rmdir_at(name: str, dir_fd: int) -> None:
+    os.rmdir(name, dir_fd=dir_fd)
+
+
+def _in_dir(root: Path, parts: tuple[str, ...], create: bool, action: Callable[[int], None]) -> None:
+    """Run `action` on the folder's descriptor, opened through the guard (no link followed)."""
     fd = open_dir(root, parts, create=create)
     try:
         action(fd)
