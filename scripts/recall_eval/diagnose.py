@@ -88,7 +88,7 @@ def diagnose(case: Case, ranked: Sequence[str], labeled: LabeledSet) -> list[Fin
     for m in labeled.recallable(case.workspace, case.memory):
         vocabulary |= words(m.content)
     for answer in answers:
-        if answer in ranked[: first_answer + 1]:
+        if answer in ranked[: len(answers)]:  # where it belongs: nothing outranks it
             continue
         findings += _answer_gaps(answer, content, vocabulary, labeled)
     return findings

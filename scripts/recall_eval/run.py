@@ -128,15 +128,21 @@ def worst(
 ) -> tuple[list[str], Counter[str], dict[str, list[Finding]]]:
     failing = [r for r in results if r.score is not None and r.score.ndcg < 1.0]
     findings = {r.case.id: diagnose(r.case, r.ranked, labeled) for r in failing}
+    # The turns that matter most: the first snippet the agent reads is not the answer.
+    missed = [r for r in failing if not r.ranked or r.case.relevant.get(r.ranked[0], 0) < 2]
     causes: Counter[str] = Counter()
-    for found in findings.values():
-        causes.update({f.cause for f in found})  # a cause counts once per turn
+    for r in missed:
+        causes.update({f.cause for f in findings[r.case.id]})  # a cause counts once per turn
     ordered = sorted(failing, key=lambda r: (r.score.ndcg, r.score.mrr, r.case.id))  # type: ignore[union-attr]
     lines = [f"{n} worst turns for kin-memory (by nDCG@5, then MRR@5)"]
     for i, r in enumerate(ordered[:n], start=1):
         lines += describe(r, labeled, findings[r.case.id], i)
-    lines.append("")
-    lines.append(f"likely causes over the {len(failing)} turns kin-memory does not answer perfectly:")
+    answered = sum(1 for r in results if r.score is not None)
+    lines += [
+        "",
+        f"kin-memory's first result is not the answer in {len(missed)} of {answered} turns "
+        f"(nDCG@5 < 1 in {len(failing)}); likely causes there (a turn can have several):",
+    ]
     lines += [f"  {cause}: {count} turns" for cause, count in causes.most_common()]
     return lines, causes, findings
 
