@@ -67,6 +67,7 @@ export interface SearchHit {
 
 export interface SearchResult {
   results: SearchHit[];
+  complete: boolean;
 }
 
 export interface MemoryEntry {

@@ -109,6 +109,9 @@ class SearchHit:
 @attrs.frozen
 class SearchResult:
     results: list[SearchHit]
+    # False when the index was still catching up with the store after the bounded wait: the results
+    # may miss memories (an empty list then means "not found yet", never "no such memory").
+    complete: bool = True
 
 
 @attrs.frozen

@@ -452,8 +452,15 @@ function M.search(query)
   end
   M.execute('kin.memory.search', { query = query, limit = M.options.search_limit }, function(result)
     local results = type(result) == 'table' and result.results or nil
+    local incomplete = type(result) == 'table' and result.complete == false
+    if incomplete then
+      -- the index was still catching up: an empty or short list is not "no such memory"
+      notify('indexing… the results may be incomplete; search again in a moment', vim.log.levels.WARN)
+    end
     if type(results) ~= 'table' or #results == 0 then
-      notify(('no memory matches %q'):format(query), vim.log.levels.WARN)
+      if not incomplete then
+        notify(('no memory matches %q'):format(query), vim.log.levels.WARN)
+      end
       return
     end
     vim.ui.select(results, {

@@ -55,6 +55,7 @@
 
 ---@class KinMemory.SearchResult
 ---@field results KinMemory.SearchHit[]
+---@field complete boolean
 
 ---@class KinMemory.MemoryEntry
 ---@field path string

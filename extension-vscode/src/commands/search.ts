@@ -34,9 +34,10 @@ async function search(client: Client): Promise<void> {
       if (mine !== seq) return;
       const items = searchItems(res.results ?? []);
       // Results are already ranked by the server: keep its order, never re-filter them client-side.
-      pick.items = items.length
-        ? items.map((i) => ({ label: i.label, description: i.description, detail: i.detail, uri: i.uri, alwaysShow: true }))
-        : [{ label: "No memories match", description: query, alwaysShow: true }];
+      const shown: Item[] = items.map((i) => ({ label: i.label, description: i.description, detail: i.detail, uri: i.uri, alwaysShow: true }));
+      // The index was still catching up: say so rather than let an empty list read as "no such memory".
+      if (res.complete === false) shown.push({ label: "$(sync~spin) Indexing…", description: "results may be incomplete: search again in a moment", alwaysShow: true });
+      pick.items = shown.length ? shown : [{ label: "No memories match", description: query, alwaysShow: true }];
     } catch (err) {
       if (mine === seq) pick.items = [{ label: "Search failed", detail: err instanceof Error ? err.message : String(err), alwaysShow: true }];
     } finally {

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
@@ -35,6 +36,8 @@ class RecallSync:
         self.lock = threading.Lock()
         self.draining = False
         self.synced = threading.Event()
+        self.idle = threading.Event()  # no change is waiting to be indexed
+        self.idle.set()
         self.loop: asyncio.AbstractEventLoop | None = None
         self._recall: Recall | None = None
         session.events.subscribe(self._on_event)
@@ -61,6 +64,7 @@ class RecallSync:
             return
         with self.lock:
             self.pending.add(event.vpath)
+            self.idle.clear()
             if self.draining or not self.synced.is_set():
                 return
             self.draining = True
@@ -101,6 +105,7 @@ class RecallSync:
                 batch, self.pending = self.pending, set()
                 if not batch:
                     self.draining = False
+                    self.idle.set()
                     return
                 self.draining = True
             for vpath in sorted(batch):
@@ -122,6 +127,15 @@ class RecallSync:
         if overlay and self.loop is not None:  # KM601 for the buffers being edited
             found = km601.check(memory, self.recall.duplicates_of(memory, self.session.active()))
             self.loop.call_soon_threadsafe(self.publish, "recall", vpath, found)
+
+    def wait_current(self, timeout: float) -> bool:
+        """Wait until the startup load, the first sync and every pending change are indexed; whether
+        they were within `timeout` (a thread blocks here, never the event loop)."""
+        deadline = time.monotonic() + timeout
+        for event in (self.session.ready, self.synced, self.idle):
+            if not event.wait(max(0.0, deadline - time.monotonic())):
+                return False
+        return True
 
     def reindex(self, progress, cancelled):
         """A full rebuild (on the writer thread: the caller runs this through `self.writer`)."""

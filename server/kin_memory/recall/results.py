@@ -10,8 +10,11 @@ from ..store.prompt_block import PromptBlock
 from .index import Hit
 
 
-def search_result(hits: Sequence[tuple[Hit, str]], uri_of: Callable[[str], str]) -> SearchResult:
+def search_result(
+    hits: Sequence[tuple[Hit, str]], uri_of: Callable[[str], str], complete: bool = True
+) -> SearchResult:
     return SearchResult(
+        complete=complete,
         results=[
             SearchHit(path=h.vpath, uri=uri_of(h.vpath), category=h.category, workspace=h.workspace,
                       title=h.title, snippet=snip, score=float(f"{h.score:.6g}"))

@@ -23,6 +23,7 @@ from ..session import Session
 from .base import CommandFailed, register_command
 
 MAX_SEARCH_RESULTS = 100
+CURRENT_WAIT = 3.0  # seconds a search waits for the index to be current before answering
 READY_WAIT = 120.0  # seconds a preview waits for the startup load
 
 
@@ -53,10 +54,12 @@ class RecallCommands:
         limit = min(params.limit, MAX_SEARCH_RESULTS)
         loop = asyncio.get_running_loop()
         await self._require_enabled(loop)
+        # A wrong "no match" is worse than a slow answer: wait (bounded) for the index to catch up.
+        current = await loop.run_in_executor(None, self.recall.wait_current, CURRENT_WAIT)
         hits = await loop.run_in_executor(
             self.pool, lambda: self.recall.recall.search(params.query, active, limit)
         )
-        return search_result(hits, self.session.uri_of)
+        return search_result(hits, self.session.uri_of, complete=current)
 
     async def index_preview(self, params: protocol.WorkspaceParams) -> protocol.IndexPreviewResult:
         active = self._active(params.workspace)

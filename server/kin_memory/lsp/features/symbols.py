@@ -18,6 +18,7 @@ from ..recall_sync import RecallSync
 from ..session import Session
 
 WORKSPACE_SYMBOLS = 50
+SYMBOLS_WAIT = 1.5  # seconds workspace symbols wait for the index to be current
 _TOP = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
 
 
@@ -71,6 +72,8 @@ class Symbols:
     async def workspace_symbols(self, params: lsp.WorkspaceSymbolParams) -> list[lsp.SymbolInformation]:
         active = self.session.active()
         loop = asyncio.get_running_loop()
+        # No "nothing found" while the index is still filling: wait for it a little (bounded).
+        await loop.run_in_executor(None, self.recall.wait_current, SYMBOLS_WAIT)
         hits = await loop.run_in_executor(self.pool, self._search, params.query, active)
         return [
             lsp.SymbolInformation(name=h.title or h.vpath, kind=lsp.SymbolKind.File, container_name=h.vpath,
