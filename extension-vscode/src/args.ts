@@ -13,8 +13,9 @@ export function reflectArgs(transcript: string, apply = true): ReflectParams {
   return { transcript, apply };
 }
 
-export function sweepArgs(dryRun: boolean): SweepParams {
-  return { dryRun };
+/** A dry run (no token), or the real sweep of exactly the list the dry run answered with `token`. */
+export function sweepArgs(dryRun: boolean, token?: string | null): SweepParams {
+  return dryRun || !token ? { dryRun: true } : { dryRun: false, token };
 }
 
 export function markReviewedArgs(uri: string): MarkReviewedParams {

@@ -14,9 +14,16 @@ test("command arguments have the SPEC shapes", () => {
   assert.deepEqual(searchArgs("x", 5), { query: "x", limit: 5 });
   assert.deepEqual(reflectArgs("/t/chat.jsonl"), { transcript: "/t/chat.jsonl", apply: true });
   assert.deepEqual(sweepArgs(true), { dryRun: true });
-  assert.deepEqual(sweepArgs(false), { dryRun: false });
+  assert.deepEqual(sweepArgs(false, "a1b2"), { dryRun: false, token: "a1b2" });
   assert.deepEqual(markReviewedArgs("file:///s/a.md"), { uri: "file:///s/a.md" });
   assert.deepEqual(createToolInput("/memories/facts/a.md", "t"), { command: "create", path: "/memories/facts/a.md", file_text: "t" });
+});
+
+test("a sweep deletes only with the dry run's token: without one it is a dry run", () => {
+  assert.deepEqual(sweepArgs(false), { dryRun: true });
+  assert.deepEqual(sweepArgs(false, null), { dryRun: true });
+  assert.deepEqual(sweepArgs(false, ""), { dryRun: true });
+  assert.deepEqual(sweepArgs(true, "a1b2"), { dryRun: true });
 });
 
 test("new memory paths: .md added, hidden, traversal and backslashes refused", () => {

@@ -523,30 +523,66 @@ function M.reflect(file)
   end)
 end
 
---- :KinMemorySweep: list what a sweep would delete, ask, then sweep.
-function M.sweep()
-  M.execute('kin.memory.sweep', { dryRun = true }, function(plan)
-    local swept = type(plan) == 'table' and plan.swept or {}
-    if type(swept) ~= 'table' or #swept == 0 then
-      notify(('nothing expired (%s kept)'):format(plan and plan.kept or 0))
+local function printable(text)
+  return (tostring(text or ''):gsub('[%c\127]', function(c)
+    return ('\\x%02x'):format(c:byte())
+  end))
+end
+
+local MAX_SWEEP_ASKS = 3 -- the question is asked again when the list changed under it, this many times
+
+--- Ask about one dry run's list, then sweep exactly that list: the real sweep presents the dry run's
+--- token, and the server deletes only the files it listed (a file changed since is kept and reported).
+--- When the list changed in between, the server answers with the new list instead, and we ask again.
+local function confirm_sweep(plan, asked)
+  local swept = type(plan) == 'table' and plan.swept or {}
+  if type(swept) ~= 'table' or #swept == 0 or type(plan.token) ~= 'string' then
+    notify(('nothing expired (%s kept)'):format(plan and plan.kept or 0))
+    return
+  end
+  if asked >= MAX_SWEEP_ASKS then
+    notify('the expired memories keep changing; nothing was deleted. Try again later.', vim.log.levels.WARN)
+    return
+  end
+  local lines = { '# Expired memories', '' }
+  if asked > 0 then
+    vim.list_extend(lines, { 'The list changed since it was shown.', '' })
+  end
+  lines[#lines + 1] = 'A sweep deletes:'
+  for _, p in ipairs(swept) do
+    lines[#lines + 1] = '- ' .. printable(p)
+  end
+  local _, win = scratch('kin-memory://sweep', lines)
+  confirm(('Delete %d expired memories?'):format(#swept), 'Delete', function(yes)
+    close_window(win)
+    if not yes then
+      notify('sweep cancelled')
       return
     end
-    local lines = { '# Expired memories', '', 'A sweep deletes:' }
-    for _, p in ipairs(swept) do
-      lines[#lines + 1] = '- ' .. p
-    end
-    local _, win = scratch('kin-memory://sweep', lines)
-    confirm(('Delete %d expired memories?'):format(#swept), 'Delete', function(yes)
-      close_window(win)
-      if not yes then
-        notify('sweep cancelled')
+    M.execute('kin.memory.sweep', { dryRun = false, token = plan.token }, function(result)
+      if type(result) ~= 'table' then
         return
       end
-      M.execute('kin.memory.sweep', { dryRun = false }, function(result)
-        local n = type(result) == 'table' and type(result.swept) == 'table' and #result.swept or 0
-        notify(('swept %d expired memories (%s kept)'):format(n, result and result.kept or 0))
-      end)
+      if type(result.token) == 'string' then
+        confirm_sweep(result, asked + 1) -- nothing deleted: this is the current list
+        return
+      end
+      local n = type(result.swept) == 'table' and #result.swept or 0
+      local msg = ('swept %d expired memories (%s kept)'):format(n, result.kept or 0)
+      local changed = type(result.changed) == 'table' and result.changed or {}
+      if #changed > 0 then
+        msg = msg .. ('; %d changed since the list was shown and kept: %s'):format(#changed,
+          table.concat(vim.tbl_map(printable, changed), ', '))
+      end
+      notify(msg)
     end)
+  end)
+end
+
+--- :KinMemorySweep: list what a sweep would delete, ask, then sweep exactly that list.
+function M.sweep()
+  M.execute('kin.memory.sweep', { dryRun = true }, function(plan)
+    confirm_sweep(plan, 0)
   end)
 end
 

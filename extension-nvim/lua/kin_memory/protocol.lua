@@ -28,8 +28,11 @@
 ---@field transcript string # a path or a file URI
 ---@field apply? boolean
 
+--- A sweep deletes only with the token of the dry run whose list the user confirmed; without a token,
+--- or with one that is stale or unknown, it deletes nothing and answers as a dry run.
 ---@class KinMemory.SweepParams
 ---@field dryRun? boolean
+---@field token? string|nil # from the dry run's answer
 
 ---@class KinMemory.MarkReviewedParams
 ---@field uri string
@@ -74,9 +77,13 @@
 ---@field changes KinMemory.ReflectChange[]
 ---@field applied boolean
 
+--- A dry run's `swept` is what the sweep would delete and `token` names exactly that list (a real
+--- sweep answers with no token); `changed` are listed files that changed since the dry run: kept.
 ---@class KinMemory.SweepResult
 ---@field swept string[]
 ---@field kept integer
+---@field token string|nil
+---@field changed string[]
 
 ---@class KinMemory.OkResult
 ---@field ok boolean
