@@ -1,9 +1,11 @@
-"""Destructive actions over LSP: a sweep deletes exactly the list the user confirmed."""
+"""Destructive actions over LSP: a sweep deletes exactly the list the user confirmed, mark reviewed touches
+project facts only."""
 
 from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -134,3 +136,35 @@ def test_sweep_parameters_of_the_wrong_type_are_invalid_params(client, store, ar
     assert reply["error"]["code"] == INVALID_PARAMS, reply
     assert key in reply["error"]["message"]
     assert on_disk(store, *ALL) == list(ALL)
+
+
+# ---------------------------------------------------------------- mark reviewed
+
+
+@pytest.mark.parametrize(
+    ("rel", "word"),
+    [
+        ("episodes/old.md", "an episodic memory"),
+        ("episodes/fresh.md", "an episodic memory"),
+        ("sessions/yesterday.md", "a session memory"),
+        ("prefs/tone.md", "a preference"),
+    ],
+)
+def test_mark_reviewed_refuses_anything_but_a_project_fact(client, store, rel, word):
+    path = store / rel
+    before = (path.stat().st_mtime, path.read_bytes())
+    reply = execute(client, "kin.memory.markReviewed", {"uri": path.as_uri()})
+    message = reply["error"]["message"]
+    assert message.startswith("Only project facts can be marked reviewed: ") and word in message, reply
+    assert f"/memories/{rel}" in message and "Error" not in message
+    assert (path.stat().st_mtime, path.read_bytes()) == before
+    listing = execute(client, "kin.memory.list", {})["result"]["memories"]
+    if rel == "episodes/old.md":
+        assert next(m for m in listing if m["path"] == "/memories/" + rel)["status"] == "expired"
+
+
+def test_mark_reviewed_still_touches_a_stale_project_fact(client, store):
+    path = store / "facts/stale.md"
+    reply = execute(client, "kin.memory.markReviewed", {"uri": path.as_uri()})
+    assert reply.get("result") == {"ok": True}, reply
+    assert time.time() - path.stat().st_mtime < 60

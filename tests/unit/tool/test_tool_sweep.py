@@ -195,6 +195,28 @@ def test_mark_reviewed_touches_only_mtime(store):
     assert plan_sweep(store).total == 8
 
 
+@pytest.mark.parametrize(
+    ("rel", "kind"),
+    [
+        ("episodes/old.md", "an episodic memory"),
+        ("sessions/yesterday.md", "a session memory"),
+        ("sessions/today.md", "a session memory"),
+        ("prefs/ancient.md", "a preference"),
+    ],
+)
+def test_mark_reviewed_refuses_anything_but_a_project_fact(store, rel, kind):
+    p = store / rel
+    before = (p.stat().st_mtime, p.read_bytes())
+    with pytest.raises(ReviewError) as info:
+        mark_reviewed(store, "/memories/" + rel)
+    assert str(info.value).startswith(f"Only project facts can be marked reviewed: /memories/{rel} is {kind}")
+    assert (p.stat().st_mtime, p.read_bytes()) == before
+    # Files that read as project facts (no frontmatter, an unknown category) are still reviewable.
+    for fact in ("legacy.md", "typo.md"):
+        mark_reviewed(store, "/memories/" + fact)
+        assert time.time() - (store / fact).stat().st_mtime < 5
+
+
 def test_mark_reviewed_refuses_outside_and_bad_paths(store, tmp_path):
     outside = put(tmp_path / "outside", "fact.md", "project-fact", 300)
     mtime = outside.stat().st_mtime
