@@ -1,5 +1,6 @@
-"""Destructive actions over LSP: a sweep deletes exactly the list the user confirmed, mark reviewed touches
-project facts only."""
+"""Destructive actions over LSP: a sweep deletes exactly the list the user confirmed, the delete quick fix
+is an editor command that asks and goes through the memory tool, mark reviewed touches project facts only.
+"""
 
 from __future__ import annotations
 
@@ -136,6 +137,49 @@ def test_sweep_parameters_of_the_wrong_type_are_invalid_params(client, store, ar
     assert reply["error"]["code"] == INVALID_PARAMS, reply
     assert key in reply["error"]["message"]
     assert on_disk(store, *ALL) == list(ALL)
+
+
+# ---------------------------------------------------------------- the delete quick fix
+
+
+def actions_for(client: RawClient, uri: str, code: str) -> list[dict]:
+    diags = client.wait(
+        lambda m: (
+            m.get("method") == "textDocument/publishDiagnostics"
+            and m["params"]["uri"] == uri
+            and any(d["code"] == code for d in m["params"]["diagnostics"])
+        )
+    )["params"]["diagnostics"]
+    diag = next(d for d in diags if d["code"] == code)
+    reply = client.call(
+        "textDocument/codeAction",
+        {"textDocument": {"uri": uri}, "range": diag["range"], "context": {"diagnostics": [diag]}},
+    )
+    return reply["result"]
+
+
+@pytest.mark.parametrize(("rel", "code"), [("episodes/old.md", "KM402"), ("sessions/yesterday.md", "KM404")])
+def test_delete_quick_fix_is_an_editor_command_that_asks_not_a_file_edit(client, store, rel, code):
+    path = store / rel
+    uri = path.as_uri()
+    client.notify(
+        "textDocument/didOpen",
+        {"textDocument": {"uri": uri, "languageId": "kin-memory", "version": 1, "text": path.read_text()}},
+    )
+    (action,) = [a for a in actions_for(client, uri, code) if a["title"] == "Delete this memory"]
+    assert "edit" not in action, action  # a DeleteFile edit would be applied at once, unaudited
+    assert action["command"] == {
+        "title": "Delete this memory",
+        "command": "kinMemory.confirmDelete",
+        "arguments": [{"uri": uri, "path": "/memories/" + rel}],
+    }
+    assert path.exists()
+    # What the editor runs once the user confirmed: the tool's delete, with its audit line.
+    reply = execute(client, "kin.memory.tool", {"command": "delete", "path": "/memories/" + rel})
+    assert reply["result"]["isError"] is False, reply
+    assert not path.exists()
+    audit = (store / ".kin-index" / "audit.jsonl").read_text()
+    assert f'"paths": ["/memories/{rel}"], "outcome": "ok"' in audit
 
 
 # ---------------------------------------------------------------- mark reviewed

@@ -586,6 +586,36 @@ function M.sweep()
   end)
 end
 
+--- The "Delete this memory" quick fix: the server's code action names this command with {uri, path}
+--- instead of a file deletion Neovim would apply at once. Ask, then delete through the memory tool
+--- (its guard and audit log apply) and wipe the memory's buffer unless it has unsaved changes.
+function M.confirm_delete(command)
+  local arg = type(command) == 'table' and type(command.arguments) == 'table' and command.arguments[1] or nil
+  local path = type(arg) == 'table' and arg.path or nil
+  if type(path) ~= 'string' or path:sub(1, #'/memories/') ~= '/memories/' then
+    notify('the delete quick fix came without the memory to delete.', vim.log.levels.ERROR)
+    return
+  end
+  local shown = printable(path)
+  confirm(('Delete %s? This cannot be undone.'):format(shown), 'Delete', function(yes)
+    if not yes then
+      notify('kept ' .. shown)
+      return
+    end
+    M.execute('kin.memory.tool', { command = 'delete', path = path }, function(result)
+      if type(result) ~= 'table' or result.isError then
+        notify(('%s was not deleted: %s'):format(shown, one_line(result and result.content)), vim.log.levels.ERROR)
+        return
+      end
+      local buf = type(arg.uri) == 'string' and vim.fn.bufnr(vim.uri_to_fname(arg.uri)) or -1
+      if buf ~= -1 and vim.api.nvim_buf_is_valid(buf) and not vim.bo[buf].modified then
+        pcall(vim.api.nvim_buf_delete, buf, {})
+      end
+      notify('deleted ' .. shown)
+    end)
+  end)
+end
+
 --- :KinMemoryReviewed: mark the current stale fact reviewed (touches its mtime, not its text).
 function M.reviewed()
   local buf = vim.api.nvim_get_current_buf()
@@ -722,6 +752,7 @@ function M.setup(opts)
     end,
   })
   define_commands()
+  vim.lsp.commands['kinMemory.confirmDelete'] = M.confirm_delete
   bootstrap() -- last: an answer (or failure) arriving later finds everything above in place
 end
 
