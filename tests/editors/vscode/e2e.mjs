@@ -395,6 +395,34 @@ async function checks(page, port) {
   });
 }
 
+/** "Sweep expired…": a dry run, a modal counting and listing the files, then the sweep of exactly that list. */
+async function sweepChecks(page) {
+  await step("sweep: the modal counts and lists the expired memories; Delete removes exactly those", async () => {
+    const expired = path.join(dirs.store, "sessions", "forgotten.md");
+    fs.mkdirSync(path.dirname(expired), { recursive: true });
+    fs.writeFileSync(expired, "---\ncategory: session\n---\n\n# Forgotten scratch\n");
+    const then = Date.now() / 1000 - 2 * DAY;
+    fs.utimesSync(expired, then, then);
+    await runCommand(page, "Kin Memory: Sweep expired");
+    const dialog = page.locator(".monaco-dialog-box").first();
+    await dialog.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
+    const text = await dialog.innerText();
+    if (!text.includes("Delete 1 expired memory?") || !text.includes("/memories/sessions/forgotten.md")) {
+      throw new Error(`the question reads "${text.replace(/\s+/g, " ")}"`);
+    }
+    // Expires while the question is open: not on the list the user confirms, so the sweep keeps it.
+    const meanwhile = path.join(dirs.store, "sessions", "meanwhile.md");
+    fs.writeFileSync(meanwhile, "---\ncategory: session\n---\n\n# Expired meanwhile\n");
+    fs.utimesSync(meanwhile, then, then);
+    await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Delete$/ }).first().click();
+    await page.locator(".notifications-toasts .notification-list-item", { hasText: "Swept 1 expired memory" }).first()
+      .waitFor({ timeout: STEP_TIMEOUT });
+    if (fs.existsSync(expired)) throw new Error("the listed memory is still on disk");
+    if (!fs.existsSync(meanwhile)) throw new Error("the sweep deleted a memory the user was never shown");
+    fs.rmSync(meanwhile);
+  });
+}
+
 /** Puts the cursor on the KM402 finding, picks "Delete this memory" from the light bulb; returns the modal. */
 async function deleteQuickFix(page) {
   await page.keyboard.press("Escape");
@@ -587,10 +615,17 @@ async function hostileChecks(context, page, port) {
     // code-server's open dialog is a quick input holding a path.
     const dialog = page.locator(".quick-input-widget", { has: page.locator(".quick-input-title", { hasText: "Reflect on transcript" }) }).first();
     await dialog.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
-    await dialog.locator("input").first().fill(path.join(dirs.repo, "transcript.jsonl"));
-    // The dialog lists the folder of the typed path before it accepts it.
-    await dialog.locator(".monaco-list-row", { hasText: "transcript.jsonl" }).first().waitFor({ timeout: STEP_TIMEOUT });
+    // It fills in its starting folder asynchronously (which can overwrite a path typed too early), and
+    // lists the folder of a typed path before it accepts it: type, wait for the listing, check, accept.
+    const transcript = path.join(dirs.repo, "transcript.jsonl");
+    const input = dialog.locator("input").first();
+    await dialog.locator(".monaco-list-row").first().waitFor({ timeout: STEP_TIMEOUT });
     await poll(async () => {
+      if ((await input.inputValue().catch(() => "")) !== transcript) {
+        await input.fill(transcript).catch(() => undefined);
+        await dialog.locator(".monaco-list-row", { hasText: "transcript.jsonl" }).first().waitFor({ timeout: 3000 }).catch(() => undefined);
+        return false;
+      }
       await dialog.locator(".monaco-button", { hasText: "Reflect" }).first().click({ timeout: 2000 }).catch(() => undefined);
       return dialog.isHidden();
     }, (hidden) => hidden, "the open dialog did not take the transcript");
@@ -665,6 +700,7 @@ async function main() {
   let failure;
   try {
     await checks(page, port);
+    await sweepChecks(page);
     await rootChecks(context, page, port);
     await page.screenshot({ path: path.join(ARTIFACTS, "vscode-second-window.png") }).catch(() => undefined);
     await hostileChecks(context, page, port);
