@@ -13,8 +13,26 @@ export function reflectArgs(transcript: string): ReflectParams {
   return { transcript };
 }
 
-export function sweepArgs(dryRun: boolean): SweepParams {
-  return { dryRun };
+/** A dry run (no token), or the real sweep of exactly the list the dry run answered with `token`. */
+export function sweepArgs(dryRun: boolean, token?: string | null): SweepParams {
+  return dryRun || !token ? { dryRun: true } : { dryRun: false, token };
+}
+
+/** The tool input that deletes one memory (the tool's guard and audit log apply). */
+export function deleteToolInput(vpath: string): ToolParams {
+  return { command: "delete", path: vpath };
+}
+
+/**
+ * The argument of the "Delete this memory" quick fix (`kinMemory.confirmDelete {uri, path}`), checked:
+ * the path must be a memory's virtual path; undefined otherwise.
+ */
+export function confirmDeleteArg(arg: unknown): { uri: string; path: string } | undefined {
+  if (!arg || typeof arg !== "object") return undefined;
+  const o = arg as { uri?: unknown; path?: unknown };
+  if (typeof o.uri !== "string" || typeof o.path !== "string") return undefined;
+  if (!o.path.startsWith("/memories/") || o.path.length <= "/memories/".length) return undefined;
+  return { uri: o.uri, path: o.path };
 }
 
 export function markReviewedArgs(uri: string): MarkReviewedParams {

@@ -5,12 +5,13 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import {
-  ExecuteCommandRequest, LanguageClient, type LanguageClientOptions, type ServerOptions, State, TransportKind,
+  ExecuteCommandRequest, LanguageClient, type LanguageClientOptions, type ResponseError, type ServerOptions, State, TransportKind,
 } from "vscode-languageclient/node";
 import { findServer, pickWheel, type ServerCommand, shapeArgs } from "./discovery";
 import { InstallError, installBundledServer, runProcess } from "./install";
 import type { CommandName, ParamsOf, ResultOf } from "./protocol";
 import { LANGUAGE_ID } from "./root";
+import { configurationItem, SECTION, serverSection, userLevel } from "./settings";
 
 /** Sends one `kin.memory.*` command; parameter and result types come from the generated protocol. */
 export type Exec = <K extends CommandName>(name: K, params: ParamsOf<K>, token?: vscode.CancellationToken) => Promise<ResultOf<K>>;
@@ -82,10 +83,14 @@ export class ServerClient implements vscode.Disposable {
   }
 
   private async resolveServer(): Promise<ServerCommand> {
-    const cfg = vscode.workspace.getConfiguration("kinMemory.server");
+    // What runs is the user's choice alone: never a value from the opened folder (see settings.ts).
+    const cfg = vscode.workspace.getConfiguration(SECTION);
     const venvDir = path.join(this.options.storagePath, "server-venv");
+    const settingPath = userLevel(cfg.inspect("server.path"));
+    const settingArgs = userLevel(cfg.inspect("server.args"));
     const input = {
-      settingPath: cfg.get<string | null>("path"), settingArgs: cfg.get<unknown[]>("args"), pathEnv: process.env.PATH,
+      settingPath: typeof settingPath === "string" ? settingPath : null,
+      settingArgs: Array.isArray(settingArgs) ? settingArgs as unknown[] : [], pathEnv: process.env.PATH,
       platform: process.platform, home: os.homedir(), venvDir, isExecutable,
     };
     const found = findServer(input);
@@ -131,8 +136,25 @@ export class ServerClient implements vscode.Disposable {
       // By language, not by path: root.ts decides which documents get the language (see its header).
       documentSelector: [{ scheme: "file", language: LANGUAGE_ID }],
       outputChannel: this.output,
-      synchronize: { configurationSection: "kinMemory" },
-      initializationOptions: { kinMemory: JSON.parse(JSON.stringify(vscode.workspace.getConfiguration("kinMemory"))) as object },
+      // A settings change makes the server pull the section again (`settings: null`), so every value it gets
+      // goes through the configuration middleware below, never VS Code's raw section.
+      synchronize: { configurationSection: SECTION },
+      initializationOptions: { [SECTION]: readServerSection() },
+      middleware: {
+        workspace: {
+          didChangeConfiguration: (_sections, next) => next(undefined),
+          configuration: async (params, token, next) => {
+            const answers: unknown = await next(params, token);
+            if (!Array.isArray(answers)) return answers as ResponseError;
+            const theirs = answers as unknown[];
+            const ours = readServerSection();
+            return params.items.map((item, i): unknown => {
+              const mine = configurationItem(item.section, ours);
+              return mine ? mine.value : theirs[i];
+            });
+          },
+        },
+      },
       connectionOptions: { maxRestartCount: 3 },
     };
     const client = new LanguageClient("kinMemory", "Kin Memory", serverOptions, clientOptions);
@@ -160,6 +182,12 @@ export class ServerClient implements vscode.Disposable {
     this.started.fire();
     return client;
   }
+}
+
+/** The `kinMemory` section for the server: user-level values for the settings a folder must not steer. */
+export function readServerSection(): Record<string, unknown> {
+  const cfg = vscode.workspace.getConfiguration(SECTION);
+  return serverSection(cfg, (key) => cfg.inspect(key));
 }
 
 function send<K extends CommandName>(client: LanguageClient, name: K, params: ParamsOf<K>, token?: vscode.CancellationToken): Promise<ResultOf<K>> {

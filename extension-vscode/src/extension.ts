@@ -4,6 +4,7 @@
 import * as vscode from "vscode";
 import { ServerClient } from "./client";
 import * as create from "./commands/create";
+import * as deletion from "./commands/delete";
 import * as preview from "./commands/preview";
 import * as reflect from "./commands/reflect";
 import * as review from "./commands/review";
@@ -52,7 +53,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
 
   const deps = { client, root, refresh };
-  for (const group of [search, reflect, sweep, review, create, preview, store]) {
+  for (const group of [search, reflect, sweep, review, create, deletion, preview, store]) {
     context.subscriptions.push(...group.register(deps));
   }
 

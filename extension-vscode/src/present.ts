@@ -132,11 +132,39 @@ export function statusBarText(c: Counts): { text: string; tooltip: string } {
 }
 
 export function sweepSummary(swept: readonly string[], kept: number, dryRun: boolean): string {
+  if (!swept.length && !dryRun) return `Swept nothing (${kept} kept).`;
   if (!swept.length) return `Nothing to sweep: no expired memories (${kept} kept).`;
   const noun = swept.length === 1 ? "memory" : "memories";
   return dryRun
     ? `${swept.length} expired ${noun} would be deleted (${kept} kept).`
     : `Swept ${swept.length} expired ${noun} (${kept} kept).`;
+}
+
+/** A path from the store shown in a list: control characters (a newline would fake a line) escaped. */
+export function printablePath(p: string): string {
+  return p.replace(/[\x00-\x1f\x7f-\x9f\u2028\u2029]/g, (c) => {
+    const code = c.charCodeAt(0);
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
+}
+
+/** The modal question before a sweep: the count, then the files (the first `max`, then how many more). */
+export function sweepQuestion(swept: readonly string[], kept: number, max = 12): { message: string; detail: string } {
+  const noun = swept.length === 1 ? "memory" : "memories";
+  const shown = swept.slice(0, max).map((p) => "• " + printablePath(p));
+  if (swept.length > max) shown.push(`…and ${swept.length - max} more`);
+  return {
+    message: `Delete ${swept.length} expired ${noun}?`,
+    detail: `${shown.join("\n")}\n\n${kept} other ${kept === 1 ? "memory is" : "memories are"} kept. This cannot be undone.`,
+  };
+}
+
+/** What the sweep reports after deleting, including the listed files it kept because they changed. */
+export function sweptReport(swept: readonly string[], kept: number, changed: readonly string[]): string {
+  const head = sweepSummary(swept, kept, false);
+  if (!changed.length) return head;
+  const noun = changed.length === 1 ? "memory changed" : "memories changed";
+  return `${head} ${changed.length} listed ${noun} since the list was shown and ${changed.length === 1 ? "was" : "were"} kept: ${changed.map(printablePath).join(", ")}.`;
 }
 
 /** The caps the agent's prompt block is cut at (the server reports which one cut, the editor says it). */

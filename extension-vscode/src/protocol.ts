@@ -42,8 +42,14 @@ export interface ProposalIdParams {
   id: string;
 }
 
+/**
+ * A sweep deletes only with the token of the dry run whose list the user confirmed; without a token,
+ * or with one that is stale or unknown, it deletes nothing and answers as a dry run.
+ */
 export interface SweepParams {
   dryRun?: boolean;
+  /** from the dry run's answer */
+  token?: string | null;
 }
 
 export interface MarkReviewedParams {
@@ -136,9 +142,15 @@ export interface ListProposalsResult {
   proposals: ProposalInfo[];
 }
 
+/**
+ * A dry run's `swept` is what the sweep would delete and `token` names exactly that list (a real
+ * sweep answers with no token); `changed` are listed files that changed since the dry run: kept.
+ */
 export interface SweepResult {
   swept: string[];
   kept: number;
+  token: string | null;
+  changed: string[];
 }
 
 export interface OkResult {

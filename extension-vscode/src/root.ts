@@ -19,6 +19,7 @@ import * as vscode from "vscode";
 import { bootstrapClaims, bootstrapFolder, bootstrapRoots, isMemoryPath } from "./paths";
 import type { Exec } from "./client";
 import type { InfoResult } from "./protocol";
+import { SECTION, userLevel } from "./settings";
 
 export const LANGUAGE_ID = "kin-memory";
 const REMEMBERED_ROOT = "kinMemory.lastServerRoot";
@@ -43,7 +44,9 @@ export class StoreRoot implements vscode.Disposable {
   }
 
   private bootstrap(): string[] {
-    const setting = vscode.workspace.getConfiguration("kinMemory").get<string | null>("memoryDir");
+    // User level only: a folder's settings can never add a pattern (memoryDir is machine scope, see settings.ts).
+    const value = userLevel(vscode.workspace.getConfiguration(SECTION).inspect("memoryDir"));
+    const setting = typeof value === "string" ? value : null;
     return bootstrapRoots({ setting, remembered: this.state.get<string>(REMEMBERED_ROOT), home: os.homedir() });
   }
 

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  createToolInput, markReviewedArgs, newMemoryPath, newMemoryText, reflectArgs, searchArgs, sweepArgs, titleFromPath, uriFromArg,
+  confirmDeleteArg, createToolInput, deleteToolInput, markReviewedArgs, newMemoryPath, newMemoryText, reflectArgs, searchArgs, sweepArgs, titleFromPath, uriFromArg,
 } from "../src/args";
 import type { MemoryEntry, Status } from "../src/protocol";
 
@@ -14,9 +14,25 @@ test("command arguments have the SPEC shapes", () => {
   assert.deepEqual(searchArgs("x", 5), { query: "x", limit: 5 });
   assert.deepEqual(reflectArgs("/t/chat.jsonl"), { transcript: "/t/chat.jsonl" });
   assert.deepEqual(sweepArgs(true), { dryRun: true });
-  assert.deepEqual(sweepArgs(false), { dryRun: false });
+  assert.deepEqual(sweepArgs(false, "a1b2"), { dryRun: false, token: "a1b2" });
   assert.deepEqual(markReviewedArgs("file:///s/a.md"), { uri: "file:///s/a.md" });
   assert.deepEqual(createToolInput("/memories/facts/a.md", "t"), { command: "create", path: "/memories/facts/a.md", file_text: "t" });
+});
+
+test("a sweep deletes only with the dry run's token: without one it is a dry run", () => {
+  assert.deepEqual(sweepArgs(false), { dryRun: true });
+  assert.deepEqual(sweepArgs(false, null), { dryRun: true });
+  assert.deepEqual(sweepArgs(false, ""), { dryRun: true });
+  assert.deepEqual(sweepArgs(true, "a1b2"), { dryRun: true });
+});
+
+test("the delete quick fix's argument is checked, and deletes through the tool", () => {
+  const uri = "file:///s/episodes/old.md";
+  assert.deepEqual(confirmDeleteArg({ uri, path: "/memories/episodes/old.md" }), { uri, path: "/memories/episodes/old.md" });
+  for (const bad of [undefined, null, "x", { uri }, { uri, path: 3 }, { uri, path: "/etc/passwd" }, { uri, path: "/memories/" }]) {
+    assert.equal(confirmDeleteArg(bad), undefined, JSON.stringify(bad));
+  }
+  assert.deepEqual(deleteToolInput("/memories/episodes/old.md"), { command: "delete", path: "/memories/episodes/old.md" });
 });
 
 test("new memory paths: .md added, hidden, traversal and backslashes refused", () => {

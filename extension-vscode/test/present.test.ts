@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  countStatuses, formatAge, groupByCategory, memoryBadge, plainSnippet, previewSummary, searchItems, statusBarText, sweepSummary,
+  countStatuses, formatAge, groupByCategory, memoryBadge, plainSnippet, previewSummary, searchItems, printablePath, statusBarText, sweepQuestion, sweepSummary, sweptReport,
   changeLabel, conflictSummary,
 } from "../src/present";
 import type { MemoryEntry, Status } from "../src/protocol";
@@ -58,6 +58,18 @@ test("sweep summaries", () => {
   assert.equal(sweepSummary([], 4, true), "Nothing to sweep: no expired memories (4 kept).");
   assert.equal(sweepSummary(["/memories/a.md"], 3, true), "1 expired memory would be deleted (3 kept).");
   assert.equal(sweepSummary(["/memories/a.md", "/memories/b.md"], 3, false), "Swept 2 expired memories (3 kept).");
+  assert.equal(sweepSummary([], 3, false), "Swept nothing (3 kept).");
+});
+
+test("the sweep question counts and lists the files, a name's control characters escaped", () => {
+  const q = sweepQuestion(["/memories/a.md", "/memories/b\nfake line.md"], 1);
+  assert.equal(q.message, "Delete 2 expired memories?");
+  assert.equal(q.detail, "• /memories/a.md\n• /memories/b\\x0afake line.md\n\n1 other memory is kept. This cannot be undone.");
+  const many = sweepQuestion(Array.from({ length: 15 }, (_, i) => `/memories/e${i}.md`), 0, 12);
+  assert.match(many.detail, /…and 3 more\n/);
+  assert.equal(printablePath("/memories/x\u001b]52;c;QQ==\u0007.md"), "/memories/x\\x1b]52;c;QQ==\\x07.md");
+  assert.equal(sweptReport(["/memories/a.md"], 4, ["/memories/b.md"]),
+    "Swept 1 expired memory (4 kept). 1 listed memory changed since the list was shown and was kept: /memories/b.md.");
 });
 
 test("the preview toast says which cap cut how many lines; the server sends numbers, the editor the words", () => {

@@ -78,7 +78,11 @@ class ProposalIdParams:
 
 @attrs.frozen
 class SweepParams:
+    """A sweep deletes only with the token of the dry run whose list the user confirmed; without a token,
+    or with one that is stale or unknown, it deletes nothing and answers as a dry run."""
+
     dry_run: bool = False
+    token: str | None = None  # from the dry run's answer
 
 
 @attrs.frozen
@@ -182,8 +186,13 @@ class ListProposalsResult:
 
 @attrs.frozen
 class SweepResult:
+    """A dry run's `swept` is what the sweep would delete and `token` names exactly that list (a real
+    sweep answers with no token); `changed` are listed files that changed since the dry run: kept."""
+
     swept: list[str]
     kept: int
+    token: str | None = None
+    changed: list[str] = attrs.field(factory=list)
 
 
 @attrs.frozen

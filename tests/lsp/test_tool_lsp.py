@@ -384,10 +384,10 @@ async def test_sweep_dry_run_then_sweep_with_progress(vscode):
     expected = sorted([f"/memories/episodes/e{i:02}.md" for i in range(25)] + ["/memories/sessions/s.md"])
     await wait_for(lambda: any(d.code == "KM402" for d in vscode.diagnostics.get(uri("episodes/e00.md"), [])))
     dry = await command(vscode, "kin.memory.sweep", {"dryRun": True})
-    assert dry == {"swept": expected, "kept": 5}
+    assert dry == {"swept": expected, "kept": 5, "token": dry["token"], "changed": []} and dry["token"]
     assert (STORE / "episodes/e00.md").exists()
-    done = await command(vscode, "kin.memory.sweep", {})
-    assert done == {"swept": expected, "kept": 5}
+    done = await command(vscode, "kin.memory.sweep", {"token": dry["token"]})
+    assert done == {"swept": expected, "kept": 5, "token": None, "changed": []}
     assert not any((STORE / p[len("/memories/") :]).exists() for p in expected)
     assert (STORE / "episodes/fresh.md").exists() and (STORE / "facts/ancient.md").exists()
     sweeps = [t for t in vscode.progress_reports if str(t).startswith("kin-memory-sweep-")]
@@ -396,7 +396,8 @@ async def test_sweep_dry_run_then_sweep_with_progress(vscode):
     assert reports[0].kind == "begin" and reports[-1].kind == "end"
     assert any(getattr(r, "percentage", None) == 100 for r in reports)
     await wait_for(lambda: not vscode.diagnostics.get(uri("episodes/e00.md")))
-    assert await command(vscode, "kin.memory.sweep", {}) == {"swept": [], "kept": 5}
+    again = await command(vscode, "kin.memory.sweep", {})
+    assert again["swept"] == [] and again["kept"] == 5
 
 
 async def test_mark_reviewed_quick_fix_and_lens(client):

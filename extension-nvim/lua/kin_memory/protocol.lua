@@ -34,8 +34,11 @@
 ---@class KinMemory.ProposalIdParams
 ---@field id string
 
+--- A sweep deletes only with the token of the dry run whose list the user confirmed; without a token,
+--- or with one that is stale or unknown, it deletes nothing and answers as a dry run.
 ---@class KinMemory.SweepParams
 ---@field dryRun? boolean
+---@field token? string|nil # from the dry run's answer
 
 ---@class KinMemory.MarkReviewedParams
 ---@field uri string
@@ -106,9 +109,13 @@
 ---@class KinMemory.ListProposalsResult
 ---@field proposals KinMemory.ProposalInfo[]
 
+--- A dry run's `swept` is what the sweep would delete and `token` names exactly that list (a real
+--- sweep answers with no token); `changed` are listed files that changed since the dry run: kept.
 ---@class KinMemory.SweepResult
 ---@field swept string[]
 ---@field kept integer
+---@field token string|nil
+---@field changed string[]
 
 ---@class KinMemory.OkResult
 ---@field ok boolean

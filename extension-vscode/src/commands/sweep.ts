@@ -1,29 +1,42 @@
-// "Sweep expired…": a dry run first, then the deletion only after the user confirms the list.
+// "Sweep expired…": a dry run first, a modal question listing what it would delete, then the deletion of
+// exactly that list: the real sweep presents the dry run's token, and the server deletes only the files
+// it listed (a file changed since is kept and reported). When the list changed in between, the server
+// answers with the new list instead of deleting, and the question is asked again.
 import * as vscode from "vscode";
 import { sweepArgs } from "../args";
-import { sweepSummary } from "../present";
+import { sweepQuestion, sweepSummary, sweptReport } from "../present";
+import type { SweepResult } from "../protocol";
 import { type Client, command } from "./command";
+
+/** Times the question is asked again when the list keeps changing under it. */
+const MAX_ASKS = 3;
 
 export function register(deps: { client: Client; refresh: () => void }): vscode.Disposable[] {
   return [command("kinMemory.sweep", () => sweep(deps), (e) => deps.client.report(e))];
 }
 
 async function sweep({ client, refresh }: { client: Client; refresh: () => void }): Promise<void> {
-  const dry = await client.exec("kin.memory.sweep", sweepArgs(true));
-  if (!dry.swept?.length) {
-    void vscode.window.showInformationMessage(`Kin Memory: ${sweepSummary([], dry.kept, true)}`);
-    return;
+  let plan: SweepResult = await client.exec("kin.memory.sweep", sweepArgs(true));
+  for (let asked = 0; asked < MAX_ASKS; asked++) {
+    if (!plan.swept?.length || !plan.token) {
+      void vscode.window.showInformationMessage(`Kin Memory: ${sweepSummary([], plan.kept, true)}`);
+      return;
+    }
+    const { message, detail } = sweepQuestion(plan.swept, plan.kept);
+    const prefix = asked ? "The expired memories changed since the list was shown. " : "";
+    const answer = await vscode.window.showWarningMessage(prefix + message, { modal: true, detail }, "Delete");
+    if (answer !== "Delete") return;
+    const token = plan.token;
+    const res = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: "Kin Memory: sweeping", cancellable: true },
+      (_p, cancel) => client.exec("kin.memory.sweep", sweepArgs(false, token), cancel),
+    );
+    if (!res.token) {
+      void vscode.window.showInformationMessage(`Kin Memory: ${sweptReport(res.swept ?? [], res.kept, res.changed ?? [])}`);
+      refresh();
+      return;
+    }
+    plan = res; // nothing was deleted: the answer is the current list, with its own token
   }
-  const items = dry.swept.map((p) => ({ label: p }));
-  const confirm = await vscode.window.showQuickPick(
-    [{ label: `$(trash) Delete ${dry.swept.length} expired memories`, alwaysShow: true }, { label: "", kind: vscode.QuickPickItemKind.Separator }, ...items],
-    { title: `Sweep expired: ${sweepSummary(dry.swept, dry.kept, true)}`, placeHolder: "Pick the first entry to delete them all; Escape cancels" },
-  );
-  if (!confirm || !confirm.label.startsWith("$(trash)")) return;
-  const res = await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: "Kin Memory: sweeping", cancellable: true },
-    (_p, token) => client.exec("kin.memory.sweep", sweepArgs(false), token),
-  );
-  void vscode.window.showInformationMessage(`Kin Memory: ${sweepSummary(res.swept ?? [], res.kept, false)}`);
-  refresh();
+  void vscode.window.showWarningMessage("Kin Memory: the expired memories keep changing; nothing was deleted. Try again later.");
 }

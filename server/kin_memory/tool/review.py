@@ -1,4 +1,9 @@
-"""Mark a stale project fact reviewed: touch its mtime (the lifecycle clock) through the guard."""
+"""Mark a stale project fact reviewed: touch its mtime (the lifecycle clock) through the guard.
+
+Only project facts (the category read from the file itself, with the read-time fallback) can be marked
+reviewed: touching an episodic or session memory would silently bring an expired one back to life and
+postpone its sweep, and a preference has no review to mark. Those are refused and left untouched.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +11,24 @@ import os
 import stat
 from pathlib import Path
 
+from kin_memory.store.categories import PROJECT_FACT
+from kin_memory.store.memory import MAX_READ_BYTES, decode, from_text
+
 from . import audit
 from .guard import GuardError, check_fd, open_dir, resolve
 
 _FLAGS = (
     os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 )
+
+
+_REFUSALS = {
+    "episodic": "Only project facts can be marked reviewed: {vpath} is an episodic memory. It keeps its age, "
+    "so the sweep deletes it once it expires.",
+    "session": "Only project facts can be marked reviewed: {vpath} is a session memory. It keeps its age, "
+    "so the sweep deletes it once it expires.",
+    "preference": "Only project facts can be marked reviewed: {vpath} is a preference, which never goes stale.",
+}
 
 
 class ReviewError(Exception):
@@ -35,6 +52,9 @@ def mark_reviewed(root: Path | str, vpath: str, now: float | None = None) -> Non
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise ReviewError(f"The path {vpath} is not a file.")
             check_fd(fd, t.root_real)
+            category = _category(fd, vpath)
+            if category != PROJECT_FACT:
+                raise ReviewError(_REFUSALS[category].format(vpath=vpath))
             os.utime(fd, None if now is None else (now, now))
         finally:
             os.close(fd)
@@ -49,3 +69,21 @@ def mark_reviewed(root: Path | str, vpath: str, now: float | None = None) -> Non
         ) from None
     finally:
         audit.record(root, "markReviewed", [vpath], outcome)
+
+
+def _category(fd: int, vpath: str) -> str:
+    """The file's effective category, read from the open descriptor (a file too large to read as a
+    memory reads as a project fact, like everywhere else)."""
+    chunks = []
+    remaining = MAX_READ_BYTES + 1
+    while remaining > 0:
+        chunk = os.read(fd, min(remaining, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    data = b"".join(chunks)
+    if len(data) > MAX_READ_BYTES:
+        return PROJECT_FACT
+    text, _bad, _nul = decode(data)
+    return from_text(Path(vpath), vpath, text, 0.0, len(data)).category

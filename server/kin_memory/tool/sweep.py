@@ -1,14 +1,19 @@
 """Sweep: list, then delete, expired episodic and session memories. Never project-fact or preference.
 
 Expiry is the lifecycle of `store.lifecycle` (age = now − mtime; episodic after `episodic_days`, session
-after `session_hours`). Each file is re-read from disk right before it is deleted and kept when it is no
-longer expired (touched or re-categorized since the listing). Deletes go through the memory tool's
-`delete` (the guard, the audit log), never around it. A real sweep also removes hour-old temp files that
+after `session_hours`). A plan lists each file with the (mtime, size) it had when listed, and `plan_token`
+names exactly that list and the thresholds, so a caller can ask for the deletion of the very list the
+user confirmed. Each file is re-read from disk right before it is deleted and kept when it is no longer
+expired or no longer the file that was listed (touched, rewritten or re-categorized since the listing:
+reported in `changed`). Deletes go through the memory tool's `delete` (the guard, the audit log), never
+around it. A real sweep also removes hour-old temp files that
 a writer killed mid-write left behind (hidden, never read as memories).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import stat
 import time
@@ -32,6 +37,8 @@ class Expired:
     vpath: str
     category: str
     age_days: float
+    mtime: float | None = None  # as listed; None: not checked before the delete
+    size: int | None = None
 
 
 @dataclass(frozen=True)
@@ -49,6 +56,7 @@ class SweepResult:
     swept: list[str] = field(default_factory=list)
     kept: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)  # (vpath, tool message)
+    changed: list[str] = field(default_factory=list)  # listed, but changed since: kept
     cancelled: bool = False
 
     def to_json(self) -> dict[str, object]:
@@ -69,8 +77,24 @@ def plan_from(memories: Iterable[Memory], now: float, t: Thresholds) -> SweepPla
             continue
         total += 1
         if is_expired(m, now, t):
-            expired.append(Expired(m.vpath, m.category, lifecycle(m.category, m.mtime, now, t).age_days))
+            age = lifecycle(m.category, m.mtime, now, t).age_days
+            expired.append(Expired(m.vpath, m.category, age, m.mtime, m.size))
     return SweepPlan(tuple(sorted(expired, key=lambda e: e.vpath)), total)
+
+
+def plan_token(root: Path, plan: SweepPlan, t: Thresholds) -> str:
+    """Names exactly this list: the store, every listed path with the (mtime, size) it was listed with,
+    and the thresholds that made them expired. Any difference gives another token."""
+    canonical = json.dumps(
+        {
+            "root": os.fspath(root),
+            "thresholds": [t.episodic_days, t.session_hours],
+            "files": [[e.vpath, e.mtime, e.size] for e in plan.expired],
+            "total": plan.total,
+        },
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def disk_memories(root: Path) -> Iterable[Memory]:
@@ -83,11 +107,18 @@ def plan_sweep(root: Path, t: Thresholds | None = None, now: float | None = None
     return plan_from(disk_memories(root), time.time() if now is None else now, t or Thresholds())
 
 
-def _still_expired(root: Path, vpath: str, now: float, t: Thresholds) -> bool:
+def _check(root: Path, item: Expired, now: float, t: Thresholds) -> str:
+    """ "expired": delete it; "kept": no longer expired; "changed": not the file that was listed."""
     from kin_memory.store.paths import real_path
 
-    path = real_path(root, vpath)
-    return is_expired(load(path, vpath), now, t)
+    path = real_path(root, item.vpath)
+    if not os.path.lexists(path):
+        return "kept"  # gone already: nothing to delete, nothing to report
+    memory = load(path, item.vpath)
+    listed = (item.mtime, item.size)
+    if listed != (None, None) and (memory.mtime, memory.size) != listed:
+        return "changed"
+    return "expired" if is_expired(memory, now, t) else "kept"
 
 
 def apply_sweep(
@@ -111,7 +142,10 @@ def apply_sweep(
         if cancelled is not None and cancelled():
             result.cancelled = True
             break
-        if _still_expired(root, item.vpath, now, t):
+        state = _check(root, item, now, t)
+        if state == "changed":
+            result.changed.append(item.vpath)
+        elif state == "expired":
             res = run_tool({"command": "delete", "path": item.vpath}, ctx)
             if res.is_error:
                 result.failed.append((item.vpath, res.content))

@@ -11,7 +11,7 @@ import pytest
 from kin_memory.cli import main
 from kin_memory.store.lifecycle import Thresholds
 from kin_memory.tool.review import ReviewError, mark_reviewed
-from kin_memory.tool.sweep import apply_sweep, plan_sweep
+from kin_memory.tool.sweep import apply_sweep, plan_sweep, plan_token
 
 DAY = 86400
 
@@ -95,6 +95,28 @@ def test_touched_after_the_listing_is_kept(store):
     assert (store / "episodes/old.md").exists()
 
 
+def test_changed_since_the_listing_is_kept_and_reported(store):
+    plan = plan_sweep(store)
+    path = store / "sessions/yesterday.md"
+    mtime = path.stat().st_mtime
+    path.write_text("---\ncategory: session\n---\nrewritten since the listing, still old\n")
+    os.utime(path, (mtime, mtime))  # as old as before: only the size tells it is not the listed file
+    result = apply_sweep(store, plan)
+    assert result.swept == ["/memories/episodes/old.md"]
+    assert result.changed == ["/memories/sessions/yesterday.md"] and path.exists()
+
+
+def test_plan_token_names_exactly_the_list_and_the_thresholds(store):
+    t = Thresholds()
+    token = plan_token(store, plan_sweep(store, t), t)
+    assert token == plan_token(store, plan_sweep(store, t), t)
+    assert token != plan_token(
+        store, plan_sweep(store, Thresholds(session_hours=25)), Thresholds(session_hours=25)
+    )
+    os.utime(store / "episodes/old.md", (time.time() - 50 * DAY,) * 2)  # still expired, another mtime
+    assert token != plan_token(store, plan_sweep(store, t), t)
+
+
 def test_cancel_stops_between_files(store):
     result = apply_sweep(store, plan_sweep(store), cancelled=lambda: True)
     assert result.cancelled and result.swept == [] and (store / "episodes/old.md").exists()
@@ -150,14 +172,14 @@ def test_cli_terminal_asks(store, monkeypatch, capsys):
 
 def test_cli_yes_json(store, monkeypatch, capsys):
     rc, out, _ = cli(store, "--yes", "--json", monkeypatch=monkeypatch, capsys=capsys)
-    assert rc == 0 and json.loads(out) == {"swept": EXPIRED, "kept": 6}
+    assert rc == 0 and json.loads(out) == {"swept": EXPIRED, "kept": 6, "token": None, "changed": []}
     rc, out, _ = cli(store, "--yes", "--json", monkeypatch=monkeypatch, capsys=capsys)
-    assert json.loads(out) == {"swept": [], "kept": 6}
+    assert json.loads(out) == {"swept": [], "kept": 6, "token": None, "changed": []}
 
 
 def test_cli_dry_run_json_and_bad_threshold(store, monkeypatch, capsys):
     rc, out, _ = cli(store, "--dry-run", "--json", monkeypatch=monkeypatch, capsys=capsys)
-    assert json.loads(out) == {"swept": EXPIRED, "kept": 6}
+    assert json.loads(out) == {"swept": EXPIRED, "kept": 6, "token": None, "changed": []}
     rc, _, err = cli(store, "--episodic-days", "0", monkeypatch=monkeypatch, capsys=capsys)
     assert rc == 2 and "must be positive" in err
 
@@ -171,6 +193,28 @@ def test_mark_reviewed_touches_only_mtime(store):
     mark_reviewed(store, "/memories/facts/ancient.md")
     assert time.time() - p.stat().st_mtime < 5 and p.read_bytes() == before
     assert plan_sweep(store).total == 8
+
+
+@pytest.mark.parametrize(
+    ("rel", "kind"),
+    [
+        ("episodes/old.md", "an episodic memory"),
+        ("sessions/yesterday.md", "a session memory"),
+        ("sessions/today.md", "a session memory"),
+        ("prefs/ancient.md", "a preference"),
+    ],
+)
+def test_mark_reviewed_refuses_anything_but_a_project_fact(store, rel, kind):
+    p = store / rel
+    before = (p.stat().st_mtime, p.read_bytes())
+    with pytest.raises(ReviewError) as info:
+        mark_reviewed(store, "/memories/" + rel)
+    assert str(info.value).startswith(f"Only project facts can be marked reviewed: /memories/{rel} is {kind}")
+    assert (p.stat().st_mtime, p.read_bytes()) == before
+    # Files that read as project facts (no frontmatter, an unknown category) are still reviewable.
+    for fact in ("legacy.md", "typo.md"):
+        mark_reviewed(store, "/memories/" + fact)
+        assert time.time() - (store / fact).stat().st_mtime < 5
 
 
 def test_mark_reviewed_refuses_outside_and_bad_paths(store, tmp_path):

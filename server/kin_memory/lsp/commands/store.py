@@ -1,4 +1,8 @@
-"""Store commands: `kin.memory.list`, `kin.memory.markReviewed`, `kin.memory.info`."""
+"""Store commands: `kin.memory.list`, `kin.memory.markReviewed`, `kin.memory.info`.
+
+Mark reviewed applies to project facts only: on any other category it is refused with a sentence and
+the file is left as it was (see tool/review.py).
+"""
 
 from __future__ import annotations
 
@@ -50,10 +54,11 @@ class StoreCommands:
         path = uri_to_path(params.uri)
         if not vpath or path is None:
             raise CommandFailed("This file is not a memory of the store.")
+        root = self.session.root
         try:
-            mark_reviewed(
-                self.session.root, vpath
-            )  # through the tool's guard: never a file outside the store
+            # Through the tool's guard (never a file outside the store), off the event loop: it reads the
+            # file to refuse anything but a project fact.
+            await asyncio.get_running_loop().run_in_executor(None, mark_reviewed, root, vpath)
         except ReviewError as exc:
             raise CommandFailed(str(exc)) from None
         store = self.session.store

@@ -1,7 +1,8 @@
 """Code actions: the quick fixes of the findings under the cursor.
 
 Each action's diagnostic is the very dict the publisher sent (same serializer), structured into
-lsprotocol's type, so the client matches it to what it shows.
+lsprotocol's type, so the client matches it to what it shows. "Delete this memory" is the editor's own
+command `kinMemory.confirmDelete {uri, path}`: the editor asks, then deletes through the memory tool.
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from ..convert import range_json
 from ..handlers import handler
 from ..session import Session
 from .diagnostics import Diagnostics
+
+# Handled by the editor, not the server: a confirmation, then `kin.memory.tool {command: "delete", path}`.
+CONFIRM_DELETE = "kinMemory.confirmDelete"
 
 
 class CodeActions:
@@ -63,7 +67,13 @@ class CodeActions:
                 document_changes=[lsp.TextDocumentEdit(text_document=document, edits=edits)]
             )
         elif fix.command == "delete":
-            action.edit = lsp.WorkspaceEdit(document_changes=[lsp.DeleteFile(uri=uri)])
+            # Never a DeleteFile edit (the editor would apply it at once, around the tool's guard and audit
+            # log): a command the editor runs itself, asking first, then deleting through `kin.memory.tool`.
+            action.command = lsp.Command(
+                title=fix.title,
+                command=CONFIRM_DELETE,
+                arguments=[{"uri": uri, "path": self.session.vpath_of(uri)}],
+            )
         elif fix.command == "markReviewed":
             action.command = lsp.Command(
                 title=fix.title, command="kin.memory.markReviewed", arguments=[{"uri": uri}]

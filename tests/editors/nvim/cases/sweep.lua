@@ -1,5 +1,5 @@
 -- :KinMemorySweep lists what a sweep deletes and asks; Cancel keeps every file, Delete removes exactly
--- the expired ones and their diagnostics go away.
+-- the listed ones (not a memory that expired while the question was open) and their diagnostics go away.
 local T = dofile(vim.env.KIN_NVIM_HARNESS)
 
 local expired = { T.path('episodes/ancient-incident.md'), T.path('sessions/scratch.md') }
@@ -13,9 +13,16 @@ T.run(function()
   T.open('facts/build.md')
   local answer = 'Cancel'
   local shown = {}
+  local later = T.path('episodes/expired-meanwhile.md')
   local calls = T.script_select(function(call)
     local b = vim.fn.bufnr('kin-memory://sweep')
     shown[#shown + 1] = b ~= -1 and table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n') or ''
+    if answer == 'Delete' and not exists(later) then
+      -- Another memory expires while the user reads the list: it was not confirmed, so it stays.
+      T.write(later, '---\ncategory: episodic\n---\n# Expired meanwhile\n')
+      local old = os.time() - 50 * 86400
+      vim.uv.fs_utime(later, old, old)
+    end
     return answer == 'Cancel' and 2 or 1
   end)
 
@@ -44,14 +51,24 @@ T.run(function()
   for _, p in ipairs(kept) do
     T.check(exists(p), 'the sweep must keep %s', p)
   end
+  T.check(exists(later), 'a memory that expired after the list was shown must not be swept')
   T.wait(function()
     local b = vim.fn.bufnr(expired[1])
     return b == -1 or #T.diags(b, 'KM402') == 0
   end, 'the swept episode\'s KM402 to clear')
 
+  answer = 'Cancel'
+  vim.cmd('KinMemorySweep')
+  T.wait(function()
+    return #calls == 3 and T.noted('sweep cancelled')
+  end, 'a third sweep to ask about the memory that expired meanwhile')
+  T.check(calls[3].prompt:find('1 expired', 1, true), 'the third question counts one file: %q', calls[3].prompt)
+  T.check(shown[3]:find('expired-meanwhile.md', 1, true), 'the third list:\n%s', shown[3])
+  os.remove(later)
+
   vim.cmd('KinMemorySweep')
   T.wait(function()
     return T.noted('nothing expired')
-  end, 'a second sweep to find nothing')
-  T.eq(#calls, 2, 'no question when nothing is expired')
+  end, 'a last sweep to find nothing')
+  T.eq(#calls, 3, 'no question when nothing is expired')
 end)
