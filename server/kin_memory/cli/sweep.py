@@ -87,8 +87,10 @@ def handler(args) -> int:
     result = apply_sweep(root, plan, t, progress=progress)
     for vpath, message in result.failed:
         print(f"{terminal.field(vpath)}: {terminal.field(message)}", file=sys.stderr)
+    for vpath in result.changed:  # listed above, but written since: not the file the user agreed to delete
+        print(f"kept {terminal.field(vpath)}: it changed since it was listed", file=sys.stderr)
     if args.json:
-        print_json(SweepResult(swept=list(result.swept), kept=result.kept))
+        print_json(SweepResult(swept=list(result.swept), kept=result.kept, changed=list(result.changed)))
     else:
         print(f"swept {len(result.swept)}, kept {result.kept}")
     return 1 if result.failed else 0

@@ -43,7 +43,9 @@ def _quiet_client_errors(record: logging.LogRecord) -> bool:
         return False
     exc = record.exc_info[1] if record.exc_info else None
     if isinstance(exc, (JsonRpcException, ValueError, BrokenPipeError, ConnectionError)):
-        record.msg, record.args = f"{record.getMessage()}: {exc!r}", ()
+        # The reason as a sentence, not a Python exception's repr: this log is the editor's output pane.
+        reason = exc.message if isinstance(exc, JsonRpcException) else str(exc) or "the connection closed"
+        record.msg, record.args = f"{record.getMessage()}: {reason}", ()
         record.exc_info, record.exc_text = None, None
     return True
 
