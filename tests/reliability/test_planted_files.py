@@ -86,3 +86,30 @@ def test_cli_check_and_tool_with_a_planted_project_settings_file(
     assert "not read" in rows[0]["message"]
     assert tool.returncode == 0 and "/memories/a.md" in tool.stdout, (tool.stdout, tool.stderr)
     COUNTS["planted settings files survived"] += 1
+
+
+def test_server_with_a_linked_hidden_folder_writes_nothing_outside(
+    root: Path, home: Path, tmp_path: Path, server_factory
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (root / ".kin-index").symlink_to(elsewhere, target_is_directory=True)
+    write(root / "prefs" / "tabs.md", memory("preference", "the user prefers tabs over spaces\n"))
+    server = server_factory()
+    server.initialize()
+    created = server.tool(
+        {"command": "create", "path": "/memories/new.md", "file_text": memory("preference")}
+    )
+    assert not created["isError"], created
+    viewed = server.tool({"command": "view", "path": "/memories/prefs/tabs.md"})
+    assert not viewed["isError"] and "tabs over spaces" in viewed["content"]
+    search = server.command("kin.memory.search", {"query": "tabs", "workspace": "none"})
+    assert search["result"]["results"] == []  # recall is off, the server answers
+    preview = server.command("kin.memory.indexPreview", {"workspace": "none"})
+    assert "/memories/prefs/tabs.md" in preview["result"]["text"]
+    server.assert_clean_stderr()
+    assert server.shutdown() == 0
+    assert list(elsewhere.iterdir()) == []  # no database, no audit line, no lock, no staging
+    text = server.stderr + "\n".join(server.logs())
+    assert text.count("recall index off: .kin-index is a symbolic link") == 1, text[-3000:]
+    COUNTS["security probes"] += 1

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import logging
 import os
 import secrets
 import shutil
@@ -23,8 +24,10 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..store.paths import HIDDEN_DIR, virtual_of_rel
+from ..store.paths import HIDDEN_DIR, HiddenRefused, open_hidden_dir, virtual_of_rel
 from .changes import Change
+
+log = logging.getLogger("kin_memory.reflect")
 
 PREFIX = "reflect-"
 _NO_LINK = (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.EACCES)
@@ -79,14 +82,19 @@ class Staging:
             raise
 
     def _make_dir(self) -> Path:
+        """A fresh folder in the store's hidden folder, made through a descriptor that refuses a hidden
+        folder planted as a link (staging would otherwise hard-link every memory to wherever it points)."""
         name = PREFIX + secrets.token_hex(6)
-        hidden = self.root / HIDDEN_DIR
         try:
             if self.root.is_dir():
-                hidden.mkdir(mode=0o700, exist_ok=True)
-                target = hidden / name
-                target.mkdir(mode=0o700)
-                return target
+                dir_fd = open_hidden_dir(self.root, create=True)
+                try:
+                    os.mkdir(name, 0o700, dir_fd=dir_fd)
+                finally:
+                    os.close(dir_fd)
+                return self.root / HIDDEN_DIR / name
+        except HiddenRefused as exc:
+            log.warning("reflection stages outside the store's hidden folder: %s", exc.reason)
         except OSError:
             pass  # a read-only store: stage in the temp folder (files are then copied)
         return Path(tempfile.mkdtemp(prefix=PREFIX))

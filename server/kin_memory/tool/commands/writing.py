@@ -14,10 +14,10 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from kin_memory.store.paths import HIDDEN_DIR
+from kin_memory.store.paths import open_hidden_dir, open_hidden_file
 
 from .. import messages
-from ..atomic import DIR_MODE, Changed, write_at
+from ..atomic import Changed, write_at
 from ..guard import GuardError, Target, open_dir, open_for_read, read_at
 from .base import ToolContext, ToolFailure
 
@@ -59,19 +59,23 @@ def read_text(t: Target, *, missing: str) -> tuple[str, os.stat_result]:
     return text, st
 
 
+def _open_lock_file(root_real: Path) -> int:
+    """The lock file in the hidden folder, never through a link (see store.paths.open_hidden_dir)."""
+    dir_fd = open_hidden_dir(root_real, create=True)
+    try:
+        return open_hidden_file(dir_fd, LOCK_NAME, os.O_RDWR | os.O_CREAT)
+    finally:
+        os.close(dir_fd)
+
+
 @contextlib.contextmanager
 def store_lock(root_real: Path) -> Iterator[None]:
     """One writer at a time per store: a thread lock plus an flock in the hidden folder (best effort:
     a store where the lock file cannot be made still gets the thread lock)."""
     with _thread_lock:
         fd = None
-        with contextlib.suppress(Exception):
-            index = root_real / HIDDEN_DIR
-            if not os.path.lexists(index):
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(index, DIR_MODE)
-                    os.chmod(index, DIR_MODE)
-            fd = os.open(index / LOCK_NAME, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with contextlib.suppress(Exception):  # a refused hidden folder (a link) included: no flock then
+            fd = _open_lock_file(root_real)
             import fcntl  # POSIX only: elsewhere the ImportError is suppressed with the rest
 
             fcntl.flock(fd, fcntl.LOCK_EX)
