@@ -88,6 +88,24 @@ def test_cli_check_and_tool_with_a_planted_project_settings_file(
     COUNTS["planted settings files survived"] += 1
 
 
+def test_cli_view_of_a_300_mb_sparse_memory_stays_small(root: Path, home: Path) -> None:
+    with open(root / "big.md", "wb") as f:
+        f.write(b"---\ncategory: episodic\n---\nthe start\n")
+        f.truncate(SPARSE)
+    start = time.monotonic()
+    out = subprocess.run(
+        [sys.executable, "-m", "kin_memory", "tool", "--root", str(root), "--workspace", "none",
+         json.dumps({"command": "view", "path": "/memories/big.md"})],
+        capture_output=True, text=True, timeout=60, env=env_for(root, home), cwd=str(home),
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (512 * 1024 * 1024,) * 2),
+    )  # fmt: skip
+    elapsed = time.monotonic() - start
+    assert out.returncode == 0, (out.stdout[-2000:], out.stderr[-2000:])
+    assert len(out.stdout) < 70 * 1024 and "the file is 300 MB" in out.stdout
+    assert elapsed < 5, elapsed
+    COUNTS["oversized views capped"] += 1
+
+
 def test_server_with_a_linked_hidden_folder_writes_nothing_outside(
     root: Path, home: Path, tmp_path: Path, server_factory
 ) -> None:

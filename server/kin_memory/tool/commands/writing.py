@@ -15,10 +15,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kin_memory.store.paths import open_hidden_dir, open_hidden_file
+from kin_memory.store.reader import Refused, describe_size
 
 from .. import messages
 from ..atomic import Changed, write_at
-from ..guard import GuardError, Target, open_dir, open_for_read, read_at
+from ..guard import EDIT_LIMIT, GuardError, Target, open_dir, open_for_read, read_at
 from .base import ToolContext, ToolFailure
 
 LOCK_NAME = "tool.lock"
@@ -42,16 +43,27 @@ def _read_failure(exc: OSError, t: Target, missing: str) -> ToolFailure:
     return ToolFailure(messages.os_error(t.virtual, "read"))
 
 
-def read_text(t: Target, *, missing: str) -> tuple[str, os.stat_result]:
-    """The file's text and the stat it was read with (the commit compares against it)."""
+@contextlib.contextmanager
+def read_failures(t: Target, *, missing: str) -> Iterator[None]:
+    """Every way a read of the target can fail, as the failure shown to the model."""
     try:
-        data, st = open_for_read(t)
+        yield
     except GuardError as exc:
         raise ToolFailure(exc.message) from None
+    except Refused as exc:  # only "too-large" gets here: open_file_at refuses anything not regular
+        size = describe_size(exc.size or 0)
+        raise ToolFailure(messages.too_large_to_edit(t.virtual, size, describe_size(EDIT_LIMIT))) from None
     except IsADirectoryError:
         raise ToolFailure(messages.not_a_file(t.virtual)) from None
     except OSError as exc:
         raise _read_failure(exc, t, missing) from None
+
+
+def read_text(t: Target, *, missing: str) -> tuple[str, os.stat_result]:
+    """The file's text and the stat it was read with (the commit compares against it); a file over
+    EDIT_LIMIT is refused with its size, never read whole."""
+    with read_failures(t, missing=missing):
+        data, st = open_for_read(t)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -104,7 +116,7 @@ def _reread(dir_fd: int, t: Target) -> tuple[bytes, os.stat_result]:
         raise ToolFailure(messages.vanished(t.virtual)) from None
     except GuardError as exc:
         raise ToolFailure(exc.message) from None
-    except OSError:  # replaced by a link or a folder meanwhile
+    except (OSError, Refused):  # replaced by a link, a folder or a much larger file meanwhile
         raise ToolFailure(messages.conflict(t.virtual)) from None
 
 
