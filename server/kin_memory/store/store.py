@@ -13,8 +13,14 @@ from .events import StoreEvent, StoreEvents
 from .memory import Memory, from_text, load
 from .paths import INDEX_NAME, INDEX_VPATH, is_memory_rel, virtual_of_rel, virtual_path
 
-MAX_DEPTH = 32
+MAX_DEPTH = 32  # folders below the root the scan enters; the tool creates nothing deeper
 EXPANDED_KEPT = 64  # compacted files recently read whole, kept whole
+
+
+def folder_too_deep(folder_parts: tuple[str, ...]) -> bool:
+    """Whether a folder (its components below the root) lies past the scan's nesting limit: the scan
+    does not enter it, so nothing in it is a memory, and the tool makes nothing there."""
+    return len(folder_parts) > MAX_DEPTH
 
 
 @dataclass(frozen=True)
@@ -37,7 +43,7 @@ def scan(root: Path) -> tuple[list[tuple[Path, str, bool]], list[ScanProblem]]:
         return virtual_of_rel("/".join(parts))
 
     def walk(directory: str, parts: tuple[str, ...]) -> None:
-        if len(parts) > MAX_DEPTH:
+        if folder_too_deep(parts):
             problems.append(
                 ScanProblem(virtual_path(root, Path(directory)), "folder nesting too deep: not scanned")
             )

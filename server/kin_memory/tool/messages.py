@@ -143,6 +143,13 @@ def editor_refused(path: str) -> str:
 # -- beyond the reference: limits the reference does not have (new strings; the ones above are exact)
 
 
+def too_deep(path: str, limit: int) -> str:
+    return (
+        f"Path {path} is nested too deeply: memories may be at most {limit} folders below /memories "
+        "(deeper files are never scanned, indexed or recalled)"
+    )
+
+
 def view_capped(path: str, size: str, cap: str, last_line: int) -> str:
     return (
         f"[Only the first {cap} of {path} are shown (lines 1-{last_line}): the file is {size}, "
