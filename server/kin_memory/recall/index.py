@@ -6,6 +6,11 @@ title, body). `docs` is what a warm restart compares against the disk by (mtime,
 store is re-read for nothing. The database is a cache: when it is corrupt, of another schema version,
 deleted or replaced underneath us, it is rebuilt from the files with a log line, never a crash.
 
+The hidden folder (or the database file) being a symbolic link is another matter: following it would
+write the database, and wipe files on a rebuild, wherever the link points. Then the index refuses: one
+log line, every query answers nothing, every write is skipped, and the server keeps serving; as soon as
+the folder is a real folder again the index is rebuilt there.
+
 Each thread uses its own connection (WAL: readers never wait for the writer).
 """
 
@@ -22,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from ..store.paths import HIDDEN_DIR
+from ..store.paths import HIDDEN_DIR, HiddenRefused, hidden_file_problem, open_hidden_dir
 from ..store.workspace import GLOBAL
 from .query import Phrase, match_expr, phrases
 from .records import RecallDoc, path_text
@@ -33,6 +38,7 @@ T = TypeVar("T")
 
 SCHEMA_VERSION = 2
 DB_NAME = "recall.sqlite3"
+DB_SUFFIXES = ("", "-wal", "-shm", "-journal")  # the database and the files SQLite keeps beside it
 WEIGHTS = (6.0, 4.0, 1.0)  # bm25 column weights: path, title, body
 PREFERENCE_HALF_LIFE_DAYS = 90.0
 COMMON_SHARE = 0.02  # a term in more than 2% of memories says little about what is related
@@ -81,6 +87,10 @@ class IndexUnavailable(Exception):
     """The database cannot be opened even after a rebuild (e.g. the store is read-only)."""
 
 
+class IndexRefused(IndexUnavailable):
+    """The hidden folder or the database is a link (or not what it should be): the index is not used."""
+
+
 class RecallIndex:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
@@ -96,12 +106,29 @@ class RecallIndex:
         self._df: dict[str, int] | None = None
         self._df_time = 0.0
         self._df_dirty = False
+        self.refused: str | None = None  # why the index is off (a planted link), None when usable
 
     # -- connections ---------------------------------------------------------------------------
+    def _check_place(self) -> None:
+        """HiddenRefused unless the hidden folder is a real folder (made when missing; never the root:
+        a vanished store is not recreated by its cache) and the database files in it are no links.
+        SQLite opens by name, so this is checked right before each connection is made."""
+        os.close(open_hidden_dir(self.root, create=True))
+        for suffix in DB_SUFFIXES:
+            problem = hidden_file_problem(self.root, DB_NAME + suffix)
+            if problem is not None:
+                raise HiddenRefused(problem)
+
+    def _refuse(self, reason: str) -> IndexRefused:
+        """Turn the index off (logged once per reason) and drop this thread's connection."""
+        self._drop_local()
+        if self.refused != reason:
+            self.refused = reason
+            log.warning("recall index off: %s; search and recall answer nothing until it is fixed", reason)
+        return IndexRefused(reason)
+
     def _connect(self) -> sqlite3.Connection:
-        self.dir.mkdir(
-            mode=0o700, exist_ok=True
-        )  # never parents: a vanished store is not recreated by its cache
+        self._check_place()
         conn = sqlite3.connect(self.path, timeout=5.0, check_same_thread=False, isolation_level=None)
         try:
             conn.execute("PRAGMA journal_mode=WAL")
@@ -127,19 +154,27 @@ class RecallIndex:
         return conn
 
     def _inode(self) -> int | None:
-        try:
-            return self.path.stat().st_ino
+        try:  # the entry itself: a database replaced by a link reads as replaced
+            return os.lstat(self.path).st_ino
         except OSError:
             return None
 
     def _wipe(self) -> None:
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            try:
-                os.unlink(f"{self.path}{suffix}")
-            except FileNotFoundError:
-                pass
-            except OSError as exc:
-                log.warning("recall index: cannot remove %s%s: %s", DB_NAME, suffix, exc)
+        """Remove the database files, inside the real hidden folder only (never through a link)."""
+        try:
+            dir_fd = open_hidden_dir(self.root)
+        except OSError:  # missing (nothing to wipe) or refused (nothing of ours is there)
+            return
+        try:
+            for suffix in DB_SUFFIXES:
+                try:
+                    os.unlink(DB_NAME + suffix, dir_fd=dir_fd)
+                except FileNotFoundError:
+                    pass
+                except OSError as exc:
+                    log.warning("recall index: cannot remove %s%s: %s", DB_NAME, suffix, exc)
+        finally:
+            os.close(dir_fd)
 
     def _drop_local(self) -> None:
         conn = getattr(self._local, "conn", None)
@@ -158,6 +193,8 @@ class RecallIndex:
         self._wipe()
         try:
             conn = self._connect()
+        except HiddenRefused as exc:
+            raise self._refuse(exc.reason) from None
         except (sqlite3.Error, OSError) as exc:
             raise IndexUnavailable(str(exc)) from exc
         self._local.conn = conn
@@ -177,10 +214,16 @@ class RecallIndex:
                 self._drop_local()
             try:
                 conn = self._connect()
+            except HiddenRefused as exc:
+                raise self._refuse(exc.reason) from None
             except (sqlite3.Error, OSError) as exc:
                 return self._rebuild(exc)
             self._local.conn = conn
             self._local.ino = self._inode()
+            if self.refused is not None:
+                log.warning("recall index back on: %s is a real folder again", HIDDEN_DIR)
+                self.refused = None
+                self._known_once = True  # what was skipped while refused is refilled (on_reset)
         self._notify_reset()
         return conn
 
@@ -193,10 +236,22 @@ class RecallIndex:
                 self.on_reset()
         self._known_once = True
 
-    def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    def available(self) -> bool:
+        """Whether the index can be used (False while its folder is refused)."""
+        try:
+            self._conn()
+        except IndexRefused:
+            return False
+        return True
+
+    def _run(self, fn: Callable[[sqlite3.Connection], T], refused: T) -> T:
         """fn on this thread's connection; a corrupt database is rebuilt and fn retried once. A database
-        locked by another live process is not corruption: that error propagates."""
-        conn = self._conn()
+        locked by another live process is not corruption: that error propagates. While the index is
+        refused (a planted link) the answer is `refused`: nothing is read or written."""
+        try:
+            conn = self._conn()
+        except IndexRefused:
+            return refused
         try:
             return fn(conn)
         except sqlite3.DatabaseError as exc:
@@ -208,7 +263,10 @@ class RecallIndex:
                 except sqlite3.Error:
                     pass
             with self._lock:
-                conn = self._rebuild(exc)
+                try:
+                    conn = self._rebuild(exc)
+                except IndexRefused:
+                    return refused
             return fn(conn)
 
     def close(self) -> None:
@@ -216,12 +274,14 @@ class RecallIndex:
 
     # -- writes --------------------------------------------------------------------------------
     def known(self) -> dict[str, tuple[float, int]]:
-        rows = self._run(lambda c: c.execute("SELECT vpath, mtime, size FROM docs").fetchall())
+        rows: list[tuple[str, float, int]] = self._run(
+            lambda c: c.execute("SELECT vpath, mtime, size FROM docs").fetchall(), []
+        )
         return {v: (m, s) for v, m, s in rows}
 
     def count(self) -> int:
         """Memories in the full-text table (session memories are recorded in docs only)."""
-        return int(self._run(lambda c: c.execute("SELECT count(*) FROM fts").fetchone()[0]))
+        return int(self._run(lambda c: c.execute("SELECT count(*) FROM fts").fetchone()[0], 0))
 
     @staticmethod
     def _delete(c: sqlite3.Connection, vpath: str) -> None:
@@ -240,7 +300,7 @@ class RecallIndex:
                 raise
             c.execute("COMMIT")
 
-        self._run(tx)
+        self._run(tx, None)
         self._df_dirty = True
 
     def upsert(self, docs: Iterable[RecallDoc]) -> int:
@@ -286,6 +346,8 @@ class RecallIndex:
         """Bring the index in line with stats {vpath: (mtime, size)}, loading only new or changed files.
         Committed in chunks, so progress shows and a cancelled or killed sync keeps what it did."""
         start = time.perf_counter()
+        if not self.available():  # refused: reading every file for an index that keeps nothing is waste
+            return SyncStats(len(stats), 0, 0, time.perf_counter() - start)
         known = self.known()
         gone = [v for v in known if v not in stats]
         changed = [v for v, st in stats.items() if known.get(v) != (st[0], st[1])]
@@ -332,13 +394,15 @@ class RecallIndex:
         now = time.monotonic()
         with self._lock:
             if self._df is None or (self._df_dirty and now - self._df_time > DF_REFRESH):
-                rows = self._run(lambda c: c.execute("SELECT term, doc FROM vocab").fetchall())
+                rows: list[tuple[str, int]] = self._run(
+                    lambda c: c.execute("SELECT term, doc FROM vocab").fetchall(), []
+                )
                 self._df = dict(rows)
                 self._df_time, self._df_dirty = now, False
             return self._df
 
     def _df_of(self, term: str) -> int:
-        row = self._run(lambda c: c.execute("SELECT doc FROM vocab WHERE term=?", (term,)).fetchone())
+        row = self._run(lambda c: c.execute("SELECT doc FROM vocab WHERE term=?", (term,)).fetchone(), None)
         return row[0] if row else 0
 
     def search(
@@ -413,7 +477,10 @@ class RecallIndex:
         if cached is None or now - cached[1] > 5.0:
             count = int(
                 self._run(
-                    lambda c: c.execute("SELECT count(*) FROM docs WHERE category <> 'session'").fetchone()[0]
+                    lambda c: c.execute("SELECT count(*) FROM docs WHERE category <> 'session'").fetchone()[
+                        0
+                    ],
+                    0,
                 )
             )
             self._count_cache = cached = (count, now)
@@ -462,7 +529,7 @@ class RecallIndex:
             return hits
 
         try:
-            return self._run(fn)
+            return self._run(fn, [])
         except sqlite3.OperationalError as exc:  # a locked database: recall is best-effort
             log.warning("recall query failed: %s", exc)
             return []

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import logging
 import os
 import secrets
 import shutil
@@ -24,8 +25,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..store.paths import HIDDEN_DIR, virtual_of_rel
+from ..store.paths import HIDDEN_DIR, HiddenRefused, open_hidden_dir, virtual_of_rel
+from ..store.store import MAX_DEPTH
 from .changes import Change
+
+log = logging.getLogger("kin_memory.reflect")
 
 PREFIX = "reflect-"
 _NO_LINK = (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.EACCES)
@@ -37,28 +41,36 @@ class Base:
     real: tuple[int, int, int]  # (inode, size, mtime_ns) of the store's file when staged
 
 
-def _walk(top: Path) -> tuple[dict[str, os.stat_result], set[str]]:
-    """Regular files and folders below top (relative posix paths), hidden names and symlinks skipped."""
+def _walk(top: Path, depth: int = 0) -> tuple[dict[str, os.stat_result], set[str], bool]:
+    """Regular files and folders below top (relative posix paths), hidden names and symlinks skipped,
+    and whether anything lay deeper than the scan goes (top being `depth` folders below the root).
+
+    Iterative, with the scan's nesting limit: a tree a thousand folders deep (made outside the tool)
+    neither overflows the stack nor gets mirrored; the model sees what the scan sees."""
     files: dict[str, os.stat_result] = {}
     dirs: set[str] = set()
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=False, onerror=lambda e: None):
-        rel_dir = os.path.relpath(dirpath, top)
-        prefix = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
-        keep = []
-        for d in dirnames:
-            if d.startswith(".") or os.path.islink(os.path.join(dirpath, d)):
-                continue
-            keep.append(d)
-            dirs.add(prefix + d)
-        dirnames[:] = keep
-        for name in filenames:
-            if name.startswith("."):
+    too_deep = False
+    pending: list[tuple[str, str, int]] = [(os.fspath(top), "", depth)]  # (folder, its rel prefix, depth)
+    while pending:
+        folder, prefix, level = pending.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
                 continue
             with contextlib.suppress(OSError):
-                st = os.lstat(os.path.join(dirpath, name))
-                if stat.S_ISREG(st.st_mode):
-                    files[prefix + name] = st
-    return files, dirs
+                st = entry.stat(follow_symlinks=False)
+                if stat.S_ISDIR(st.st_mode):
+                    if level + 1 > MAX_DEPTH:
+                        too_deep = True
+                        continue
+                    dirs.add(prefix + entry.name)
+                    pending.append((entry.path, prefix + entry.name + "/", level + 1))
+                elif stat.S_ISREG(st.st_mode):
+                    files[prefix + entry.name] = st
+    return files, dirs, too_deep
 
 
 @dataclass
@@ -84,14 +96,19 @@ class Staging:
             raise
 
     def _make_dir(self) -> Path:
+        """A fresh folder in the store's hidden folder, made through a descriptor that refuses a hidden
+        folder planted as a link (staging would otherwise hard-link every memory to wherever it points)."""
         name = PREFIX + secrets.token_hex(6)
-        hidden = self.root / HIDDEN_DIR
         try:
             if self.root.is_dir():
-                hidden.mkdir(mode=0o700, exist_ok=True)
-                target = hidden / name
-                target.mkdir(mode=0o700)
-                return target
+                dir_fd = open_hidden_dir(self.root, create=True)
+                try:
+                    os.mkdir(name, 0o700, dir_fd=dir_fd)
+                finally:
+                    os.close(dir_fd)
+                return self.root / HIDDEN_DIR / name
+        except HiddenRefused as exc:
+            log.warning("reflection stages outside the store's hidden folder: %s", exc.reason)
         except OSError:
             pass  # a read-only store: stage in the temp folder (files are then copied)
         return Path(tempfile.mkdtemp(prefix=PREFIX))
@@ -99,7 +116,7 @@ class Staging:
     def _populate(self) -> None:
         if not self.root.is_dir():
             return
-        files, dirs = _walk(self.root)
+        files, dirs, _ = _walk(self.root)
         for d in sorted(dirs):
             os.makedirs(self.dir / d, mode=0o700, exist_ok=True)
         self.base_dirs = dirs
@@ -142,14 +159,14 @@ class Staging:
         """A folder may be deleted only when the store holds nothing in it that was not staged."""
         if not (self.root / d).is_dir():
             return False
-        files, _ = _walk(self.root / d)
-        return all(f"{d}/{rel}" in self.base for rel in files)
+        files, _, too_deep = _walk(self.root / d, d.count("/") + 1)
+        return not too_deep and all(f"{d}/{rel}" in self.base for rel in files)
 
     def _read(self, rel: str) -> bytes:
         return (self.dir / rel).read_bytes()
 
     def diff(self) -> list[Change]:
-        now_files, now_dirs = _walk(self.dir)
+        now_files, now_dirs, _ = _walk(self.dir)
         now = {rel: st.st_ino for rel, st in now_files.items()}
         by_ino = {b.ino: rel for rel, b in self.base.items()}
         renames: list[tuple[str, str]] = []

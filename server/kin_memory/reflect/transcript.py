@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..store.reader import Refused, read_file
 from .transcript_formats import normalize
 
 MAX_READ = 8 * 1024 * 1024  # bytes read from the file at most
@@ -32,17 +33,22 @@ class Transcript:
 
 
 def read(path: Path, shown: str | None = None) -> Transcript:
+    """Read through the bounded reader: a FIFO, a device or a folder given as the transcript is refused
+    at once (a plain read of a FIFO would wait for a writer forever), and at most MAX_READ bytes are read."""
     label = shown or str(path)
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_READ + 1)
+        got = read_file(path, MAX_READ, truncate=True)
     except FileNotFoundError:
         raise TranscriptError(f"transcript not found: {label}") from None
+    except Refused as exc:
+        if exc.kind == "folder":
+            raise TranscriptError(f"transcript is a folder, not a file: {label}") from None
+        raise TranscriptError(f"transcript is {exc.reason}, not read: {label}") from None
     except IsADirectoryError:
         raise TranscriptError(f"transcript is a folder, not a file: {label}") from None
     except OSError as exc:
         raise TranscriptError(f"cannot read transcript {label}: {exc.strerror or exc}") from None
-    return parse(data[:MAX_READ].decode("utf-8", errors="replace"), cut=len(data) > MAX_READ)
+    return parse(got.data.decode("utf-8", errors="replace"), cut=got.truncated)
 
 
 def parse(raw: str, *, cut: bool = False) -> Transcript:

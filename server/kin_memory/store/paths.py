@@ -6,7 +6,9 @@ virtual paths (made by the store, a listing, the index); untrusted input goes th
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from pathlib import Path, PurePosixPath
 
 from .root import VIRTUAL_ROOT
@@ -16,6 +18,11 @@ INDEX_VPATH = f"{VIRTUAL_ROOT}/{INDEX_NAME}"
 # The server's own folder inside the root (recall index, audit log, tool lock, reflection staging).
 # Hidden, so it is never a memory and the tool's guard never reaches it.
 HIDDEN_DIR = ".kin-index"
+HIDDEN_MODE = 0o700
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 
 
 def relative_parts(root: Path, path: Path) -> tuple[str, ...] | None:
@@ -59,3 +66,99 @@ def real_path(root: Path, vpath: str) -> Path:
     """For trusted virtual paths only (listings, the index); untrusted input goes through tool.guard."""
     rel = rel_of_virtual(vpath)
     return root.joinpath(*PurePosixPath(rel).parts) if rel else root
+
+
+# -- the hidden folder ------------------------------------------------------------------------------
+# Everything the product writes inside the store goes to the hidden folder: the recall database, the
+# audit log, the tool's lock, reflection staging. A planted `.kin-index -> /elsewhere` would send all of
+# that outside the store, so the folder (and every file in it) is opened without following a link.
+
+
+class HiddenRefused(OSError):
+    """The hidden folder, or a file in it, is a link or not what it should be: it is not used."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(errno.ELOOP, reason)
+        self.reason = reason
+
+
+def hidden_problem(root: Path | str) -> str | None:
+    """Why the root's hidden folder may not be used (a link, not a folder); None when it is a real
+    folder or does not exist yet."""
+    try:
+        st = os.lstat(os.path.join(os.fspath(root), HIDDEN_DIR))
+    except OSError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        return f"{HIDDEN_DIR} is a symbolic link"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"{HIDDEN_DIR} is not a folder"
+    return None
+
+
+def _open_hidden_at(root_fd: int, create: bool) -> int:
+    flags = os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC
+    try:
+        return os.open(HIDDEN_DIR, flags, dir_fd=root_fd)
+    except FileNotFoundError:
+        if not create:
+            raise
+    made = True
+    try:
+        os.mkdir(HIDDEN_DIR, HIDDEN_MODE, dir_fd=root_fd)
+    except FileExistsError:  # made by another process meanwhile: open what is there, with the same checks
+        made = False
+    fd = os.open(HIDDEN_DIR, flags, dir_fd=root_fd)
+    if made:
+        os.fchmod(fd, HIDDEN_MODE)  # whatever the umask
+    return fd
+
+
+def open_hidden_dir(root: Path | str, *, create: bool = False) -> int:
+    """An fd on the root's hidden folder, never through a link (made 0700 when create and missing; the
+    root itself is never made: a vanished store is not recreated by its cache).
+
+    FileNotFoundError when it (or the root) is missing; HiddenRefused when it is a link or not a folder."""
+    root_fd = os.open(os.fspath(root), os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+    try:
+        return _open_hidden_at(root_fd, create)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise HiddenRefused(hidden_problem(root) or f"{HIDDEN_DIR} is not a folder") from None
+        raise
+    finally:
+        os.close(root_fd)
+
+
+def open_hidden_file(dir_fd: int, name: str, flags: int, mode: int = 0o600) -> int:
+    """Open a file in the hidden folder (dir_fd from open_hidden_dir): never through a link, never a
+    FIFO or a device (opened non-blocking, then checked), so nothing is written or read elsewhere."""
+    try:
+        fd = os.open(name, flags | _NOFOLLOW | _NONBLOCK | _CLOEXEC, mode, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise HiddenRefused(f"{HIDDEN_DIR}/{name} is a symbolic link") from None
+        if exc.errno == errno.ENXIO:  # a FIFO opened for writing with no reader
+            raise HiddenRefused(f"{HIDDEN_DIR}/{name} is not a regular file") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise HiddenRefused(f"{HIDDEN_DIR}/{name} is not a regular file")
+    return fd
+
+
+def hidden_file_problem(root: Path | str, name: str) -> str | None:
+    """Why a path-based file in the hidden folder (the SQLite database, which SQLite opens by name) must
+    not be opened: the folder or the file is a link or something other than a regular file."""
+    problem = hidden_problem(root)
+    if problem is not None:
+        return problem
+    try:
+        st = os.lstat(os.path.join(os.fspath(root), HIDDEN_DIR, name))
+    except OSError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        return f"{HIDDEN_DIR}/{name} is a symbolic link"
+    if not stat.S_ISREG(st.st_mode):
+        return f"{HIDDEN_DIR}/{name} is not a regular file"
+    return None

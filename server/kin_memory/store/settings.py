@@ -8,11 +8,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .reader import Refused, read_file
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
+# A settings file is a few lines; a repository can plant anything at the path (a link to /dev/zero, a
+# FIFO, a huge file), so reads stop here and anything larger is reported, not parsed.
+MAX_SETTINGS_BYTES = 256 * 1024
 KNOWN_KEYS = {"memory_enabled": bool, "memory_reflect": bool, "memory_dir": str}
 
 
@@ -34,6 +39,7 @@ class SettingsFile:
     values: dict[str, object] = field(default_factory=dict)
     problems: tuple[SettingsProblem, ...] = ()
     exists: bool = False
+    text: str = ""  # what was read (bounded): diagnostics take their line text from here, not the file
 
 
 def global_settings_path(home: Path | None = None) -> Path:
@@ -53,18 +59,44 @@ def _key_line(text: str, key: str) -> tuple[int, int, int]:
     return 0, 0, 0
 
 
-def load_settings_file(path: Path, *, project: bool) -> SettingsFile:
-    """Read one settings file; never raises. Bad TOML or wrong types become problems."""
+def _unread(path: Path, reason: str) -> SettingsFile:
+    return SettingsFile(path, problems=(SettingsProblem(path, "KM701", reason),), exists=True)
+
+
+def _kin_folder_leaves(kin: Path) -> bool:
+    """Whether a project's `.kin` folder resolves outside its repository (a link to elsewhere)."""
+    if not os.path.lexists(kin):
+        return False
+    real, repo = os.path.realpath(kin), os.path.realpath(kin.parent)
+    return not real.startswith(repo.rstrip(os.sep) + os.sep)
+
+
+def _read(path: Path, project: bool) -> bytes | SettingsFile:
+    """The file's bytes, or the SettingsFile that reports why it was not read.
+
+    A project file is planted by whatever repository is open: it may be a link only to another file in
+    its own `.kin` folder. The global file is the user's own (often a link into a dotfiles repository),
+    so it may point anywhere; both must be regular files under the size cap."""
+    if project and _kin_folder_leaves(path.parent):
+        return _unread(path, "the `.kin` folder is a link pointing outside the repository: not read")
     try:
-        raw = path.read_bytes()
+        return read_file(path, MAX_SETTINGS_BYTES, within=path.parent if project else None).data
     except FileNotFoundError:
         return SettingsFile(path)
+    except Refused as exc:
+        if exc.kind == "outside":
+            return _unread(path, "settings file is a link pointing outside its `.kin` folder: not read")
+        return _unread(path, f"settings file is {exc.reason}: not read")
     except OSError as exc:
-        return SettingsFile(
-            path,
-            problems=(SettingsProblem(path, "KM701", f"cannot read settings: {exc.strerror}"),),
-            exists=True,
-        )
+        return _unread(path, f"cannot read settings: {exc.strerror or exc.__class__.__name__}")
+
+
+def load_settings_file(path: Path, *, project: bool) -> SettingsFile:
+    """Read one settings file; never raises, never blocks. Bad TOML, wrong types and files that are not
+    plain, small, in-place files become problems."""
+    raw = _read(path, project)
+    if isinstance(raw, SettingsFile):
+        return raw
     text = raw.decode("utf-8", errors="replace")
     try:
         data = tomllib.loads(text)
@@ -78,6 +110,7 @@ def load_settings_file(path: Path, *, project: bool) -> SettingsFile:
                 SettingsProblem(path, "KM701", f"settings TOML does not parse: {msg}", line, col, col + 1),
             ),
             exists=True,
+            text=text,
         )
     values: dict[str, object] = {}
     problems: list[SettingsProblem] = []
@@ -111,7 +144,7 @@ def load_settings_file(path: Path, *, project: bool) -> SettingsFile:
             )
             continue
         values[key] = value
-    return SettingsFile(path, values, tuple(problems), exists=True)
+    return SettingsFile(path, values, tuple(problems), exists=True, text=text)
 
 
 @dataclass(frozen=True)

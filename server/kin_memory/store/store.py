@@ -3,24 +3,89 @@
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .events import StoreEvent, StoreEvents
+from .frontmatter import Frontmatter
 from .memory import Memory, from_text, load
-from .paths import INDEX_NAME, INDEX_VPATH, is_memory_rel, virtual_of_rel, virtual_path
+from .paths import (
+    INDEX_NAME,
+    INDEX_VPATH,
+    is_hidden,
+    is_memory_rel,
+    relative_parts,
+    virtual_of_rel,
+    virtual_path,
+)
 
-MAX_DEPTH = 32
+MAX_DEPTH = 32  # folders below the root the scan enters; the tool creates nothing deeper
 EXPANDED_KEPT = 64  # compacted files recently read whole, kept whole
+
+
+def folder_too_deep(folder_parts: tuple[str, ...]) -> bool:
+    """Whether a folder (its components below the root) lies past the scan's nesting limit: the scan
+    does not enter it, so nothing in it is a memory, and the tool makes nothing there."""
+    return len(folder_parts) > MAX_DEPTH
 
 
 @dataclass(frozen=True)
 class ScanProblem:
     vpath: str
     reason: str
+
+
+# -- containment: what the scan lists, shared with the watcher's single-file refresh -------------------
+
+
+def _within(path: str, real_root: str) -> bool:
+    return path == real_root or path.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def link_verdict(link: str, real_root: str) -> str | None:
+    """For a `*.md` entry that is a symlink: None when the scan reads it (its target stays inside the
+    store, or it dangles and the read reports that), "folder" when it points at a folder (skipped),
+    "outside" when it points at an existing file outside the store (refused, reported)."""
+    target = os.path.realpath(link)
+    if os.path.isdir(target):
+        return "folder"
+    if not _within(target, real_root) and os.path.exists(target):
+        return "outside"
+    return None
+
+
+def scan_refuses(root: Path, path: Path) -> str | None:
+    """Why the scan would not list `path` (a file under root) as a file of the store, None when it
+    would, or when nothing is there to refuse. The scan enters no hidden folder, no symlinked folder and
+    nothing past MAX_DEPTH, and reads a symlinked file only when its target stays inside the store; a
+    change reported under any of those (by the editor or the file watcher, which may follow links the
+    scan does not) must be ignored the same way."""
+    parts = relative_parts(root, path)
+    if not parts:
+        return "not below the store"
+    if is_hidden(parts):
+        return "a hidden name"
+    if folder_too_deep(parts[:-1]):
+        return "folder nesting too deep"
+    folder = os.fspath(root)
+    for name in parts[:-1]:
+        folder = os.path.join(folder, name)
+        try:
+            st = os.lstat(folder)
+        except OSError:
+            return None  # gone: nothing to read, the caller sees the file missing
+        if stat.S_ISLNK(st.st_mode):
+            return "inside a symlinked folder: not followed"
+        if not stat.S_ISDIR(st.st_mode):
+            return None
+    entry = os.path.join(folder, parts[-1])
+    if os.path.islink(entry) and link_verdict(entry, os.path.realpath(root)) is not None:
+        return "symlink pointing outside the store (or at a folder): not read"
+    return None
 
 
 def scan(root: Path) -> tuple[list[tuple[Path, str, bool]], list[ScanProblem]]:
@@ -37,7 +102,7 @@ def scan(root: Path) -> tuple[list[tuple[Path, str, bool]], list[ScanProblem]]:
         return virtual_of_rel("/".join(parts))
 
     def walk(directory: str, parts: tuple[str, ...]) -> None:
-        if len(parts) > MAX_DEPTH:
+        if folder_too_deep(parts):
             problems.append(
                 ScanProblem(virtual_path(root, Path(directory)), "folder nesting too deep: not scanned")
             )
@@ -72,12 +137,10 @@ def scan(root: Path) -> tuple[list[tuple[Path, str, bool]], list[ScanProblem]]:
             if not name.endswith(".md"):
                 continue
             if is_link:
-                target = os.path.realpath(entry.path)
-                if os.path.isdir(target):
+                verdict = link_verdict(entry.path, real_root)
+                if verdict == "folder":
                     continue
-                if not (target == real_root or target.startswith(real_root + os.sep)) and os.path.exists(
-                    target
-                ):
+                if verdict == "outside":
                     problems.append(
                         ScanProblem(
                             virtual_path(root, Path(entry.path)),
@@ -142,7 +205,7 @@ class Store:
             if whole is not None and (whole.mtime, whole.size) == (memory.mtime, memory.size):
                 self._expanded.move_to_end(vpath)
                 return whole
-        whole = load(memory.path, vpath, is_index=memory.is_index)
+        whole = _reread(self.root, memory)
         with self.lock:
             self._expanded[vpath] = whole
             while len(self._expanded) > EXPANDED_KEPT:
@@ -181,11 +244,12 @@ class Store:
             return list(self.problems)
 
     def refresh_path(self, path: Path) -> tuple[str, Memory | None]:
-        """Re-read one file from disk (after an external change); None when it is gone.
-        Emits "created", "changed" or "deleted"."""
+        """Re-read one file from disk (after an external change); None when it is gone, or is not a
+        file the scan would list (under a symlinked folder, a link out of the store: see
+        scan_refuses). Emits "created", "changed" or "deleted"."""
         vpath = virtual_path(self.root, path)
         is_index = vpath == INDEX_VPATH
-        exists = os.path.lexists(path) and not os.path.isdir(path)
+        exists = os.path.lexists(path) and not os.path.isdir(path) and scan_refuses(self.root, path) is None
         memory = load(path, vpath, is_index=is_index) if exists else None
         with self.lock:
             existed = vpath in self.disk
@@ -224,6 +288,21 @@ class Store:
             on_disk = vpath in self.disk
         if dropped is not None and emit:
             self.events.emit(StoreEvent("changed" if on_disk else "deleted", vpath))
+
+
+def _reread(root: Path, memory: Memory) -> Memory:
+    """A compacted memory read whole again. A link that dangled when it was listed may point out of the
+    store by now (its target appeared later, where no watcher looks): it is not read through then."""
+    if os.path.islink(memory.path) and scan_refuses(root, memory.path) is not None:
+        return replace(
+            memory,
+            text="",
+            lines=("",),
+            frontmatter=Frontmatter("none"),
+            compact=False,
+            read_error="symlink pointing outside the store: not read",
+        )
+    return load(memory.path, memory.vpath, is_index=memory.is_index)
 
 
 def load_store(root: Path) -> Store:

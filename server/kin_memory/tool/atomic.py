@@ -138,19 +138,84 @@ def remove_at(dir_fd: int, name: str) -> None:
     """Delete a file, a link (not its target) or a whole directory tree, never leaving `dir_fd`'s subtree."""
     st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     if stat.S_ISDIR(st.st_mode):
-        fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)  # O_NOFOLLOW: a link swapped in is refused
-        try:
-            now = os.fstat(fd)
-            if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
-                raise FileNotFoundError(errno.ENOENT, "replaced")
-            for child in os.listdir(fd):
-                remove_at(fd, child)
-        finally:
-            os.close(fd)
-        os.rmdir(name, dir_fd=dir_fd)
+        _remove_tree(dir_fd, name, st)
     else:
         os.unlink(name, dir_fd=dir_fd)
     _fsync_fd(dir_fd)
+
+
+def _ident(st: os.stat_result) -> tuple[int, int]:
+    return st.st_dev, st.st_ino
+
+
+def _open_same_dir(dir_fd: int, name: str, st: os.stat_result) -> int:
+    """Open the folder `name` that was just stat'ed as st; O_NOFOLLOW: a link swapped in is refused,
+    and a different folder swapped in reads as gone."""
+    fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+    if _ident(os.fstat(fd)) != _ident(st):
+        os.close(fd)
+        raise FileNotFoundError(errno.ENOENT, "replaced")
+    return fd
+
+
+def _clear_files(fd: int) -> list[str]:
+    """Unlink every non-folder entry of the folder open at fd; the names of its folders."""
+    folders = []
+    for child in os.listdir(fd):
+        try:
+            cst = os.stat(child, dir_fd=fd, follow_symlinks=False)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISDIR(cst.st_mode):
+            folders.append(child)
+        else:
+            os.unlink(child, dir_fd=fd)
+    return folders
+
+
+class _Level:
+    """One folder on the way down: its name in its parent, its identity, the subfolders left to do."""
+
+    def __init__(self, name: str, ident: tuple[int, int], todo: list[str]) -> None:
+        self.name, self.ident, self.todo = name, ident, todo
+
+
+def _remove_tree(top_fd: int, name: str, st: os.stat_result) -> None:
+    """Depth first with an explicit stack (a tree can be deeper than the recursion limit) and one folder
+    open at a time (deeper than the open-file limit too): the way back up is `..`, accepted only when it
+    is the very folder we came down from, so a folder moved away meanwhile is never left for elsewhere."""
+    fd = _open_same_dir(top_fd, name, st)
+    try:
+        path = [_Level(name, _ident(st), _clear_files(fd))]
+        while True:
+            level = path[-1]
+            if level.todo:
+                child = level.todo.pop()
+                try:
+                    cst = os.stat(child, dir_fd=fd, follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+                if not stat.S_ISDIR(cst.st_mode):  # replaced by a file meanwhile
+                    os.unlink(child, dir_fd=fd)
+                    continue
+                child_fd = _open_same_dir(fd, child, cst)
+                os.close(fd)
+                fd = child_fd
+                path.append(_Level(child, _ident(cst), _clear_files(fd)))
+                continue
+            path.pop()
+            if not path:
+                break
+            parent_fd = os.open("..", _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = parent_fd
+            if _ident(os.fstat(fd)) != path[-1].ident:
+                raise FileNotFoundError(errno.ENOENT, "moved")
+            os.rmdir(level.name, dir_fd=fd)
+        _fsync_fd(fd)
+    finally:
+        os.close(fd)
+    os.rmdir(name, dir_fd=top_fd)
 
 
 def rename_at(src_fd: int, src: str, dst_fd: int, dst: str) -> None:

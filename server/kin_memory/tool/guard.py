@@ -17,6 +17,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from kin_memory.store.memory import MAX_READ_BYTES
+from kin_memory.store.reader import read_fd
 from kin_memory.store.root import VIRTUAL_ROOT
 
 from . import messages
@@ -28,6 +30,9 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 DIR_FLAGS = os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC
 DIR_MODE = 0o700
+# The most the tool reads of a file it edits (str_replace, insert): a file the store itself would not
+# parse (store.memory.MAX_READ_BYTES) is refused with its size rather than read whole into memory.
+EDIT_LIMIT = MAX_READ_BYTES
 
 
 class GuardError(Exception):
@@ -165,30 +170,49 @@ def open_dir(root_real: Path | str, dir_parts: tuple[str, ...], *, create: bool 
         raise
 
 
-def read_at(dir_fd: int, name: str, root_real: Path | str) -> tuple[bytes, os.stat_result]:
-    """Read one regular file in dir_fd without following a link; IsADirectoryError for anything else."""
+def open_file_at(dir_fd: int, name: str, root_real: Path | str) -> int:
+    """An fd on one regular file in dir_fd, opened without following a link and without blocking (a
+    FIFO opens at once and is refused); IsADirectoryError for anything but a regular file."""
     fd = os.open(name, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | getattr(os, "O_NONBLOCK", 0), dir_fd=dir_fd)
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise IsADirectoryError(errno.EISDIR, "not a regular file")
         check_fd(fd, root_real)
-        chunks = []
-        while True:
-            b = os.read(fd, 1 << 20)
-            if not b:
-                break
-            chunks.append(b)
-        return b"".join(chunks), st
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_at(dir_fd: int, name: str, root_real: Path | str) -> tuple[bytes, os.stat_result]:
+    """Read one regular file in dir_fd without following a link; IsADirectoryError for anything else,
+    reader.Refused (naming the size) for a file over EDIT_LIMIT."""
+    fd = open_file_at(dir_fd, name, root_real)
+    try:
+        got = read_fd(fd, EDIT_LIMIT)
     finally:
         os.close(fd)
+    return got.data, got.st
 
 
-def open_for_read(target: Target) -> tuple[bytes, os.stat_result]:
-    """Read the resolved file without following a link swapped in after the check."""
+def open_target(target: Target) -> int:
+    """An fd on the resolved file (see open_file_at), reached without following a link swapped in."""
     place = target.content
     dir_fd = open_dir(target.root_real, place.dir_parts)
     try:
-        return read_at(dir_fd, place.name, target.root_real)
+        return open_file_at(dir_fd, place.name, target.root_real)
     finally:
         os.close(dir_fd)
+
+
+def open_for_read(
+    target: Target, *, limit: int = EDIT_LIMIT, truncate: bool = False
+) -> tuple[bytes, os.stat_result]:
+    """Read the resolved file without following a link swapped in after the check: at most `limit`
+    bytes (reader.Refused beyond, or only the first `limit` with truncate)."""
+    fd = open_target(target)
+    try:
+        got = read_fd(fd, limit, truncate=truncate)
+    finally:
+        os.close(fd)
+    return got.data, got.st

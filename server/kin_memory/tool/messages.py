@@ -138,3 +138,24 @@ def unsaved(path: str) -> str:
 
 def editor_refused(path: str) -> str:
     return f"The editor did not apply the edit to {path}; no edit was performed."
+
+
+# -- beyond the reference: limits the reference does not have (new strings; the ones above are exact)
+
+
+def too_deep(path: str, limit: int) -> str:
+    return (
+        f"Path {path} is nested too deeply: memories may be at most {limit} folders below /memories "
+        "(deeper files are never scanned, indexed or recalled)"
+    )
+
+
+def view_capped(path: str, size: str, cap: str, last_line: int) -> str:
+    return (
+        f"[Only the first {cap} of {path} are shown (lines 1-{last_line}): the file is {size}, "
+        f"and memory reads stop at {cap}. Lines past that cannot be viewed; split or shorten the file.]"
+    )
+
+
+def too_large_to_edit(path: str, size: str, limit: str) -> str:
+    return f"The file {path} is {size}: too large to edit with the memory tool (the limit is {limit})."

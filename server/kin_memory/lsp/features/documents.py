@@ -19,6 +19,8 @@ from pathlib import Path
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
+from ...store.paths import relative_parts
+from ...store.store import scan_refuses
 from ..handlers import handler
 from ..session import Session, path_to_uri, uri_to_path
 
@@ -64,7 +66,7 @@ class Documents:
     def sync_buffer(self, uri: str) -> None:
         vpath = self.session.vpath_of(uri)
         path = uri_to_path(uri)
-        if not vpath or path is None:
+        if not vpath or path is None or self._refused(path):
             return
         doc = self.docs().get_text_document(uri)
         try:
@@ -77,8 +79,17 @@ class Documents:
     def did_change_watched(self, params: lsp.DidChangeWatchedFilesParams) -> None:
         self.apply_changes({p for p in (uri_to_path(c.uri) for c in params.changes) if p is not None})
 
+    def _refused(self, path: Path) -> bool:
+        """A file the cold scan would not list (under a symlinked folder, a link out of the store, too
+        deep): the watcher may follow links the scan refuses, and an editor may open such a file, but
+        neither makes it a memory. store.scan_refuses is the one rule both apply."""
+        root = self.session.root
+        return relative_parts(root, path) is not None and scan_refuses(root, path) is not None
+
     def external_change(self, path: Path) -> None:
-        """A file changed on disk (the watcher, the client, or one of our own commands wrote it)."""
+        """A file changed on disk (the watcher, the client, or one of our own commands wrote it). One the
+        scan would not list is handed to the store all the same: its refresh drops it (so a file that
+        was a memory until its folder became a link goes away) and never reads it."""
         vpath = self.session.vpath_of(path_to_uri(path))
         if vpath is None:
             if path.is_dir() or not path.exists():  # a folder came or went: rescan, always correct

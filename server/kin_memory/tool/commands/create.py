@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 from kin_memory.store.paths import is_memory_rel
+from kin_memory.store.store import MAX_DEPTH, folder_too_deep
 
 from .. import messages
 from ..atomic import create_at, make_dirs
@@ -19,6 +20,8 @@ def create(inp: ToolInput, ctx: ToolContext) -> str:
     path = str_param(inp, "create", "path")
     text = str_param(inp, "create", "file_text")
     t = guarded(ctx.root, path)
+    if folder_too_deep(t.content.dir_parts):  # the scan would never see it, and deep trees hurt walks
+        raise ToolFailure(messages.too_deep(path, MAX_DEPTH))
     confirm(ctx, "create", path, f"create {path}")
     if t.is_root or os.path.lexists(t.lexical):
         raise ToolFailure(messages.create_exists(path))

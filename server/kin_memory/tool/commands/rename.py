@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 
+from kin_memory.store.store import MAX_DEPTH, folder_too_deep
+
 from .. import messages
 from ..atomic import rename_at
 from ..guard import Target
+from ..tree import deeper_than
 from . import writing
 from .base import ToolContext, ToolFailure, confirm
 from .params import ToolInput, guarded, str_param
@@ -22,6 +25,22 @@ def _check(old: Target, new: Target, old_path: str, new_path: str) -> None:
     if (*dst.dir_parts, dst.name)[: len(src_parts)] == src_parts:
         # into its own subtree: refuse before creating any folder on the way
         raise ToolFailure(messages.os_error(f"{old_path} to {new_path}", "rename"))
+    if _too_deep_after_move(old, new):
+        raise ToolFailure(messages.too_deep(new_path, MAX_DEPTH))
+
+
+def _too_deep_after_move(old: Target, new: Target) -> bool:
+    """Whether the moved entry, or a folder inside it, would land past the scan's nesting limit: moving
+    folders into one another is as good a way as create to build a tree too deep to walk."""
+    dst_dirs = new.content.dir_parts
+    if folder_too_deep(dst_dirs):
+        return True
+    if not os.path.isdir(old.lexical) or os.path.islink(old.lexical):
+        return False  # a file, or a link (moved as a link: nothing is walked through it)
+    depth = len(dst_dirs) + 1  # the folder itself, once moved
+    return folder_too_deep((*dst_dirs, new.content.name)) or deeper_than(
+        os.fspath(old.lexical), MAX_DEPTH - depth
+    )
 
 
 def _move(old: Target, new: Target, old_path: str, new_path: str) -> None:

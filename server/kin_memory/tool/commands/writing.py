@@ -14,11 +14,12 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from kin_memory.store.paths import HIDDEN_DIR
+from kin_memory.store.paths import open_hidden_dir, open_hidden_file
+from kin_memory.store.reader import Refused, describe_size
 
 from .. import messages
-from ..atomic import DIR_MODE, Changed, write_at
-from ..guard import GuardError, Target, open_dir, open_for_read, read_at
+from ..atomic import Changed, write_at
+from ..guard import EDIT_LIMIT, GuardError, Target, open_dir, open_for_read, read_at
 from .base import ToolContext, ToolFailure
 
 LOCK_NAME = "tool.lock"
@@ -42,21 +43,41 @@ def _read_failure(exc: OSError, t: Target, missing: str) -> ToolFailure:
     return ToolFailure(messages.os_error(t.virtual, "read"))
 
 
-def read_text(t: Target, *, missing: str) -> tuple[str, os.stat_result]:
-    """The file's text and the stat it was read with (the commit compares against it)."""
+@contextlib.contextmanager
+def read_failures(t: Target, *, missing: str) -> Iterator[None]:
+    """Every way a read of the target can fail, as the failure shown to the model."""
     try:
-        data, st = open_for_read(t)
+        yield
     except GuardError as exc:
         raise ToolFailure(exc.message) from None
+    except Refused as exc:  # only "too-large" gets here: open_file_at refuses anything not regular
+        size = describe_size(exc.size or 0)
+        raise ToolFailure(messages.too_large_to_edit(t.virtual, size, describe_size(EDIT_LIMIT))) from None
     except IsADirectoryError:
         raise ToolFailure(messages.not_a_file(t.virtual)) from None
     except OSError as exc:
         raise _read_failure(exc, t, missing) from None
+
+
+def read_text(t: Target, *, missing: str) -> tuple[str, os.stat_result]:
+    """The file's text and the stat it was read with (the commit compares against it); a file over
+    EDIT_LIMIT is refused with its size, never read whole."""
+    with read_failures(t, missing=missing):
+        data, st = open_for_read(t)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ToolFailure(messages.not_utf8(t.virtual)) from None
     return text, st
+
+
+def _open_lock_file(root_real: Path) -> int:
+    """The lock file in the hidden folder, never through a link (see store.paths.open_hidden_dir)."""
+    dir_fd = open_hidden_dir(root_real, create=True)
+    try:
+        return open_hidden_file(dir_fd, LOCK_NAME, os.O_RDWR | os.O_CREAT)
+    finally:
+        os.close(dir_fd)
 
 
 @contextlib.contextmanager
@@ -65,13 +86,8 @@ def store_lock(root_real: Path) -> Iterator[None]:
     a store where the lock file cannot be made still gets the thread lock)."""
     with _thread_lock:
         fd = None
-        with contextlib.suppress(Exception):
-            index = root_real / HIDDEN_DIR
-            if not os.path.lexists(index):
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(index, DIR_MODE)
-                    os.chmod(index, DIR_MODE)
-            fd = os.open(index / LOCK_NAME, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with contextlib.suppress(Exception):  # a refused hidden folder (a link) included: no flock then
+            fd = _open_lock_file(root_real)
             import fcntl  # POSIX only: elsewhere the ImportError is suppressed with the rest
 
             fcntl.flock(fd, fcntl.LOCK_EX)
@@ -100,7 +116,7 @@ def _reread(dir_fd: int, t: Target) -> tuple[bytes, os.stat_result]:
         raise ToolFailure(messages.vanished(t.virtual)) from None
     except GuardError as exc:
         raise ToolFailure(exc.message) from None
-    except OSError:  # replaced by a link or a folder meanwhile
+    except (OSError, Refused):  # replaced by a link, a folder or a much larger file meanwhile
         raise ToolFailure(messages.conflict(t.virtual)) from None
 
 
