@@ -14,8 +14,9 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..store.memory import from_text
+from ..store.memory import MAX_READ_BYTES, from_text
 from ..store.paths import real_path
+from ..store.reader import Refused, read_file
 from ..store.workspace import visibility
 from ..tool import audit
 from ..tool.atomic import create_at, make_dirs, remove_at, rename_at, write_at
@@ -63,11 +64,14 @@ def apply_proposal(root: Path, proposal: Proposal, paths: Collection[str] | None
 
 
 def _current(root: Path, vpath: str) -> bytes | None:
+    """The file's bytes now (None when absent): bounded, never through a link out of the store, never
+    blocking on a FIFO planted in its place (that reads as "changed": a conflict)."""
     try:
-        with open(real_path(root, vpath), "rb") as handle:
-            return handle.read()
-    except OSError:
+        return read_file(real_path(root, vpath), MAX_READ_BYTES, within=root).data
+    except FileNotFoundError:
         return None
+    except (Refused, OSError):
+        return b"\0unreadable"  # hashes to nothing a proposal was computed from
 
 
 def conflict_of(root: Path, proposal: Proposal, change: ProposedChange) -> str | None:

@@ -6,6 +6,7 @@ and the other way round. Ids are random and checked before they name a file.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -14,7 +15,7 @@ import stat
 import time
 from pathlib import Path
 
-from ..store.paths import HIDDEN_DIR
+from ..store.paths import HIDDEN_DIR, HiddenRefused, open_hidden_dir
 from .model import Proposal
 
 FOLDER = "proposals"
@@ -32,20 +33,26 @@ def new_id() -> str:
 
 
 def _folder(root: Path, *, create: bool) -> Path:
-    """The proposals folder; a symlink at either level is refused (it could point out of the store)."""
-    hidden = root / HIDDEN_DIR
-    folder = hidden / FOLDER
-    for path in (hidden, folder):
-        try:
-            st = os.lstat(path)
-        except FileNotFoundError:
-            if not create:
-                raise ProposalError("no proposals have been made in this store") from None
-            os.mkdir(path, 0o700)
-            continue
-        if not stat.S_ISDIR(st.st_mode):
-            raise ProposalError(f"{path.name} in the store is not a folder: proposals cannot be kept")
-    return folder
+    """The proposals folder; the hidden folder and this one are never links (they could point out of
+    the store), so nothing is kept or read elsewhere."""
+    try:
+        hidden_fd = open_hidden_dir(root, create=create)
+    except HiddenRefused as exc:
+        raise ProposalError(f"proposals cannot be kept: {exc}") from None
+    except FileNotFoundError:
+        raise ProposalError("no proposals have been made in this store") from None
+    try:
+        if create:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(FOLDER, 0o700, dir_fd=hidden_fd)
+        st = os.stat(FOLDER, dir_fd=hidden_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        raise ProposalError("no proposals have been made in this store") from None
+    finally:
+        os.close(hidden_fd)
+    if not stat.S_ISDIR(st.st_mode):
+        raise ProposalError(f"{HIDDEN_DIR}/{FOLDER} is not a folder: proposals cannot be kept")
+    return root / HIDDEN_DIR / FOLDER
 
 
 def _path(root: Path, proposal_id: str) -> Path:

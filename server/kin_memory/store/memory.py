@@ -10,6 +10,7 @@ from pathlib import Path
 
 from .categories import effective_category
 from .frontmatter import Frontmatter, parse_frontmatter, split_lines
+from .reader import Refused, read_file
 
 MAX_READ_BYTES = 16 * 1024 * 1024  # beyond this a file is reported, not parsed
 BODY_CAP = 64 * 1024
@@ -168,20 +169,26 @@ def _resolve_symlink(path: Path, vpath: str, is_index: bool) -> Memory:
 
 
 def load_plain(target: Path, path: Path, vpath: str, is_index: bool) -> Memory:
+    """A symlinked memory's target (containment is the scan's job): read bounded and never blocking, so
+    a target swapped for a FIFO or a device between the check and the read cannot hang the reader."""
     try:
-        st = target.stat()
-        if not stat_mod.S_ISREG(st.st_mode):
-            return _unreadable(path, vpath, "not a regular file", is_index, st.st_mtime)
-        if st.st_size > MAX_READ_BYTES:
-            return _unreadable(
-                path, vpath, "file is too large to read as a memory", is_index, st.st_mtime, st.st_size
-            )
-        data = target.read_bytes()
+        bounded = read_file(target, MAX_READ_BYTES)
+    except Refused as exc:
+        size = exc.size or 0
+        reason = "file is too large to read as a memory" if exc.kind == "too-large" else exc.reason
+        return _unreadable(path, vpath, reason, is_index, 0.0, size)
     except OSError as exc:
         return _unreadable(path, vpath, f"cannot read: {exc.strerror}", is_index)
-    text, bad, nul = decode(data)
+    text, bad, nul = decode(bounded.data)
     return from_text(
-        path, vpath, text, st.st_mtime, len(data), decode_error=bad, has_nul=nul, is_index=is_index
+        path,
+        vpath,
+        text,
+        bounded.st.st_mtime,
+        len(bounded.data),
+        decode_error=bad,
+        has_nul=nul,
+        is_index=is_index,
     )
 
 

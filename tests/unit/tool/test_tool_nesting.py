@@ -115,11 +115,6 @@ def test_delete_of_a_deep_tree_holds_few_descriptors(root: Path) -> None:
     assert not (root / "d").exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the listing's folder sizes (tool/commands/listing.py, _tree_size) still use os.walk, which "
-    "recurses; it should call tool.tree.tree_size (iterative). listing.py is changed on another branch.",
-)
 def test_view_root_over_a_1100_level_tree_made_outside_the_tool(root: Path) -> None:
     make_deep_tree(root, 1100)
     res = run(root, command="view", path="/memories")

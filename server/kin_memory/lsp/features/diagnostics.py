@@ -30,7 +30,6 @@ from ..session import Session, path_to_uri, uri_to_path
 log = logging.getLogger("kin_memory.lsp")
 INDEX_DEBOUNCE = 0.15  # seconds
 SETTINGS_POLL = 0.5  # seconds between stats of the settings files
-SETTINGS_READ_CAP = 256 * 1024  # bytes: a settings file is a few lines
 
 
 class Diagnostics:
@@ -197,9 +196,11 @@ class Diagnostics:
     def settings_diagnostics(self) -> dict[str, list[dict]]:
         """uri → KM700/KM701 diagnostics for every settings file in effect (off the loop: reads files)."""
         settings = self.session.file_settings()
+        texts = {f.path: f.text for f in settings.files}  # read once, bounded, by the settings loader
         out = {}
         for path, findings in settings_findings(settings).items():
-            out[path_to_uri(path)] = self.to_json(findings, _read_lines(path)) if findings else []
+            lines = texts.get(path, "").splitlines()
+            out[path_to_uri(path)] = self.to_json(findings, lines) if findings else []
         return out
 
     def publish_settings(self, by_uri: dict[str, list[dict]]) -> None:
@@ -244,12 +245,3 @@ def _stat_key(path: Path) -> tuple[float, int] | None:
     except OSError:
         return None
     return (st.st_mtime, st.st_size)
-
-
-def _read_lines(path: Path) -> list[str]:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(SETTINGS_READ_CAP)
-    except OSError:
-        return []
-    return data.decode("utf-8", "replace").splitlines()

@@ -6,7 +6,6 @@ stays inside the root and outside hidden folders, and sizes count regular files 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 
@@ -15,6 +14,7 @@ from kin_memory.store.paths import virtual_of_rel
 
 from .. import messages
 from ..guard import Target
+from ..tree import tree_size
 
 MAX_DEPTH = 2
 
@@ -33,20 +33,6 @@ def format_size(n: int) -> str:
     raise AssertionError("unreachable")
 
 
-def _tree_size(path: str) -> int:
-    total = 0
-    for dirpath, dirnames, filenames in os.walk(path, followlinks=False, onerror=lambda e: None):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        for name in filenames:
-            if name.startswith("."):
-                continue
-            with contextlib.suppress(OSError):
-                st = os.lstat(os.path.join(dirpath, name))
-                if stat.S_ISREG(st.st_mode):
-                    total += st.st_size
-    return total
-
-
 def _entry_size(path: str) -> tuple[int, bool] | None:
     """(size, is_dir) for a listing entry, None when it must not be shown (escaping link, special)."""
     try:
@@ -54,7 +40,7 @@ def _entry_size(path: str) -> tuple[int, bool] | None:
     except OSError:
         return None
     if stat.S_ISDIR(st.st_mode):
-        return _tree_size(path), True
+        return tree_size(path), True
     if stat.S_ISREG(st.st_mode):
         return st.st_size, False
     return None
