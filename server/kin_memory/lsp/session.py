@@ -22,7 +22,12 @@ from ..store.events import StoreEvents
 from ..store.lifecycle import Thresholds
 from ..store.paths import real_path, relative_parts, virtual_of_rel
 from ..store.root import RootChoice, resolve_root
-from ..store.settings import EffectiveSettings, effective_settings
+from ..store.settings import (
+    EffectiveSettings,
+    effective_settings,
+    global_settings_path,
+    project_settings_path,
+)
 from ..store.store import Store
 from ..store.workspace import active_workspaces
 
@@ -58,6 +63,7 @@ class Session:
         self.ready = threading.Event()  # the startup load is complete
         self._uris: dict[tuple[Path, str], str] = {}
         self.root_listeners: list[Callable[[], None]] = []
+        self._file_settings: tuple[object, EffectiveSettings] | None = None
 
     @property
     def root(self) -> Path:
@@ -104,8 +110,17 @@ class Session:
         )
 
     def file_settings(self) -> EffectiveSettings:
-        """The settings files in effect: the global one, then each active workspace's project file."""
-        return effective_settings([w for w in self.active() if os.path.isabs(w)])
+        """The settings files in effect: the global one, then each active workspace's project file.
+
+        Asked on every hover and search (memory may be disabled): re-read only when one of the files
+        changed (a stat each), so the hot path pays microseconds, not a TOML parse."""
+        workspaces = [w for w in self.active() if os.path.isabs(w)]
+        paths = [global_settings_path(), *(project_settings_path(w) for w in workspaces)]
+        key = (tuple(workspaces), tuple(_stat_key(p) for p in paths), os.environ.get("KIN_MEMORY_REFLECT"))
+        cached = self._file_settings
+        if cached is None or cached[0] != key:
+            cached = self._file_settings = (key, effective_settings(workspaces))
+        return cached[1]
 
     def has_capability(self, *path: str) -> bool:
         """Whether a nested client capability is present and truthy, e.g. ("window", "work_done_progress")."""
@@ -138,3 +153,11 @@ class Session:
 
     def path_of(self, vpath: str) -> Path:
         return real_path(self.root, vpath)
+
+
+def _stat_key(path: Path) -> tuple[int, int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
