@@ -8,18 +8,13 @@ import os
 import sys
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..findings.catalog import ERROR
-from ..findings.model import Finding
-from ..findings.run import check_store
-from ..findings.store_level import duplicate_findings, scan_findings, settings_findings
 from ..sinks import terminal
-from ..store.context import cli_context
-from ..store.paths import real_path
-from ..store.root import resolve_root
-from ..store.store import load_store
-from ..store.workspace import cli_workspace
 from .common import UsageError, settings_for
+
+if TYPE_CHECKING:  # the checking machinery is imported when `check` runs, not to build the parser
+    from ..findings.model import Finding
 
 
 def register(subparsers, common: argparse.ArgumentParser) -> None:
@@ -65,6 +60,15 @@ def example_root() -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..findings.catalog import ERROR
+    from ..findings.run import check_store
+    from ..findings.store_level import scan_findings, settings_findings
+    from ..store.context import cli_context
+    from ..store.paths import real_path
+    from ..store.root import resolve_root
+    from ..store.store import load_store
+    from ..store.workspace import cli_workspace
+
     target: Path | None = Path(os.path.abspath(os.path.expanduser(args.path))) if args.path else None
     root = resolve_root(args.root).path if args.root or not target else None
     only: Path | None = None
@@ -114,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _duplicates(root: Path, store, ctx) -> dict[str, list[Finding]]:
+    from ..findings.store_level import duplicate_findings
     from ..recall.service import Recall  # the index only when duplicates are asked for
 
     recall = Recall(root)

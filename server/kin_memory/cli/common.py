@@ -8,12 +8,13 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .. import protocol
 from ..sinks import terminal
-from ..store.root import RootChoice, resolve_root
-from ..store.settings import EffectiveSettings, effective_settings
-from ..store.workspace import cli_workspace
+
+if TYPE_CHECKING:  # every subcommand module is imported to build the parser: keep that import light
+    from ..store.root import RootChoice
+    from ..store.settings import EffectiveSettings
 
 
 class UsageError(Exception):
@@ -50,6 +51,8 @@ class Target:
 
 
 def settings_for(workspace: str | None) -> EffectiveSettings:
+    from ..store.settings import effective_settings
+
     """The global settings file, then the workspace's project file (`global` and labels have none)."""
     return effective_settings([workspace] if workspace and os.path.isabs(workspace) else [])
 
@@ -57,6 +60,9 @@ def settings_for(workspace: str | None) -> EffectiveSettings:
 def target(args: argparse.Namespace, *, editor_setting: str | None = None) -> Target:
     """--root (else KIN_MEMORY_DIR, the global memory_dir, ~/.kin/memory) and --workspace (else the git
     top level or realpath of the current directory when it is outside the store)."""
+    from ..store.root import resolve_root
+    from ..store.workspace import cli_workspace
+
     choice = resolve_root(getattr(args, "root", None), editor_setting=editor_setting)
     return Target(choice, cli_workspace(getattr(args, "workspace", None), choice.path))
 
@@ -71,4 +77,6 @@ def file_uri(path: Path) -> str:
 def print_json(result: object) -> None:
     """A protocol result exactly as the language server answers it (hostile characters \\u-escaped:
     the same data, and nothing a terminal would act on)."""
+    from .. import protocol
+
     print(terminal.json_text(json.dumps(protocol.dump(result), ensure_ascii=False)))

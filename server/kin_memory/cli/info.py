@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from .. import protocol
 from ..sinks import terminal
 from .common import print_json, target
 
@@ -23,6 +22,7 @@ def register(subparsers, common: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from .. import protocol
     from ..recall.index import RecallIndex
     from ..store.info import store_info
 

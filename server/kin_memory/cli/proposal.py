@@ -9,14 +9,13 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..proposals import store as proposals
-from ..proposals.apply import apply_proposal
-from ..proposals.model import Proposal
-from ..proposals.results import apply_result, proposal_info, proposal_result
-from ..protocol import ListProposalsResult, OkResult
 from ..sinks import terminal
 from .common import UsageError, print_json, target
+
+if TYPE_CHECKING:  # imported when a proposal command runs, not to build the parser
+    from ..proposals.model import Proposal
 
 
 def register(subparsers, common: argparse.ArgumentParser) -> None:
@@ -34,6 +33,10 @@ def register(subparsers, common: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..proposals import store as proposals
+    from ..proposals.results import proposal_info
+    from ..protocol import ListProposalsResult, OkResult
+
     root = target(args).root
     try:
         if args.action == "list":
@@ -60,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def show_proposal(proposal: Proposal, as_json: bool) -> None:
+    from ..proposals.results import proposal_result
+
     if as_json:
         print_json(proposal_result(proposal))
         return
@@ -72,6 +77,10 @@ def show_proposal(proposal: Proposal, as_json: bool) -> None:
 
 
 def apply_now(root: Path, proposal: Proposal, as_json: bool, paths: list[str] | None = None) -> int:
+    from ..proposals import store as proposals
+    from ..proposals.apply import apply_proposal
+    from ..proposals.results import apply_result
+
     result = apply_proposal(root, proposal, paths)
     done = set(result.applied)
     if all((c.new_path or c.path) in done for c in proposal.changes):

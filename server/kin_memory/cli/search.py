@@ -6,9 +6,7 @@ import argparse
 import sys
 import time
 
-from ..protocol import ReindexResult
 from ..sinks import terminal
-from ..store.paths import real_path
 from .common import UsageError, file_uri, print_json, target
 
 MAX_RESULTS = 100
@@ -46,6 +44,8 @@ def search(args: argparse.Namespace) -> int:
     recall.sync_disk()
     hits = recall.search(args.query, where.active, min(args.limit, MAX_RESULTS))
     if args.json:
+        from ..store.paths import real_path
+
         print_json(search_result(hits, lambda vpath: file_uri(real_path(where.root, vpath))))
         return 0
     if not hits:
@@ -89,6 +89,8 @@ def reindex(args: argparse.Namespace) -> int:
     if bar:
         bar.done()
     if args.json:
+        from ..protocol import ReindexResult
+
         print_json(ReindexResult(files=stats.read, seconds=round(stats.seconds, 3)))
     else:
         print(f"indexed {stats.read} memories in {stats.seconds:.2f}s")

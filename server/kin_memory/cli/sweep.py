@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 
-from ..protocol import SweepResult
 from ..sinks import terminal
 from .common import UsageError, print_json, target
 
@@ -43,6 +42,7 @@ def _ask(question: str) -> bool:
 
 
 def handler(args) -> int:
+    from ..protocol import SweepResult
     from ..store.lifecycle import Thresholds
     from ..tool.sweep import apply_sweep, plan_sweep
 
