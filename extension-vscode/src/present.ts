@@ -180,13 +180,42 @@ export function previewSummary(res: Pick<IndexPreviewResult, "lines" | "bytes" |
   return res.truncated ? `${head} — truncated at the cap: the rest is not in the prompt.` : `${head}.`;
 }
 
-/** One proposed change as a line: "create /memories/prefs/x.md", "rename a.md → b.md". */
+/** One proposed change as a line: "create /memories/prefs/x.md", "rename a.md → b.md" (paths printable). */
 export function changeLabel(c: Pick<ProposalChange, "kind" | "path" | "newPath">): string {
-  return c.kind === "rename" ? `rename ${c.path} → ${c.newPath ?? "?"}` : `${c.kind} ${c.path}`;
+  return c.kind === "rename"
+    ? `rename ${printablePath(c.path)} → ${printablePath(c.newPath ?? "?")}`
+    : `${c.kind} ${printablePath(c.path)}`;
+}
+
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+/** The title of the editor that shows every change of a proposal at once (VS Code adds the file count). */
+export function proposalTitle(p: { id: string }): string {
+  return `Kin Memory proposal ${p.id.slice(0, 8)}`;
+}
+
+/**
+ * The modal question over the review: how many changes, that nothing is written yet, then the model's
+ * summary and the changes it covers (the first `max`, then how many more), as plain text.
+ */
+export function reviewQuestion(
+  p: { summary: string; changes: readonly Pick<ProposalChange, "kind" | "path" | "newPath">[] }, max = 12,
+): { message: string; detail: string } {
+  const listed = p.changes.slice(0, max).map((c) => "• " + changeLabel(c));
+  if (p.changes.length > max) listed.push(`…and ${p.changes.length - max} more`);
+  return {
+    message: `Kin Memory: the reflection proposes ${plural(p.changes.length, "change", "changes")}. Their diffs are open; nothing is written until you apply.`,
+    detail: `${plainSnippet(p.summary, 600)}\n\n${listed.join("\n")}`,
+  };
 }
 
 /** What was not applied and why, as a sentence appended to the summary ("" when everything was). */
 export function conflictSummary(conflicts: readonly Conflict[]): string {
   if (!conflicts.length) return "";
-  return " Not applied: " + conflicts.map((c) => `${c.path} (${c.reason})`).join("; ") + ".";
+  return " Not applied: " + conflicts.map((c) => `${printablePath(c.path)} (${plainSnippet(c.reason, 200)})`).join("; ") + ".";
+}
+
+/** The message after applying: how many of the chosen changes were written, and what was not, and why. */
+export function applyReport(applied: number, chosen: number, conflicts: readonly Conflict[]): string {
+  return `Kin Memory: applied ${applied} of ${plural(chosen, "change", "changes")}.${conflictSummary(conflicts)}`;
 }

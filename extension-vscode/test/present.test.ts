@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   countStatuses, formatAge, groupByCategory, memoryBadge, plainSnippet, previewSummary, searchItems, printablePath, statusBarText, sweepQuestion, sweepSummary, sweptReport,
-  changeLabel, conflictSummary,
+  changeLabel, conflictSummary, applyReport, proposalTitle, reviewQuestion,
 } from "../src/present";
 import type { MemoryEntry, Status } from "../src/protocol";
 
@@ -90,4 +90,22 @@ test("proposed changes read as one line each, and conflicts as a sentence", () =
   assert.equal(conflictSummary([]), "");
   assert.equal(conflictSummary([{ path: "/memories/a.md", reason: "the file changed since the proposal was made" }]),
     " Not applied: /memories/a.md (the file changed since the proposal was made).");
+  // A path or reason from the store cannot fake a line in a message.
+  assert.equal(changeLabel({ kind: "edit", path: "/memories/a\nb.md", newPath: null }), "edit /memories/a\\x0ab.md");
+  assert.equal(conflictSummary([{ path: "/memories/a\n.md", reason: "changed\nmeanwhile" }]), " Not applied: /memories/a\\x0a.md (changed meanwhile).");
+});
+
+test("the review: a title per proposal, a question counting and listing its changes, a report after applying", () => {
+  const changes = [
+    { kind: "create" as const, path: "/memories/prefs/pr-titles.md", newPath: null },
+    { kind: "edit" as const, path: "/memories/prefs/review-style.md", newPath: null },
+  ];
+  assert.equal(proposalTitle({ id: "5578872f40910940" }), "Kin Memory proposal 5578872f");
+  const q = reviewQuestion({ summary: "Proposed: 1 created,\n1 edited.", changes });
+  assert.equal(q.message, "Kin Memory: the reflection proposes 2 changes. Their diffs are open; nothing is written until you apply.");
+  assert.equal(q.detail, "Proposed: 1 created, 1 edited.\n\n• create /memories/prefs/pr-titles.md\n• edit /memories/prefs/review-style.md");
+  const many = reviewQuestion({ summary: "", changes: Array.from({ length: 15 }, (_, i) => ({ kind: "delete" as const, path: `/memories/${i}.md`, newPath: null })) }, 12);
+  assert.match(many.detail, /• delete \/memories\/11\.md\n…and 3 more$/);
+  assert.equal(applyReport(2, 2, []), "Kin Memory: applied 2 of 2 changes.");
+  assert.equal(applyReport(0, 1, [{ path: "/memories/a.md", reason: "it changed" }]), "Kin Memory: applied 0 of 1 change. Not applied: /memories/a.md (it changed).");
 });

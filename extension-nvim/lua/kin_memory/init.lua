@@ -390,6 +390,13 @@ local function one_line(text)
   return (tostring(text or ''):gsub('%s+', ' '))
 end
 
+--- A path from the store shown in a message: control characters (a newline would fake a line) escaped.
+local function printable(text)
+  return (tostring(text or ''):gsub('[%c\127]', function(c)
+    return ('\\x%02x'):format(c:byte())
+  end))
+end
+
 --- Show `lines` in a scratch buffer named `name` (reused), in a split; returns buffer and window.
 local function scratch(name, lines, filetype)
   local buf = vim.fn.bufnr(name)
@@ -477,18 +484,23 @@ end
 
 local function change_label(c)
   if c.kind == 'rename' then
-    return ('rename %s → %s'):format(c.path or '?', c.newPath ~= vim.NIL and c.newPath or '?')
+    return ('rename %s → %s'):format(printable(c.path or '?'), printable(c.newPath ~= vim.NIL and c.newPath or '?'))
   end
-  return ('%s %s'):format(c.kind or '?', c.path or '?')
+  return ('%s %s'):format(printable(c.kind or '?'), printable(c.path or '?'))
 end
 
 --- The review buffer: every change's unified diff, each under a `### <n>. <change>` line, so the
---- change under the cursor is known. Returns the lines and, per line, the index of its change.
-local function review_lines(proposal)
+--- change under the cursor is known. Returns the lines and, per line, the index of its change in
+--- `changes` (the changes still to decide on).
+local function review_lines(proposal, changes, decided)
   local lines = { '# Proposal ' .. proposal.id, '', one_line(proposal.summary or ''), '',
     'a: apply all   c: apply the change under the cursor   d: discard   q: close (keeps the proposal)', '' }
+  if decided > 0 then
+    lines[#lines + 1] = ('%d change(s) already applied or refused are no longer listed.'):format(decided)
+    lines[#lines + 1] = ''
+  end
   local owner = {}
-  for n, c in ipairs(proposal.changes) do
+  for n, c in ipairs(changes) do
     lines[#lines + 1] = ('### %d. %s'):format(n, change_label(c))
     owner[#lines] = n
     for _, line in ipairs(vim.split((c.diff or ''):gsub('\n$', ''), '\n', { plain = true })) do
@@ -500,59 +512,128 @@ local function review_lines(proposal)
   return lines, owner
 end
 
-local function reload_buffers()
-  -- Applied files are on disk: unmodified buffers showing them follow, as after any outside write.
-  vim.cmd('silent! checktime')
-end
-
-local function report_applied(result, total)
-  local applied = type(result) == 'table' and type(result.applied) == 'table' and #result.applied or 0
-  local conflicts = type(result) == 'table' and type(result.conflicts) == 'table' and result.conflicts or {}
-  local message = ('applied %d of %d change(s)'):format(applied, total)
-  for _, c in ipairs(conflicts) do
-    message = message .. ('\nnot applied: %s (%s)'):format(c.path or '?', c.reason or '')
+--- The file on disk of a store path (`/memories/…`), or nil.
+local function disk_path(vpath)
+  local root = M.root()
+  if not root or type(vpath) ~= 'string' or vpath:sub(1, #'/memories/') ~= '/memories/' then
+    return nil
   end
-  notify(message, #conflicts > 0 and vim.log.levels.WARN or vim.log.levels.INFO)
-  reload_buffers()
+  return root .. vpath:sub(#'/memories' + 1)
 end
 
---- Opens the review of a proposal (drawn before any question) with its keys.
+--- The loaded file buffer showing `file` (compared through real paths), or nil.
+local function buffer_of(file)
+  if not file then
+    return nil
+  end
+  local want = realpath(file)
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    local name = vim.api.nvim_buf_get_name(buf)
+    if vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == '' and name ~= '' then
+      local real = uv.fs_realpath(name) or vim.fs.joinpath(realpath(vim.fs.dirname(name)), vim.fs.basename(name))
+      if real == want or name == file then
+        return buf
+      end
+    end
+  end
+end
+
+--- After applying: buffers of the proposal's files follow the disk, as after any outside write. An
+--- unmodified buffer reloads (a deleted or renamed-away memory's buffer is wiped); a buffer with unsaved
+--- changes is left alone (the server did not write its file: it reported a conflict).
+local function reload_buffers(changes, applied)
+  local done = {}
+  for _, p in ipairs(applied) do
+    done[p] = true
+  end
+  for _, c in ipairs(changes) do
+    local gone = done[c.newPath ~= vim.NIL and c.newPath or c.path] and (c.kind == 'delete' or c.kind == 'rename')
+    for _, vpath in ipairs({ c.path, c.newPath ~= vim.NIL and c.newPath or nil }) do
+      local buf = buffer_of(disk_path(vpath))
+      if buf and not vim.bo[buf].modified then
+        if gone and vpath == c.path then
+          pcall(vim.api.nvim_buf_delete, buf, {})
+        else
+          vim.cmd('silent! checktime ' .. buf)
+        end
+      end
+    end
+  end
+end
+
+--- Opens the review of a proposal (drawn before any question) with its keys. `c` applies one change
+--- and keeps reviewing the others; `a` applies every change still listed; `d` discards what is left.
 function M.review(proposal)
-  local lines, owner = review_lines(proposal)
-  local buf, win = scratch('kin-memory://proposal/' .. proposal.id, lines, 'diff')
+  local pending = vim.deepcopy(proposal.changes)
+  local decided = 0
+  local lines, owner = review_lines(proposal, pending, decided)
+  local name = 'kin-memory://proposal/' .. proposal.id
+  local buf, win = scratch(name, lines, 'diff')
   local function close()
     close_window(win)
+    if vim.api.nvim_buf_is_valid(buf) then -- the review was the last window: show another buffer there
+      pcall(vim.api.nvim_buf_delete, buf, { force = true })
+    end
   end
-  local function apply(paths)
+  local function apply(chosen)
     local args = { id = proposal.id }
-    if paths then
-      args.paths = paths
+    if #chosen < #proposal.changes then
+      args.paths = vim.tbl_map(function(c)
+        return c.path
+      end, chosen)
     end
     M.execute('kin.memory.applyProposal', args, function(result)
-      close()
-      report_applied(result, paths and #paths or #proposal.changes)
+      local applied = type(result) == 'table' and type(result.applied) == 'table' and result.applied or {}
+      local conflicts = type(result) == 'table' and type(result.conflicts) == 'table' and result.conflicts or {}
+      local message = ('applied %d of %d change(s)'):format(#applied, #chosen)
+      for _, c in ipairs(conflicts) do
+        message = message .. ('\nnot applied: %s (%s)'):format(printable(c.path or '?'), one_line(c.reason))
+      end
+      -- Applied or refused, a chosen change is decided: the review keeps only the others.
+      local picked = {}
+      for _, c in ipairs(chosen) do
+        picked[c] = true
+      end
+      pending = vim.tbl_filter(function(c)
+        return not picked[c]
+      end, pending)
+      decided = #proposal.changes - #pending
+      if #pending == 0 or not vim.api.nvim_buf_is_valid(buf) then
+        close()
+      else
+        lines, owner = review_lines(proposal, pending, decided)
+        buf, win = scratch(name, lines, 'diff')
+        message = message .. ('\n%d change(s) still to review'):format(#pending)
+      end
+      notify(message, #conflicts > 0 and vim.log.levels.WARN or vim.log.levels.INFO)
+      reload_buffers(chosen, applied)
     end)
   end
   local map = function(lhs, fn, desc)
     vim.keymap.set('n', lhs, fn, { buffer = buf, nowait = true, desc = desc })
   end
-  map('a', function() apply(nil) end, 'kin-memory: apply every proposed change')
+  map('a', function() apply(pending) end, 'kin-memory: apply every proposed change')
   map('c', function()
     local n = owner[vim.api.nvim_win_get_cursor(0)[1]]
     if not n then
       notify('put the cursor on a change first', vim.log.levels.WARN)
       return
     end
-    local change = proposal.changes[n]
-    apply({ change.path })
+    apply({ pending[n] })
   end, 'kin-memory: apply the change under the cursor')
   map('d', function()
     M.execute('kin.memory.discardProposal', { id = proposal.id }, function()
       close()
-      notify('proposal discarded; nothing was written')
+      notify(decided > 0 and 'proposal discarded; nothing else was written' or 'proposal discarded; nothing was written')
     end)
   end, 'kin-memory: discard the proposal')
-  map('q', close, 'kin-memory: close the review (the proposal is kept)')
+  map('q', function()
+    close()
+    if decided == 0 then
+      notify(('review closed; nothing was written. The proposal is kept for 7 days: `kin-memory proposal show %s`')
+        :format(proposal.id))
+    end
+  end, 'kin-memory: close the review (the proposal is kept)')
   return buf, win
 end
 
@@ -578,12 +659,6 @@ function M.reflect(file)
     end
     M.review(proposal)
   end)
-end
-
-local function printable(text)
-  return (tostring(text or ''):gsub('[%c\127]', function(c)
-    return ('\\x%02x'):format(c:byte())
-  end))
 end
 
 local MAX_SWEEP_ASKS = 3 -- the question is asked again when the list changed under it, this many times

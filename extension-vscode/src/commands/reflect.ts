@@ -1,10 +1,12 @@
 // "Reflect on transcript…": one reflection pass over a transcript the user picks, returned by the server
-// as a proposal. Nothing is written until the user has seen each change's diff and chosen: Apply all,
-// Apply selected…, or Discard. Applying writes exactly the reviewed text on disk (no model request); an
-// open editor that is not modified follows the file, as VS Code reloads it.
+// as a proposal. Nothing is written until the user has seen the diffs and chosen. Every change opens at
+// once in one changes editor (read-only virtual documents), so the modal that asks is over all of them:
+// Apply all, Apply selected…, or Discard. Cancel keeps the proposal for a longer look: a notification
+// offers the same choices until the user makes one. Applying writes exactly the reviewed text on disk
+// (no model request); an open editor that is not modified follows the file, as VS Code reloads it.
 import * as vscode from "vscode";
 import { reflectArgs } from "../args";
-import { changeLabel, conflictSummary } from "../present";
+import { applyReport, changeLabel, proposalTitle, reviewQuestion } from "../present";
 import type { ProposalChange, ProposalResult } from "../protocol";
 import { type Client, command } from "./command";
 
@@ -19,12 +21,20 @@ export function register(deps: { client: Client; refresh: () => void }): vscode.
     onDidChange: changed.event,
     provideTextDocumentContent: (uri) => texts.get(uri.toString()) ?? "",
   });
-  const show = (proposal: ProposalResult, change: ProposalChange) => showDiff(texts, changed, proposal, change);
+  const review: Review = {
+    show: (proposal) => showProposal(texts, changed, proposal),
+    close: (proposal) => closeProposal(texts, proposal),
+  };
   return [
     changed,
     provider,
-    command("kinMemory.reflect", (file?: unknown) => reflect(deps, show, file), (e) => client.report(e)),
+    command("kinMemory.reflect", (file?: unknown) => reflect(deps, review, file), (e) => client.report(e)),
   ];
+}
+
+interface Review {
+  show(proposal: ProposalResult): Promise<void>;
+  close(proposal: ProposalResult): Promise<void>;
 }
 
 /** Whether a provider and a model are set; if not, says which settings to set and offers to open them. */
@@ -51,9 +61,7 @@ async function pickTranscript(arg: unknown): Promise<vscode.Uri | undefined> {
 }
 
 async function reflect(
-  { client, refresh }: { client: Client; refresh: () => void },
-  show: (p: ProposalResult, c: ProposalChange) => Promise<void>,
-  arg: unknown,
+  { client, refresh }: { client: Client; refresh: () => void }, review: Review, arg: unknown,
 ): Promise<void> {
   if (!(await configured())) return; // before asking for a file: nothing could be done with it
   const file = await pickTranscript(arg);
@@ -66,44 +74,86 @@ async function reflect(
     void vscode.window.showInformationMessage(`Kin Memory: the reflection proposes no changes. ${proposal.summary}`);
     return;
   }
-  for (const change of proposal.changes) await show(proposal, change);
-  const choice = await vscode.window.showInformationMessage(
-    `Kin Memory: the reflection proposes ${proposal.changes.length} change${proposal.changes.length === 1 ? "" : "s"} (their diffs are open). Nothing is written until you apply.`,
-    { modal: true, detail: proposal.summary },
-    "Apply all", "Apply selected…", "Discard",
+  await review.show(proposal);
+  const question = reviewQuestion(proposal);
+  let choice = await vscode.window.showInformationMessage(
+    question.message, { modal: true, detail: question.detail }, "Apply all", "Apply selected…", "Discard",
   );
-  if (choice === "Discard" || choice === undefined) {
-    await client.exec("kin.memory.discardProposal", { id: proposal.id });
-    void vscode.window.showInformationMessage("Kin Memory: proposal discarded; nothing was written.");
+  for (;;) {
+    if (choice === undefined) {
+      // Cancel: the diffs stay open and nothing is written; the same choices wait in a notification.
+      choice = await vscode.window.showInformationMessage(
+        `Kin Memory: nothing is written yet. Review the ${proposal.changes.length === 1 ? "proposed change" : `${proposal.changes.length} proposed changes`}, then choose.`,
+        "Apply all", "Apply selected…", "Discard",
+      );
+      if (choice === undefined) return; // dismissed: the proposal stays (the server keeps it 7 days)
+    }
+    if (choice === "Discard") {
+      await client.exec("kin.memory.discardProposal", { id: proposal.id });
+      await review.close(proposal);
+      void vscode.window.showInformationMessage("Kin Memory: proposal discarded; nothing was written.");
+      return;
+    }
+    let paths: string[] | undefined;
+    if (choice === "Apply selected…") {
+      const picks = await vscode.window.showQuickPick(
+        proposal.changes.map((c) => ({ label: changeLabel(c), picked: true, path: c.path })),
+        // The diffs stay usable while choosing (scroll them, then come back to the list).
+        { canPickMany: true, title: "Apply which changes?", ignoreFocusOut: true },
+      );
+      if (!picks) {
+        choice = undefined; // back to the choices; nothing written
+        continue;
+      }
+      paths = picks.map((p) => p.path);
+    }
+    const result = await client.exec("kin.memory.applyProposal", paths ? { id: proposal.id, paths } : { id: proposal.id });
+    await review.close(proposal);
+    const message = applyReport(result.applied.length, paths?.length ?? proposal.changes.length, result.conflicts);
+    if (result.conflicts.length) void vscode.window.showWarningMessage(message);
+    else void vscode.window.showInformationMessage(message);
+    refresh();
     return;
   }
-  let paths: string[] | undefined;
-  if (choice === "Apply selected…") {
-    const picks = await vscode.window.showQuickPick(
-      proposal.changes.map((c) => ({ label: changeLabel(c), picked: true, path: c.path })),
-      { canPickMany: true, title: "Apply which changes?" },
-    );
-    if (!picks) return; // the proposal stays listed; nothing written
-    paths = picks.map((p) => p.path);
-  }
-  const result = await client.exec("kin.memory.applyProposal", paths ? { id: proposal.id, paths } : { id: proposal.id });
-  const message = `Kin Memory: applied ${result.applied.length} of ${paths?.length ?? proposal.changes.length} changes.${conflictSummary(result.conflicts)}`;
-  if (result.conflicts.length) void vscode.window.showWarningMessage(message);
-  else void vscode.window.showInformationMessage(message);
-  refresh();
 }
 
-async function showDiff(
-  texts: Map<string, string>, changed: vscode.EventEmitter<vscode.Uri>, proposal: ProposalResult, change: ProposalChange,
+/** The virtual document of one side of a change (undefined where the file does not exist on that side). */
+function side(
+  texts: Map<string, string>, changed: vscode.EventEmitter<vscode.Uri>, proposal: ProposalResult, path: string,
+  which: "before" | "after", text: string | null,
+): vscode.Uri | undefined {
+  if (text === null) return undefined;
+  const uri = vscode.Uri.from({ scheme: SCHEME, path, query: `${proposal.id}&${which}` });
+  texts.set(uri.toString(), text);
+  changed.fire(uri);
+  return uri;
+}
+
+/** Every change of the proposal in one changes editor: a created memory as added, a deleted one as removed. */
+async function showProposal(
+  texts: Map<string, string>, changed: vscode.EventEmitter<vscode.Uri>, proposal: ProposalResult,
 ): Promise<void> {
-  const side = (which: "before" | "after", text: string | null) => {
-    const uri = vscode.Uri.from({ scheme: SCHEME, path: change.path, query: `${proposal.id}&${which}` });
-    texts.set(uri.toString(), text ?? "");
-    changed.fire(uri);
-    return uri;
-  };
-  const after = change.kind === "rename" ? change.before : change.after;
-  await vscode.commands.executeCommand(
-    "vscode.diff", side("before", change.before), side("after", after), `Proposed: ${changeLabel(change)}`, { preview: false },
-  );
+  const resources = proposal.changes.map((c: ProposalChange) => {
+    const target = c.kind === "rename" && c.newPath ? c.newPath : c.path;
+    const before = side(texts, changed, proposal, c.path, "before", c.before);
+    const after = side(texts, changed, proposal, target, "after", c.kind === "rename" ? (c.after ?? c.before) : c.after);
+    return [after ?? before, before, after] as const;
+  });
+  await vscode.commands.executeCommand("vscode.changes", proposalTitle(proposal), resources);
+}
+
+/** After Apply or Discard the review would show what no longer is: close its editor, forget its texts. */
+async function closeProposal(texts: Map<string, string>, proposal: ProposalResult): Promise<void> {
+  const title = proposalTitle(proposal);
+  const ours = (uri: unknown) => uri instanceof vscode.Uri && uri.scheme === SCHEME && uri.query.startsWith(`${proposal.id}&`);
+  const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => {
+    const input = t.input;
+    if (input instanceof vscode.TabInputTextDiff) return ours(input.modified) || ours(input.original);
+    if (input instanceof vscode.TabInputText) return ours(input.uri);
+    return t.label === title || t.label.startsWith(`${title} (`); // the changes editor: "<title> (2 files)"
+  });
+  if (tabs.length) await vscode.window.tabGroups.close(tabs, true);
+  for (const key of [...texts.keys()]) {
+    if (key.includes(`${proposal.id}%26`) || key.includes(`${proposal.id}&`)) texts.delete(key);
+  }
 }

@@ -165,6 +165,80 @@ function T.noted(pattern)
   end
 end
 
+--- Give the plugin extra `settings` (merged into the README's setup) before any server starts, and
+--- wait until it knows the store again (setup() asks `kin-memory info` anew).
+function T.setup(settings)
+  local kin = require('kin_memory')
+  kin.setup({ settings = vim.tbl_deep_extend('force', vim.deepcopy(kin.options.settings), settings) })
+  T.wait(function()
+    return kin.root()
+  end, 'the plugin to learn the store root after setup()')
+end
+
+--- Start the scripted model server (tests/editors/fake_model.py, OpenAI wire format) with `steps`,
+--- and point the plugin's reflection settings at it, with an API key in an environment variable the
+--- server inherits. Returns { url, state() -> the server's counters, requests() -> how many requests }.
+function T.fake_model(steps)
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir, 'p')
+  local script, state = dir .. '/script.json', dir .. '/state.json'
+  local f = assert(io.open(script, 'w'))
+  f:write(vim.json.encode({ format = 'openai', steps = steps }))
+  f:close()
+  vim.env.KIN_E2E_MODEL_KEY = 'e2e-key-' .. tostring(uv.hrtime())
+  local out = {}
+  local proc = vim.system({ vim.env.KIN_PYTHON, vim.env.KIN_NVIM_DIR .. '/../fake_model.py', script,
+    '--state', state, '--key-env', 'KIN_E2E_MODEL_KEY' }, {
+    stdin = true, -- it exits when this pipe closes, whatever happens to this Neovim
+    stdout = function(_, data)
+      out[#out + 1] = data
+    end,
+    stderr = function(_, data)
+      out[#out + 1] = data
+    end,
+  })
+  T.on_exit(function()
+    proc:kill(15)
+  end)
+  local url = T.wait(function()
+    return table.concat(out):match('^(http://127%.0%.0%.1:%d+)\n')
+  end, function()
+    return 'the fake model server to start (its output: ' .. table.concat(out) .. ')'
+  end)
+  local fake = { url = url }
+  function fake.state()
+    local text = T.read(state)
+    return text and vim.json.decode(text) or {}
+  end
+  function fake.requests()
+    return fake.state().requests or 0
+  end
+  T.setup({
+    reflection = { provider = 'openai', model = 'e2e-model', baseUrl = url .. '/v1', apiKeyEnv = 'KIN_E2E_MODEL_KEY',
+      timeoutSeconds = 30 },
+  })
+  return fake
+end
+
+--- The review buffer of a proposal (`kin-memory://proposal/<id>`), if one is loaded.
+function T.review_buffer()
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) and vim.api.nvim_buf_get_name(b):find('^kin%-memory://proposal/') then
+      return b
+    end
+  end
+end
+
+function T.buf_text(buf)
+  local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
+  return vim.bo[buf].eol and text .. '\n' or text
+end
+
+--- Type keys as the user would (mappings apply), e.g. a review buffer's `a`.
+function T.press(keys)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), 'mx', false)
+end
+
 local exit_hooks = {}
 
 --- Run fn when the case ends, pass or fail (stop helper processes).

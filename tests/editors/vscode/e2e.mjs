@@ -1,7 +1,8 @@
 // End-to-end test of the Kin Memory extension in real VS Code: code-server with private state
 // directories, driven through its UI by headless Chromium (playwright-core). Every check goes through
 // what a user sees: squiggles, the Problems panel, the light bulb, hovers, the tree, the palette, the
-// status bar. A second window then proves the extension follows the store root the server reports (one
+// status bar, and reflection passes against a scripted model server (a separate process speaking the
+// OpenAI wire format) reviewed as diffs, then applied, discarded or refused as conflicts. A second window then proves the extension follows the store root the server reports (one
 // that only KIN_MEMORY_DIR names), and a third opens a hostile repository whose `.vscode/settings.json`
 // tries to steer every security-relevant setting: none of it may take effect. Exit status 0 means every
 // check passed; otherwise the reason is printed and a screenshot is saved next to the success one.
@@ -25,6 +26,8 @@ const FIXTURE = need("E2E_FIXTURE");
 const ARTIFACTS = need("E2E_ARTIFACTS");
 const SERVER = need("E2E_SERVER");
 const CHROMIUM = env.E2E_CHROMIUM || "/usr/bin/chromium";
+const PYTHON = need("E2E_PYTHON");
+const FAKE_MODEL = need("E2E_FAKE_MODEL");
 const STEP_TIMEOUT = Number(env.E2E_STEP_TIMEOUT_MS || 45000);
 
 const require = createRequire(path.join(NODE_MODULES, "e2e.cjs"));
@@ -58,6 +61,12 @@ const childEnv = {
   XDG_CACHE_HOME: path.join(dirs.home, ".cache"), XDG_STATE_HOME: path.join(dirs.home, ".local/state"),
 };
 delete childEnv.KIN_MEMORY_DIR; // the store comes from the extension's setting, as for a user
+delete childEnv.OPENAI_API_KEY;
+delete childEnv.ANTHROPIC_API_KEY;
+// The reflection settings name this variable (kinMemory.reflection.apiKeyEnv): the server reads the key
+// from code-server's environment, and the scripted model server counts the requests that carried it.
+const MODEL_KEY_ENV = "KIN_E2E_MODEL_KEY";
+childEnv[MODEL_KEY_ENV] = "e2e-key-" + crypto.randomBytes(8).toString("hex");
 delete childEnv.VIRTUAL_ENV;
 // "bundled": no server setting and no kin-memory-lsp on PATH, so the extension installs the wheel it
 // carries into a private virtual environment (pip's cache is kept between runs).
@@ -83,6 +92,7 @@ function writeSettings(extra = {}) {
     "git.enabled": false,
     "editor.hover.delay": 200,
     "editor.minimap.enabled": false,
+    "files.autoSave": "off", // what was reviewed reaches the disk by Apply alone, never by a save
     "kinMemory.memoryDir": dirs.store,
     ...extra,
   };
@@ -212,12 +222,16 @@ async function editorText(page) {
   return (await editor(page).locator(".view-lines").innerText()).replace(/\u00a0/g, " ");
 }
 
-async function checks(page, port) {
+async function openStore(page, port) {
   await step("open the store in VS Code", async () => {
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(dirs.store)}`);
     await page.locator(".monaco-workbench").waitFor({ timeout: STEP_TIMEOUT });
     await page.locator(".explorer-folders-view .monaco-list-row", { hasText: "episodes" }).first().waitFor({ timeout: STEP_TIMEOUT });
   });
+}
+
+async function checks(page, port) {
+  await openStore(page, port);
 
   await step("open a memory file: kin-memory language", async () => {
     await openFile(page, "rollback-drill.md");
@@ -423,6 +437,308 @@ async function sweepChecks(page) {
   });
 }
 
+// -- reflection: a scripted model server, three passes reviewed in the editor ----------------------
+// The model server is a separate process (tests/editors/fake_model.py) speaking the OpenAI chat-completions
+// wire format; it answers each request with the script's next step and counts the requests.
+const PR_TITLES = "---\ncategory: preference\n---\n\n# Pull request titles\n\nTitles name the user-visible change, in the imperative, under 70 characters.\n";
+const FLAKY = "---\ncategory: episodic\n---\n\n# Flaky login test\n\nThe login test failed twice on CI and passed on retry.\n";
+const REFLECT = {
+  // Pass 1, applied: a created memory, and an edit of a memory open in an editor.
+  create: { command: "create", path: "/memories/prefs/pr-titles.md", file_text: PR_TITLES },
+  edit: { command: "str_replace", path: "/memories/prefs/review-style.md", old_str: "then the optional ones.", new_str: "then the optional ones, marked as such." },
+  // Pass 2, discarded.
+  discarded: [
+    { command: "create", path: "/memories/episodes/flaky-login-test.md", file_text: FLAKY },
+    { command: "str_replace", path: "/memories/facts/deploy-pipeline.md", old_str: "five percent", new_str: "ten percent" },
+  ],
+  // Pass 3: the agent rewrites the target on disk while the review is open.
+  conflict: { command: "str_replace", path: "/memories/prefs/review-style.md", old_str: "Reviews are short", new_str: "Reviews are brief" },
+  // Pass 4: Cancel keeps it for a longer look; then Apply selected… with only the edit chosen.
+  selected: [
+    { command: "create", path: "/memories/episodes/release-freeze.md", file_text: "---\ncategory: episodic\n---\n\n# Release freeze\n\nNo releases during the audit week.\n" },
+    { command: "str_replace", path: "/memories/facts/deploy-pipeline.md", old_str: "five percent", new_str: "ten percent" },
+  ],
+};
+const MODEL_SCRIPT = {
+  format: "openai",
+  steps: [
+    { tool_calls: [REFLECT.create, REFLECT.edit] }, { stop: "Saved how pull request titles are written and refined the review style." },
+    { tool_calls: REFLECT.discarded }, { stop: "Noted the flaky test and the larger canary share." },
+    { tool_calls: [REFLECT.conflict] }, { stop: "Reworded the review style." },
+    { tool_calls: REFLECT.selected }, { stop: "Noted the release freeze and the larger canary share." },
+  ],
+};
+
+const model = { proc: undefined, url: "" };
+
+async function startModel() {
+  const script = path.join(tmp, "model-script.json");
+  fs.writeFileSync(script, JSON.stringify(MODEL_SCRIPT));
+  // stdin stays an open pipe: the model server exits when it closes, whatever happens to this process.
+  model.proc = spawn(PYTHON, [FAKE_MODEL, script, "--key-env", MODEL_KEY_ENV], { env: childEnv, stdio: ["pipe", "pipe", "pipe"] });
+  let out = "";
+  model.url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the model server did not start: ${out}`)), 20000);
+    const take = (chunk) => {
+      out += chunk;
+      const m = /^(http:\/\/127\.0\.0\.1:\d+)\n/.exec(out);
+      if (m) { clearTimeout(timer); resolve(m[1]); }
+    };
+    model.proc.stdout.on("data", take);
+    model.proc.stderr.on("data", (c) => { out += c; });
+    model.proc.on("exit", (code) => { clearTimeout(timer); reject(new Error(`the model server exited (${code}): ${out}`)); });
+  });
+}
+
+/** The model server's counters: {requests, remaining, withKey, paths}. */
+async function modelState() {
+  const res = await fetch(`${model.url}/requests`);
+  return res.json();
+}
+
+function stopModel() {
+  if (model.proc && model.proc.exitCode === null) model.proc.kill("SIGTERM");
+}
+
+const reflectionSettings = () => ({
+  "kinMemory.reflection.provider": "openai",
+  "kinMemory.reflection.model": "e2e-model",
+  "kinMemory.reflection.baseUrl": `${model.url}/v1`,
+  "kinMemory.reflection.apiKeyEnv": MODEL_KEY_ENV,
+  "kinMemory.reflection.timeoutSeconds": 60,
+});
+
+/** code-server's open dialog is a quick input holding a path: type `file`, let it list, accept. */
+async function pickFile(page, title, file, accept) {
+  const dialog = page.locator(".quick-input-widget", { has: page.locator(".quick-input-title", { hasText: title }) }).first();
+  await dialog.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
+  // It fills in its starting folder asynchronously (which can overwrite a path typed too early), and
+  // lists the folder of a typed path before it accepts it: type, wait for the listing, check, accept.
+  const input = dialog.locator("input").first();
+  await dialog.locator(".monaco-list-row").first().waitFor({ timeout: STEP_TIMEOUT });
+  await poll(async () => {
+    if ((await input.inputValue().catch(() => "")) !== file) {
+      await input.fill(file).catch(() => undefined);
+      await dialog.locator(".monaco-list-row", { hasText: path.basename(file) }).first().waitFor({ timeout: 3000 }).catch(() => undefined);
+      return false;
+    }
+    await dialog.locator(".monaco-button", { hasText: accept }).first().click({ timeout: 2000 }).catch(() => undefined);
+    return dialog.isHidden();
+  }, (hidden) => hidden, `the open dialog did not take ${file}`);
+}
+
+/**
+ * Every diff editor on screen: the text of its two sides as rendered, line by line in order (unchanged
+ * runs may be folded away). A side's own lines, not the view zones an inline diff draws deleted lines in.
+ */
+async function diffSides(page) {
+  return page.locator(".part.editor .monaco-diff-editor").evaluateAll((editors) => editors.map((e) => {
+    const text = (side) => {
+      const lines = [...e.querySelectorAll(`.editor.${side} .view-lines:not(.line-delete) > .view-line`)];
+      lines.sort((a, b) => parseFloat(a.style.top || "0") - parseFloat(b.style.top || "0"));
+      return lines.map((l) => l.textContent.replace(/\u00a0/g, " ")).join("\n");
+    };
+    return { original: text("original"), modified: text("modified") };
+  }));
+}
+
+/** Runs "Reflect on transcript…" on `transcript`; returns the review's modal once it asks. */
+async function reflectOn(page, transcript) {
+  await runCommand(page, "Kin Memory: Reflect on transcript");
+  await pickFile(page, "Reflect on transcript", transcript, "Reflect");
+  const dialog = page.locator(".monaco-dialog-box", { hasText: "the reflection proposes" }).first();
+  await dialog.waitFor({ state: "visible", timeout: 2 * STEP_TIMEOUT }).catch(async () => {
+    const toasts = await page.locator(".notifications-toasts").innerText().catch(() => "");
+    throw new Error(`no review was offered; the toasts read "${toasts.replace(/\s+/g, " ").slice(0, 300)}"`);
+  });
+  return dialog;
+}
+
+async function toast(page, text) {
+  const item = page.locator(".notifications-toasts .notification-list-item", { hasText: text }).first();
+  await item.waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {
+    const all = await page.locator(".notifications-toasts").innerText().catch(() => "");
+    throw new Error(`no "${text}" message; the toasts read "${all.replace(/\s+/g, " ").slice(0, 300)}"`);
+  });
+  return (await item.innerText()).replace(/\s+/g, " ");
+}
+
+/** The store's files and their bytes (the hidden folder aside). */
+function storeSnapshot() {
+  const files = {};
+  const walk = (d, rel) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      if (e.name.startsWith(".")) continue;
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p, `${rel}${e.name}/`);
+      else files[`${rel}${e.name}`] = fs.readFileSync(p, "utf8");
+    }
+  };
+  walk(dirs.store, "");
+  return files;
+}
+
+const reflectNumbers = [];
+
+async function reflectChecks(page) {
+  const transcript = path.join(tmp, "transcripts", "session.jsonl");
+  fs.mkdirSync(path.dirname(transcript), { recursive: true });
+  fs.writeFileSync(transcript, [
+    { role: "user", content: "PR titles: name the user-visible change, imperative, under 70 characters." },
+    { role: "assistant", content: "Understood." },
+  ].map((m) => JSON.stringify(m)).join("\n") + "\n");
+  const created = path.join(dirs.store, "prefs", "pr-titles.md");
+  const edited = path.join(dirs.store, "prefs", "review-style.md");
+  let expectedEdit;
+
+  await step("reflect: the review shows the diff of a created and of an edited memory before anything is written", async () => {
+    const settings = JSON.parse(fs.readFileSync(path.join(dirs.user, "User", "settings.json"), "utf8"));
+    if (settings["files.autoSave"] !== "off") throw new Error(`files.autoSave is ${settings["files.autoSave"]}`);
+    const before = fs.readFileSync(edited, "utf8");
+    expectedEdit = before.replace(REFLECT.edit.old_str, REFLECT.edit.new_str);
+    if (expectedEdit === before) throw new Error(`the fixture ${edited} lacks "${REFLECT.edit.old_str}"`);
+    await openFile(page, "review-style.md"); // the edited memory is open in an editor, unmodified
+    await runCommand(page, "View: Keep Editor");
+    const dialog = await reflectOn(page, transcript);
+    const question = (await dialog.innerText()).replace(/\s+/g, " ");
+    if (!/proposes 2 changes\. Their diffs are open; nothing is written until you apply\./.test(question)
+      || !question.includes("• create /memories/prefs/pr-titles.md") || !question.includes("• edit /memories/prefs/review-style.md")) {
+      throw new Error(`the question reads "${question}"`);
+    }
+    await page.screenshot({ path: path.join(ARTIFACTS, "vscode-reflect-review.png") }).catch(() => undefined);
+    const tab = await page.locator(".tabs-container .tab.active").innerText();
+    if (!/^Kin Memory proposal [0-9a-f]{8} \(2 files\)/.test(tab.trim())) throw new Error(`the active editor is "${tab}", not the proposal's changes`);
+    const sides = await diffSides(page);
+    // Long lines wrap on screen (markdown wraps words): compare with runs of white space as one space.
+    const flat = (t) => t.replace(/\s+/g, " ");
+    const modified = flat(sides.map((s) => s.modified).join("\n"));
+    const original = flat(sides.map((s) => s.original).join("\n"));
+    const createdLines = PR_TITLES.trimEnd().split("\n").filter((l) => l.trim());
+    const missing = createdLines.filter((l) => !modified.includes(flat(l)));
+    if (missing.length) throw new Error(`the review does not show the created memory's lines ${JSON.stringify(missing)} (diff editors: ${JSON.stringify(sides).slice(0, 400)})`);
+    const oldLine = before.split("\n").find((l) => l.includes(REFLECT.edit.old_str));
+    const newLine = oldLine.replace(REFLECT.edit.old_str, REFLECT.edit.new_str);
+    if (!original.includes(flat(oldLine)) || !modified.includes(flat(newLine)) || modified.includes(flat(oldLine) + " ")) {
+      throw new Error(`the review does not show the edit "${oldLine}" → "${newLine}" (diff editors: ${JSON.stringify(sides).slice(0, 400)})`);
+    }
+    if (fs.existsSync(created) || fs.readFileSync(edited, "utf8") !== before) throw new Error("a file was written before Apply");
+    const state = await modelState();
+    if (state.requests !== 2 || state.withKey !== 2) throw new Error(`the model server counted ${JSON.stringify(state)}; expected 2 requests, both with the key`);
+  });
+
+  await step("reflect: Apply all writes exactly the reviewed texts, asks the model nothing, and leaves no dirty editor", async () => {
+    const dialog = page.locator(".monaco-dialog-box", { hasText: "the reflection proposes" }).first();
+    const requests = (await modelState()).requests;
+    await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Apply all$/ }).first().click();
+    const report = await toast(page, "Kin Memory: applied");
+    if (!/applied 2 of 2 changes\./.test(report)) throw new Error(`the report reads "${report}"`);
+    await page.locator(".tabs-container .tab", { hasText: "Kin Memory proposal" }).first()
+      .waitFor({ state: "detached", timeout: STEP_TIMEOUT }).catch(() => { throw new Error("the applied proposal's review stayed open"); });
+    const after = await modelState();
+    if (after.requests !== requests) throw new Error(`applying made ${after.requests - requests} model request(s)`);
+    const disk = { created: fs.readFileSync(created, "utf8"), edited: fs.readFileSync(edited, "utf8") };
+    if (disk.created !== PR_TITLES) throw new Error(`${created} holds ${JSON.stringify(disk.created)}, not the reviewed text`);
+    if (disk.edited !== expectedEdit) throw new Error(`${edited} holds ${JSON.stringify(disk.edited)}, not the reviewed text`);
+    // The open memory's editor shows the new text and is not dirty (files.autoSave is off).
+    await page.locator(".tabs-container .tab", { hasText: "review-style.md" }).first().click();
+    await page.locator(".tabs-container .tab.active", { hasText: "review-style.md" }).waitFor({ timeout: STEP_TIMEOUT });
+    await poll(() => editorText(page), (t) => t.includes("then the optional ones, marked as such."),
+      "the open editor of review-style.md does not show the applied text");
+    const dirty = await page.locator(".tabs-container .tab.dirty").allInnerTexts();
+    if (dirty.some((t) => /review-style|pr-titles/.test(t))) throw new Error(`dirty editors after Apply: ${dirty.join(", ")}`);
+    await page.screenshot({ path: path.join(ARTIFACTS, "vscode-reflect-applied.png") }).catch(() => undefined);
+    reflectNumbers.push(`apply all: ${after.requests} model requests for the pass, ${after.requests - requests} for the apply; 2 files written; 0 conflicts`);
+  });
+
+  await step("reflect: a second pass, Discard: nothing is written", async () => {
+    const before = storeSnapshot();
+    const requests0 = (await modelState()).requests;
+    const dialog = await reflectOn(page, transcript);
+    const sides = await diffSides(page);
+    if (!sides.some((s) => s.modified.includes("# Flaky login test") || s.modified.includes("ten percent"))) {
+      throw new Error(`the second review shows neither change: ${JSON.stringify(sides).slice(0, 300)}`);
+    }
+    const requests = (await modelState()).requests;
+    await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Discard$/ }).first().click();
+    await toast(page, "proposal discarded; nothing was written");
+    await page.locator(".tabs-container .tab", { hasText: "Kin Memory proposal" }).first()
+      .waitFor({ state: "detached", timeout: STEP_TIMEOUT }).catch(() => { throw new Error("the discarded proposal's review stayed open"); });
+    const after = storeSnapshot();
+    if (JSON.stringify(after) !== JSON.stringify(before)) {
+      const changed = Object.keys({ ...before, ...after }).filter((k) => before[k] !== after[k]);
+      throw new Error(`Discard changed the store: ${changed.join(", ")}`);
+    }
+    const state = await modelState();
+    if (state.requests !== requests) throw new Error(`discarding made ${state.requests - requests} model request(s)`);
+    reflectNumbers.push(`discard: ${requests - requests0} model requests for the pass, ${state.requests - requests} for the discard; 0 files written`);
+  });
+
+  await step("reflect: a target changed on disk before Apply is reported as a conflict and left untouched", async () => {
+    const requests0 = (await modelState()).requests;
+    const dialog = await reflectOn(page, transcript);
+    const requests = (await modelState()).requests;
+    // The agent rewrites the memory while the user reads the review.
+    const theirs = fs.readFileSync(edited, "utf8").replace("Reviews are short", "Reviews are terse");
+    fs.writeFileSync(edited, theirs);
+    await page.waitForTimeout(2500); // the user reads on; VS Code has long reloaded the open editor by then
+    await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Apply all$/ }).first().click();
+    const report = await toast(page, "Kin Memory: applied 0 of 1");
+    // The server names why: the file changed since the proposal was made. (It reports an open editor that
+    // merely reloaded the new file as "open in the editor with unsaved changes": either way a conflict.)
+    if (!/Not applied: \/memories\/prefs\/review-style\.md \((the file changed since|it is open in the editor)/.test(report)) {
+      throw new Error(`the report reads "${report}"`);
+    }
+    const level = await page.locator(".notifications-toasts .notification-list-item", { hasText: "Kin Memory: applied 0 of 1" })
+      .first().locator(".codicon-warning, .codicon-notifications-warning, [class*='warning']").count();
+    if (!level) throw new Error("the conflict is not reported as a warning");
+    if (fs.readFileSync(edited, "utf8") !== theirs) throw new Error("the conflicting file was written");
+    await page.locator(".tabs-container .tab", { hasText: "review-style.md" }).first().click();
+    await poll(() => editorText(page), (t) => t.includes("Reviews are terse"), "the open editor does not show the file on disk");
+    if (await page.locator(".tabs-container .tab.dirty", { hasText: "review-style.md" }).count()) throw new Error("the conflicting memory's editor is dirty");
+    const state = await modelState();
+    if (state.requests !== requests) throw new Error(`applying made ${state.requests - requests} model request(s)`);
+    await page.screenshot({ path: path.join(ARTIFACTS, "vscode-reflect-conflict.png") }).catch(() => undefined);
+    reflectNumbers.push(`conflict: ${requests - requests0} model requests for the pass, ${state.requests - requests} for the apply; 0 files written; 1 conflict: ${report}`);
+  });
+
+  await step("reflect: Cancel writes nothing and keeps the review; Apply selected… writes only the chosen change", async () => {
+    const freeze = path.join(dirs.store, "episodes", "release-freeze.md");
+    const pipeline = path.join(dirs.store, "facts", "deploy-pipeline.md");
+    const before = storeSnapshot();
+    const expected = before["facts/deploy-pipeline.md"].replace("five percent", "ten percent");
+    const requests0 = (await modelState()).requests;
+    const dialog = await reflectOn(page, transcript);
+    const requests = (await modelState()).requests;
+    await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Cancel$/ }).first().click();
+    const later = page.locator(".notifications-toasts .notification-list-item", { hasText: "nothing is written yet" }).first();
+    await later.waitFor({ timeout: STEP_TIMEOUT }).catch(() => { throw new Error("after Cancel no message offers the choices again"); });
+    if (JSON.stringify(storeSnapshot()) !== JSON.stringify(before)) throw new Error("Cancel wrote to the store");
+    await page.locator(".tabs-container .tab.active", { hasText: "Kin Memory proposal" }).waitFor({ timeout: STEP_TIMEOUT })
+      .catch(() => { throw new Error("after Cancel the review is not open any more"); });
+    await page.screenshot({ path: path.join(ARTIFACTS, "vscode-reflect-kept.png") }).catch(() => undefined);
+    await later.locator(".monaco-button", { hasText: "Apply selected…" }).first().click();
+    const pick = page.locator(".quick-input-widget", { has: page.locator(".quick-input-title", { hasText: "Apply which changes?" }) }).first();
+    await pick.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
+    const row = pick.locator(".monaco-list-row", { hasText: "create /memories/episodes/release-freeze.md" }).first();
+    await row.waitFor({ timeout: STEP_TIMEOUT });
+    await row.locator(".monaco-checkbox, input[type=checkbox]").first().click();
+    await poll(() => row.getAttribute("aria-checked"), (v) => v === "false", "the create stays chosen", 5000);
+    await page.screenshot({ path: path.join(ARTIFACTS, "vscode-reflect-select.png") }).catch(() => undefined);
+    await pick.locator("input").first().press("Enter");
+    const report = await toast(page, "Kin Memory: applied 1 of 1 change.");
+    if (/Not applied/.test(report)) throw new Error(`the report reads "${report}"`);
+    if (fs.existsSync(freeze)) throw new Error("the change left out was written");
+    if (fs.readFileSync(pipeline, "utf8") !== expected) throw new Error(`${pipeline} is not the reviewed text`);
+    const state = await modelState();
+    if (state.requests !== requests) throw new Error(`applying made ${state.requests - requests} model request(s)`);
+    if (state.remaining !== 0) throw new Error(`the model script has ${state.remaining} unused steps`);
+    if (state.withKey !== state.requests) throw new Error(`${state.requests - state.withKey} model request(s) without the key`);
+    const leaks = filesContaining(tmp, childEnv[MODEL_KEY_ENV], [dirs.ext, dirs.profile]);
+    if (leaks.length) throw new Error(`the API key appears in ${leaks.join(", ")}`);
+    reflectNumbers.push(`cancel, then apply selected: ${requests - requests0} model requests for the pass, ${state.requests - requests} for the apply; 1 file written (1 left out); 0 conflicts`);
+  });
+}
+
 /** Puts the cursor on the KM402 finding, picks "Delete this memory" from the light bulb; returns the modal. */
 async function deleteQuickFix(page) {
   await page.keyboard.press("Escape");
@@ -611,29 +927,11 @@ async function hostileChecks(context, page, port) {
   });
 
   await step("reflection never reaches the folder's URL, and its API key variable is never read", async () => {
+    // The folder's reflection settings do not count: "not configured" comes at once, before any file is asked for.
     await runCommand(page, "Kin Memory: Reflect on transcript");
-    // code-server's open dialog is a quick input holding a path.
-    const dialog = page.locator(".quick-input-widget", { has: page.locator(".quick-input-title", { hasText: "Reflect on transcript" }) }).first();
-    await dialog.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
-    // It fills in its starting folder asynchronously (which can overwrite a path typed too early), and
-    // lists the folder of a typed path before it accepts it: type, wait for the listing, check, accept.
-    const transcript = path.join(dirs.repo, "transcript.jsonl");
-    const input = dialog.locator("input").first();
-    await dialog.locator(".monaco-list-row").first().waitFor({ timeout: STEP_TIMEOUT });
-    await poll(async () => {
-      if ((await input.inputValue().catch(() => "")) !== transcript) {
-        await input.fill(transcript).catch(() => undefined);
-        await dialog.locator(".monaco-list-row", { hasText: "transcript.jsonl" }).first().waitFor({ timeout: 3000 }).catch(() => undefined);
-        return false;
-      }
-      await dialog.locator(".monaco-button", { hasText: "Reflect" }).first().click({ timeout: 2000 }).catch(() => undefined);
-      return dialog.isHidden();
-    }, (hidden) => hidden, "the open dialog did not take the transcript");
-    const toast = page.locator(".notifications-toasts .notification-list-item", { hasText: "not configured" }).first();
-    await toast.waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {
-      const all = await page.locator(".notifications-toasts").innerText().catch(() => "");
-      throw new Error(`no "reflection is not configured" error; the toasts read "${all.replace(/\s+/g, " ").slice(0, 300)}"`);
-    });
+    await toast(page, "not configured");
+    const dialog = page.locator(".quick-input-widget .quick-input-title", { hasText: "Reflect on transcript" });
+    if (await dialog.isVisible()) throw new Error("a transcript was asked for although reflection cannot run");
     if (hostile.requests.length) throw new Error(`the folder's listener received: ${hostile.requests.join(" | ").slice(0, 300)}`);
   });
 
@@ -687,7 +985,8 @@ function serverLogTail() {
 async function main() {
   const t0 = Date.now();
   makeStore();
-  writeSettings();
+  await startModel();
+  writeSettings(reflectionSettings());
   installExtension();
   const port = await freePort();
   await startCodeServer(port, dirs.store);
@@ -699,11 +998,17 @@ async function main() {
   const page = context.pages()[0] ?? await context.newPage();
   let failure;
   try {
-    await checks(page, port);
-    await sweepChecks(page);
-    await rootChecks(context, page, port);
-    await page.screenshot({ path: path.join(ARTIFACTS, "vscode-second-window.png") }).catch(() => undefined);
-    await hostileChecks(context, page, port);
+    if (env.KIN_E2E_ONLY === "reflect") {
+      await openStore(page, port);
+      await reflectChecks(page);
+    } else {
+      await checks(page, port);
+      await sweepChecks(page);
+      await reflectChecks(page);
+      await rootChecks(context, page, port);
+      await page.screenshot({ path: path.join(ARTIFACTS, "vscode-second-window.png") }).catch(() => undefined);
+      await hostileChecks(context, page, port);
+    }
   } catch (err) {
     failure = err;
   }
@@ -716,7 +1021,9 @@ async function main() {
   }
   await context.close().catch(() => undefined);
   stopCodeServer();
+  stopModel();
   hostile.listener?.close();
+  if (reflectNumbers.length) console.log(`reflection numbers:\n  ${reflectNumbers.join("\n  ")}`);
   if (failure) {
     console.error(`\nVS Code e2e FAILED: ${failure.message}`);
     const tail = serverLogTail();
@@ -730,9 +1037,10 @@ async function main() {
   if (!env.KIN_E2E_KEEP) fs.rmSync(tmp, { recursive: true, force: true });
 }
 
-process.on("SIGINT", () => { stopCodeServer(); process.exit(130); });
+process.on("SIGINT", () => { stopCodeServer(); stopModel(); process.exit(130); });
 main().catch((err) => {
   stopCodeServer();
+  stopModel();
   hostile.listener?.close();
   console.error(`VS Code e2e could not run: ${err instanceof Error ? err.message : String(err)}`);
   console.error(`temporary folder: ${tmp}`);

@@ -8,6 +8,8 @@
 #                    the wheel bundled in the .vsix; anything else is the `kinMemory.server.path`
 #                    setting, e.g. the checkout's .venv/bin/kin-memory-lsp, or `false` to see it fail.
 #   KIN_E2E_KEEP=1   keep the temporary folder (code-server logs, profile) for inspection.
+#   KIN_E2E_ONLY=reflect  after the first window is up, run only the reflection checks (a quick loop
+#                    while working on them; the full run is the test).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../../.." && pwd)"
@@ -45,6 +47,8 @@ export E2E_FIXTURE="$HERE/fixture/store"
 export E2E_ARTIFACTS="$REPO/tests/editors/.artifacts"
 export E2E_SERVER="${KIN_E2E_SERVER:-bundled}"
 export E2E_PIP_CACHE="$CACHE/pip"
+export E2E_PYTHON="$VENV/bin/python"           # runs the scripted model server (tests/editors/fake_model.py)
+export E2E_FAKE_MODEL="$REPO/tests/editors/fake_model.py"
 mkdir -p "$E2E_ARTIFACTS"
 status=0
 "$NODE24" "$HERE/e2e.mjs" || status=$?
