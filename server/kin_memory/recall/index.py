@@ -133,13 +133,11 @@ class RecallIndex:
         try:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            if version == 0 and not tables:
-                conn.executescript(_SCHEMA)
-                conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-                self._created = True
-            elif version != SCHEMA_VERSION or not {"docs", "fts", "vocab"} <= tables:
+            version, tables = _schema_state(conn)
+            if version == 0 and not tables:  # new: create it, unless another connection just did
+                self._created = _create_schema(conn)
+                version, tables = _schema_state(conn)
+            if version != SCHEMA_VERSION or not {"docs", "fts", "vocab"} <= tables:
                 raise sqlite3.DatabaseError(f"schema version {version}, this version uses {SCHEMA_VERSION}")
             else:
                 conn.execute("SELECT count(*) FROM docs").fetchone()
@@ -533,6 +531,30 @@ class RecallIndex:
         except sqlite3.OperationalError as exc:  # a locked database: recall is best-effort
             log.warning("recall query failed: %s", exc)
             return []
+
+
+def _schema_state(conn: sqlite3.Connection) -> tuple[int, set[str]]:
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    return version, {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
+
+def _create_schema(conn: sqlite3.Connection) -> bool:
+    """Create the schema of a new database under one write lock, checking again inside it: another
+    connection creating it at the same moment (the CLI beside the server) is waited for, and its
+    half-made schema is never mistaken for a foreign one and rebuilt. Whether this call created it."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version, tables = _schema_state(conn)
+        if version == 0 and not tables:
+            for statement in (s for s in _SCHEMA.split(";") if s.strip()):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return version == 0 and not tables
 
 
 def _score(relevance: float, category: str, mtime: float, now: float) -> float:

@@ -8,6 +8,7 @@ the user is working on); an unmodified open buffer simply follows the file, as e
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from pygls.lsp.server import LanguageServer
 
@@ -16,6 +17,8 @@ from ...proposals import store as proposals
 from ...proposals.apply import apply_proposal, chosen
 from ...proposals.model import Proposal
 from ...proposals.results import proposal_info
+from ...store.memory import MAX_READ_BYTES
+from ...store.reader import Refused, read_file
 from ..features.documents import Documents
 from ..session import Session
 from .base import CommandFailed, register_command
@@ -53,13 +56,17 @@ class ProposalCommands:
         return protocol.ApplyProposalResult(applied=result.applied, conflicts=conflicts)
 
     def _unsaved(self, proposal: Proposal, paths: list[str] | None) -> list[str]:
-        """Chosen memories whose open buffer differs from what the proposal was computed from."""
+        """Chosen memories open in the editor with unsaved edits (the buffer differs from the file on
+        disk): what the user is typing is never overwritten. A buffer equal to the disk is just a view
+        of the file, and the file's own check (changed since the proposal?) decides."""
         out = []
         for change in chosen(proposal, paths):
-            if self.session.store.is_open(change.path):
-                memory = self.session.store.get(change.path)
-                if memory is not None and memory.text != (change.before or ""):
-                    out.append(change.path)
+            if not self.session.store.is_open(change.path):
+                continue
+            memory = self.session.store.get(change.path)
+            on_disk = _disk_text(self.session.path_of(change.path))
+            if memory is not None and memory.text != on_disk:
+                out.append(change.path)
         return out
 
     async def discard(self, params: protocol.ProposalIdParams) -> protocol.OkResult:
@@ -74,6 +81,13 @@ class ProposalCommands:
     async def list(self, _params: protocol.EmptyParams) -> protocol.ListProposalsResult:
         found = await asyncio.get_running_loop().run_in_executor(None, proposals.list_all, self.session.root)
         return protocol.ListProposalsResult(proposals=[proposal_info(p) for p in found])
+
+
+def _disk_text(path: Path) -> str | None:
+    try:
+        return read_file(path, MAX_READ_BYTES).data.decode("utf-8", "replace")
+    except (Refused, OSError):
+        return None
 
 
 def _sentence(text: str) -> str:
