@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import messages
 from .base import ToolContext, ToolFailure, confirm
 from .params import ToolInput, guarded, int_param, str_param
-from .writing import commit_edit, read_text
+from .writing import commit_edit, read_text, store_lock
 
 
 def insert(inp: ToolInput, ctx: ToolContext) -> str:
@@ -14,13 +14,14 @@ def insert(inp: ToolInput, ctx: ToolContext) -> str:
     insert_text = str_param(inp, "insert", "insert_text")
     t = guarded(ctx.root, path)
     confirm(ctx, "insert", path, f"insert into {path} at line {n}")
-    text, st = read_text(t, missing=messages.not_found(path))
-    lines = text.split("\n")
-    if lines and lines[-1] == "":  # the final newline ends the last line, it does not start another
-        lines.pop()
-    if n < 0 or n > len(lines):
-        raise ToolFailure(messages.bad_insert_line(n, len(lines)))
-    piece = insert_text[:-1] if insert_text.endswith("\n") else insert_text
-    new_lines = lines[:n] + [piece] + lines[n:]
-    commit_edit(t, st, text, "\n".join(new_lines) + "\n", ctx)
+    with store_lock(t.root_real):  # read and written under one hold of the lock (see str_replace)
+        text, st = read_text(t, missing=messages.not_found(path))
+        lines = text.split("\n")
+        if lines and lines[-1] == "":  # the final newline ends the last line, it does not start another
+            lines.pop()
+        if n < 0 or n > len(lines):
+            raise ToolFailure(messages.bad_insert_line(n, len(lines)))
+        piece = insert_text[:-1] if insert_text.endswith("\n") else insert_text
+        new_lines = lines[:n] + [piece] + lines[n:]
+        commit_edit(t, st, text, "\n".join(new_lines) + "\n", ctx, locked=True)
     return messages.insert_ok(path)

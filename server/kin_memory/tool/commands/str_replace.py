@@ -7,7 +7,7 @@ from .. import messages
 from .base import ToolContext, ToolFailure, confirm
 from .params import ToolInput, guarded, str_param
 from .view import number_lines
-from .writing import commit_edit, read_text
+from .writing import commit_edit, read_text, store_lock
 
 SNIPPET_LINES = 2  # lines of context either side of the edit in the result
 
@@ -40,13 +40,16 @@ def str_replace(inp: ToolInput, ctx: ToolContext) -> str:
         raise ToolFailure(messages.bad_param("str_replace", "old_str", "a non-empty string"))
     t = guarded(ctx.root, path)
     confirm(ctx, "str_replace", path, f"str_replace in {path}")
-    text, st = read_text(t, missing=messages.not_found(path))
-    count = text.count(old)
-    if count == 0:
-        raise ToolFailure(messages.no_match(old, path))
-    if count > 1:
-        raise ToolFailure(messages.multiple(old, _occurrence_lines(text, old)))
-    pos = text.find(old)
-    new_text = text[:pos] + new + text[pos + len(old) :]
-    commit_edit(t, st, text, new_text, ctx)
+    # Read and written under one hold of the store lock: with other writers queued, a read taken
+    # before waiting for the lock would be stale by the time of the write (a needless conflict).
+    with store_lock(t.root_real):
+        text, st = read_text(t, missing=messages.not_found(path))
+        count = text.count(old)
+        if count == 0:
+            raise ToolFailure(messages.no_match(old, path))
+        if count > 1:
+            raise ToolFailure(messages.multiple(old, _occurrence_lines(text, old)))
+        pos = text.find(old)
+        new_text = text[:pos] + new + text[pos + len(old) :]
+        commit_edit(t, st, text, new_text, ctx, locked=True)
     return messages.STR_REPLACE_OK_HEADER + _snippet(new_text, pos, new)

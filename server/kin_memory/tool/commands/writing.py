@@ -133,11 +133,14 @@ def _replace(dir_fd: int, t: Target, new_text: str, now: os.stat_result) -> None
         raise ToolFailure(messages.os_error(t.virtual, "write")) from None
 
 
-def commit_edit(t: Target, before: os.stat_result, old_text: str, new_text: str, ctx: ToolContext) -> None:
+def commit_edit(
+    t: Target, before: os.stat_result, old_text: str, new_text: str, ctx: ToolContext, *, locked: bool = False
+) -> None:
     """Write new_text unless the file changed since it was read as old_text; through the editor when
-    the file is open there."""
+    the file is open there. `locked`: the caller read the file under the store lock and still holds
+    it (the window in which another writer can slip in is then the write itself, not the wait)."""
     before_commit(t.resolved)
-    with store_lock(t.root_real):
+    with contextlib.nullcontext() if locked else store_lock(t.root_real):
         dir_fd = _open_content_dir(t)
         try:
             data, now = _reread(dir_fd, t)
