@@ -49,6 +49,7 @@ DB_SUFFIXES = ("", "-wal", "-shm", "-journal")  # the database and the files SQL
 WEIGHTS = (6.0, 4.0, 1.0)  # bm25 column weights: path, title, body
 PREFERENCE_HALF_LIFE_DAYS = 90.0
 PREFERENCE_TIE = 0.05  # a new preference passes a memory scoring up to 5% more, an old one hardly
+AND_FIRST_TERMS = 4  # a longer query (a hover's paragraph) seldom has a pool of memories holding it all
 RERANK_ROOM = 10  # candidates past the limit that are scored too: FTS5's order is only a first guess
 COMMON_SHARE = 0.02  # a term in more than 2% of memories says little about what is related
 MAX_RELATED_TERMS = 24
@@ -543,20 +544,19 @@ class RecallIndex:
     def _pool(
         self, terms: list[Term], active: tuple[str, ...] | None, exclude: str | None, pool: int
     ) -> list[Candidate]:
-        """The candidates: memories matching any alternative of any term. When that is a broad query
-        (common words) and every term is in few enough memories, those holding every term are asked
-        first: a pool of them is what the ranking would keep anyway (they cover the whole query), for
-        a fraction of the cost of ranking the broad query."""
+        """The candidates: memories matching any alternative of any term. With several terms, those
+        holding every term are asked first: when they fill the pool, they are what the ranking would
+        keep anyway (they cover the whole query), found for a fraction of the cost of scoring every
+        memory that holds any of the words (FTS5 scores each match before sorting)."""
         alts = [a for t in terms for a in t.alts]
-        if any(a.prefix for a in alts):
-            estimate = BROAD + 1  # a prefix can stand for any number of words
-        else:
-            estimate = sum(t.df for t in terms)
-        if estimate > BROAD and len(terms) > 1 and min(t.df for t in terms) <= BROAD:
+        prefixed = any(a.prefix for a in alts)  # a prefix can stand for any number of words
+        if 1 < len(terms) <= AND_FIRST_TERMS and min(t.df for t in terms) <= BROAD:
             every = " AND ".join("(" + " OR ".join(a.expr for a in t.alts) + ")" for t in terms)
-            found = self._candidates(every, active, exclude, pool, min(t.df for t in terms))
+            estimate = BROAD + 1 if prefixed else min(t.df for t in terms)
+            found = self._candidates(every, active, exclude, pool, estimate)
             if len(found) >= pool:
                 return found
+        estimate = BROAD + 1 if prefixed else sum(t.df for t in terms)
         return self._candidates(match_expr(alts), active, exclude, pool, estimate)
 
     def _candidates(

@@ -220,3 +220,17 @@ def test_a_word_written_after_the_snapshot_is_found_as_itself(store: Path) -> No
     write(store, "facts/new.md", memory("project-fact", "# New\n\nThe zanzibar gateway.\n", WS))
     r.sync_disk()  # same index, vocabulary snapshot taken before the write
     assert paths(r.search("zanzibar", (WS,))) == ["/memories/facts/new.md"]
+
+
+def test_a_pool_of_memories_holding_every_word_is_ranked_alone(store: Path) -> None:
+    # Enough memories hold both words to fill the pool: those holding one word are not scored at all.
+    for i in range(20):
+        write(
+            store,
+            f"notes/both{i}.md",
+            memory("episodic", f"# Note {i}\n\nThe relay and the beacon {i}.\n", WS),
+        )
+    write(store, "notes/relay.md", memory("episodic", "# Relay\n\nRelay relay relay, the relay.\n", WS))
+    r = recall(store)
+    hits = paths(r.search("relay beacon", (WS,), limit=5))
+    assert len(hits) == 5 and all("/both" in h for h in hits)
