@@ -448,6 +448,10 @@ class RecallIndex:
             if any(t.df == 0 for t in terms):
                 return []
             return self._ranked(terms, lex, active, limit, exclude, ALL_WORDS, boost=False)
+        if prefix_last:
+            # Still being typed (workspace symbols): a list to pick a memory from, up to 50 long,
+            # refreshed at every keystroke. FTS5's order over the same terms, no re-scoring, no floor.
+            return self._ranked(terms, lex, active, limit, exclude, NO_FLOOR, boost=True, rescore=False)
         return self._ranked(terms, lex, active, limit, exclude, SEARCH_FLOOR, boost=True)
 
     def related(
@@ -516,16 +520,17 @@ class RecallIndex:
         floor: Floor,
         *,
         boost: bool,
+        rescore: bool = True,
     ) -> list[Hit]:
         """The best memories for terms: FTS5 gathers the pool matching any alternative, scoring.score
         ranks it (BM25F per term, times coverage), the floor drops what is too weak, and with boost
         a preference passes a memory scoring up to PREFERENCE_TIE more (a near-tie, nothing else)."""
         if not terms or limit <= 0:
             return []
-        cands = self._pool(terms, active, exclude, limit + RERANK_ROOM)
-        if len(terms) == 1 and len(terms[0].alts) == 1:
-            # One word and no other form of it: FTS5's bm25 is that ranking already, and coverage
-            # is whole for every candidate; scoring again would only cost time (a keystroke's).
+        cands = self._pool(terms, active, exclude, limit + RERANK_ROOM if rescore else limit)
+        if not rescore or (len(terms) == 1 and len(terms[0].alts) == 1):
+            # Asked not to, or one word with no other form: FTS5's bm25 is that ranking already and
+            # every candidate covers the query; scoring again would only cost time.
             scored = [Scored(c, c.rank, 1.0) for c in cands]
         else:
             scored = score(cands, terms, lex)
@@ -606,6 +611,7 @@ class RecallIndex:
 SEARCH_FLOOR = Floor(coverage=0.1, relative=0.06)
 RELATED_FLOOR = Floor(coverage=0.1, relative=0.0)
 ALL_WORDS = Floor(coverage=0.999, relative=0.0)  # every word of the query in the memory
+NO_FLOOR = Floor(coverage=0.0, relative=0.0)
 
 
 def _hit(c: Candidate, value: float) -> Hit:
