@@ -12,6 +12,10 @@ log line, every query answers nothing, every write is skipped, and the server ke
 the folder is a real folder again the index is rebuilt there.
 
 Each thread uses its own connection (WAL: readers never wait for the writer).
+
+A query is a person's turn to the agent as often as a keyword list: terms.py turns its words into terms
+(stop words dropped, word forms, shorthand, a one-typo fix, all looked up in a snapshot of the `vocab`
+table), FTS5 gathers candidates, scoring.py ranks them, and a floor keeps weak matches out.
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ from ..store.paths import HIDDEN_DIR, HiddenRefused, hidden_file_problem, open_h
 from ..store.workspace import GLOBAL
 from .query import Phrase, match_expr, phrases
 from .records import RecallDoc, path_text
+from .scoring import Candidate, Floor, Scored, score
+from .terms import Lexicon, Term, content_words, is_content, with_multiword
+from .words import STOP_WORDS
 
 log = logging.getLogger("kin_memory.recall")
 
@@ -41,8 +48,11 @@ DB_NAME = "recall.sqlite3"
 DB_SUFFIXES = ("", "-wal", "-shm", "-journal")  # the database and the files SQLite keeps beside it
 WEIGHTS = (6.0, 4.0, 1.0)  # bm25 column weights: path, title, body
 PREFERENCE_HALF_LIFE_DAYS = 90.0
+PREFERENCE_TIE = 0.05  # a new preference passes a memory scoring up to 5% more, an old one hardly
+AND_FIRST_TERMS = 4  # a longer query (a hover's paragraph) seldom has a pool of memories holding it all
+RERANK_ROOM = 10  # candidates past the limit that are scored too: FTS5's order is only a first guess
 COMMON_SHARE = 0.02  # a term in more than 2% of memories says little about what is related
-MAX_RELATED_TERMS = 12
+MAX_RELATED_TERMS = 24
 MIN_COMMON = 50  # in a small store no word is too common to relate memories
 DF_REFRESH = 30.0
 BROAD = 2000  # matches beyond which a query is ranked over the most recent (see _ranked)
@@ -104,6 +114,7 @@ class RecallIndex:
         self._known_once = False  # the first database of a run starts empty by design: no reset then
         self._count_cache: tuple[int, float] | None = None
         self._df: dict[str, int] | None = None
+        self._terms: list[str] = []
         self._df_time = 0.0
         self._df_dirty = False
         self.refused: str | None = None  # why the index is off (a planted link), None when usable
@@ -396,12 +407,20 @@ class RecallIndex:
                     lambda c: c.execute("SELECT term, doc FROM vocab").fetchall(), []
                 )
                 self._df = dict(rows)
+                self._terms = sorted(self._df)  # the vocabulary reads in order: sorting it is a pass
                 self._df_time, self._df_dirty = now, False
             return self._df
 
     def _df_of(self, term: str) -> int:
         row = self._run(lambda c: c.execute("SELECT doc FROM vocab WHERE term=?", (term,)).fetchone(), None)
         return row[0] if row else 0
+
+    def lexicon(self) -> Lexicon:
+        """The vocabulary snapshot, to turn query words into terms."""
+        df = self._df_snapshot()
+        lex = Lexicon(df, self._terms, self._df_of)
+        lex.total = self._total()
+        return lex
 
     def search(
         self,
@@ -412,37 +431,42 @@ class RecallIndex:
         exclude: str | None = None,
         prefix_last: bool = False,
     ) -> list[Hit]:
-        """A user's query: every word must match (AND), else any (OR). active None or () is the
-        operator's unfiltered view; otherwise only global, legacy and active-workspace memories."""
-        items = phrases(text, prefix_last=prefix_last)
+        """A user's query or a user's turn to the agent: its content words (stop words dropped), each
+        matching its other forms, its shorthand and, failing all, a one-typo fix. active None or () is
+        the operator's unfiltered view; otherwise only global, legacy and active-workspace memories."""
+        items = with_multiword(phrases(text, prefix_last=prefix_last), text)
         if not items:
             return []
-        df = self.doc_frequencies(p.text for p in items if not p.prefix)
-        prefixed = any(p.prefix for p in items)
-        for mode in ("AND", "OR"):
-            counts = [df[p.text] for p in items if not p.prefix]
-            if prefixed:
-                estimate = BROAD + 1  # a prefix can stand for any number of words
-            else:
-                estimate = min(counts) if mode == "AND" else sum(counts)
-            hits = self._ranked(match_expr(items, mode), active, limit, exclude, estimate)
-            if hits or len(items) < 2:
-                return hits
-        return []
+        lex = self.lexicon()
+        chat = not any(is_content(p) for p in items)
+        terms = lex.terms(content_words(items), typos=not chat)
+        if chat:
+            # Nothing but stop words ("where", "thanks, that worked!"): searched for only as a whole,
+            # every word in the memory, and no preference lifted by them.
+            if any(t.df == 0 for t in terms):
+                return []
+            return self._ranked(terms, lex, active, limit, exclude, ALL_WORDS, boost=False)
+        if prefix_last:
+            # Still being typed (workspace symbols): a list to pick a memory from, up to 50 long,
+            # refreshed at every keystroke. FTS5's order over the same terms, no re-scoring, no floor.
+            return self._ranked(terms, lex, active, limit, exclude, NO_FLOOR, boost=True, rescore=False)
+        return self._ranked(terms, lex, active, limit, exclude, SEARCH_FLOOR, boost=True)
 
     def related(
         self, text: str, active: tuple[str, ...] | None, limit: int = 5, *, exclude: str | None = None
     ) -> list[Hit]:
-        """Memories related to a piece of text: its most distinctive words (rarest in the store; the
-        very common ones dropped, which also keeps the query cheap at 100k memories), any of them."""
-        terms = self.distinctive(text, self_in_index=exclude is not None)
-        estimate = sum(self.doc_frequencies(p.text for p in terms).values()) if terms else 0
-        return self._ranked(match_expr(terms), active, limit, exclude, estimate)
+        """Memories related to a piece of text: its most distinctive words (rarest in the store; stop
+        words and the very common ones dropped, which also keeps the query cheap at 100k memories) with
+        their forms, ranked like a search, above RELATED_FLOOR: a hover may show nothing."""
+        lex = self.lexicon()
+        picked = self.distinctive(text, self_in_index=exclude is not None)
+        terms = lex.terms(picked, shorthand=False, typos=False)
+        return self._ranked(terms, lex, active, limit, exclude, RELATED_FLOOR, boost=False)
 
     def distinctive(
         self, text: str, keep: int = MAX_RELATED_TERMS, *, self_in_index: bool = False
     ) -> list[Phrase]:
-        items = [p for p in phrases(text, limit=256) if len(p.text) > 1]
+        items = [p for p in phrases(text, limit=256) if len(p.text) > 1 and p.text not in STOP_WORDS]
         if not items:
             return []
         df = self.doc_frequencies(p.text for p in items)
@@ -486,17 +510,66 @@ class RecallIndex:
 
     def _ranked(
         self,
-        expr: str | None,
+        terms: list[Term],
+        lex: Lexicon,
         active: tuple[str, ...] | None,
         limit: int,
         exclude: str | None,
-        estimate: int = 0,
+        floor: Floor,
+        *,
+        boost: bool,
+        rescore: bool = True,
     ) -> list[Hit]:
-        """Top hits by bm25. A query matching more than BROAD memories (a very common word) is ranked
-        over the BROAD most recently indexed of them: bm25 must score every match, which at 100k
-        memories would cost far more than a keystroke's budget, and over so many matches the word
-        says little anyway; recent memories are the better guess."""
-        if expr is None or limit <= 0:
+        """The best memories for terms: FTS5 gathers the pool matching any alternative, scoring.score
+        ranks it (BM25F per term, times coverage), the floor drops what is too weak, and with boost
+        a preference passes a memory scoring up to PREFERENCE_TIE more (a near-tie, nothing else)."""
+        if not terms or limit <= 0:
+            return []
+        cands = self._pool(terms, active, exclude, limit + RERANK_ROOM if rescore else limit)
+        if not rescore or (len(terms) == 1 and len(terms[0].alts) == 1):
+            # Asked not to, or one word with no other form: FTS5's bm25 is that ranking already and
+            # every candidate covers the query; scoring again would only cost time.
+            scored = [Scored(c, c.rank, 1.0) for c in cands]
+        else:
+            scored = score(cands, terms, lex)
+        if not scored:
+            return []
+        best = max(s.relevance for s in scored)
+        now = time.time()
+        kept = [
+            ((_with_preference(s.relevance, s.candidate, now) if boost else s.relevance), s.candidate)
+            for s in scored
+            if s.coverage >= floor.coverage and s.relevance >= floor.relative * best
+        ]
+        kept.sort(key=lambda pair: -pair[0])
+        return [_hit(c, value) for value, c in kept[:limit]]
+
+    def _pool(
+        self, terms: list[Term], active: tuple[str, ...] | None, exclude: str | None, pool: int
+    ) -> list[Candidate]:
+        """The candidates: memories matching any alternative of any term. With several terms, those
+        holding every term are asked first: when they fill the pool, they are what the ranking would
+        keep anyway (they cover the whole query), found for a fraction of the cost of scoring every
+        memory that holds any of the words (FTS5 scores each match before sorting)."""
+        alts = [a for t in terms for a in t.alts]
+        prefixed = any(a.prefix for a in alts)  # a prefix can stand for any number of words
+        if 1 < len(terms) <= AND_FIRST_TERMS and min(t.df for t in terms) <= BROAD:
+            every = " AND ".join("(" + " OR ".join(a.expr for a in t.alts) + ")" for t in terms)
+            estimate = BROAD + 1 if prefixed else min(t.df for t in terms)
+            found = self._candidates(every, active, exclude, pool, estimate)
+            if len(found) >= pool:
+                return found
+        estimate = BROAD + 1 if prefixed else sum(t.df for t in terms)
+        return self._candidates(match_expr(alts), active, exclude, pool, estimate)
+
+    def _candidates(
+        self, expr: str | None, active: tuple[str, ...] | None, exclude: str | None, pool: int, estimate: int
+    ) -> list[Candidate]:
+        """The pool best by bm25. A query matching more than BROAD memories (a very common word) is
+        ranked over the BROAD most recently indexed of them: bm25 must score every match, which at 100k
+        memories would cost far more than a keystroke's budget, and over so many matches the word says
+        little anyway; recent memories are the better guess."""
+        if expr is None:
             return []
         where, params = "", [expr]
         if active:
@@ -505,7 +578,6 @@ class RecallIndex:
         if exclude is not None:
             where += " AND d.vpath <> ?"
             params.append(exclude)
-        pool = max(limit * 4, 20)  # room for the preference re-ranking below
         rank = f"bm25(fts, {', '.join(map(str, WEIGHTS))})"
         cols = f"d.id, d.vpath, d.title, d.category, d.workspace, d.mtime, {rank} AS r"
         base = f"FROM fts f JOIN docs d ON d.id = f.rowid WHERE fts MATCH ?{where}"
@@ -514,17 +586,16 @@ class RecallIndex:
         else:
             sql = f"SELECT {cols} {base} ORDER BY r LIMIT {pool}"
 
-        def fn(c: sqlite3.Connection) -> list[Hit]:
-            now = time.time()
-            rows = sorted(
-                c.execute(sql, params).fetchall(), key=lambda row: -_score(-row[6], row[3], row[5], now)
-            )
-            hits = []
-            for rowid, v, t, cat, ws, mtime, r in rows[:limit]:
-                # Bodies only for what is shown: reading every match's body would cost more than ranking.
-                body = c.execute("SELECT body FROM fts WHERE rowid=?", (rowid,)).fetchone()
-                hits.append(Hit(v, t, cat, ws, body[0] if body else "", _score(-r, cat, mtime, now), mtime))
-            return hits
+        def fn(c: sqlite3.Connection) -> list[Candidate]:
+            rows = c.execute(sql, params).fetchall()
+            # Bodies only for the pool: reading every match's body would cost more than ranking.
+            ids = [row[0] for row in rows]
+            marks = ",".join("?" * len(ids))
+            bodies = dict(c.execute(f"SELECT rowid, body FROM fts WHERE rowid IN ({marks})", ids).fetchall())
+            return [
+                Candidate(rowid, v, t, cat, ws, bodies.get(rowid, ""), mtime, -r)
+                for rowid, v, t, cat, ws, mtime, r in rows
+            ]
 
         try:
             return self._run(fn, [])
@@ -557,10 +628,22 @@ def _create_schema(conn: sqlite3.Connection) -> bool:
     return version == 0 and not tables
 
 
-def _score(relevance: float, category: str, mtime: float, now: float) -> float:
-    """bm25 relevance, with preferences weighted by recency: a preference is few words, often
-    outranked by long episodic bodies, yet it is what the user wants honoured (recent ones most)."""
-    if category == "preference":
-        age_days = max(0.0, (now - mtime) / 86400.0)
-        relevance *= 1.15 + 0.5 * math.pow(0.5, age_days / PREFERENCE_HALF_LIFE_DAYS)
+# Measured on the labeled set (scripts/recall_eval/README.md): a stricter floor cuts more noise but also
+# related memories people want (grade 1), and costs nDCG; these keep nDCG within 0.003 of no floor.
+SEARCH_FLOOR = Floor(coverage=0.1, relative=0.06)
+RELATED_FLOOR = Floor(coverage=0.1, relative=0.0)
+ALL_WORDS = Floor(coverage=0.999, relative=0.0)  # every word of the query in the memory
+NO_FLOOR = Floor(coverage=0.0, relative=0.0)
+
+
+def _hit(c: Candidate, value: float) -> Hit:
+    return Hit(c.vpath, c.title, c.category, c.workspace, c.body, value, c.mtime)
+
+
+def _with_preference(relevance: float, cand: Candidate, now: float) -> float:
+    """Preferences break near-ties, recent ones most: a preference is what the user wants honoured, but
+    it never outranks a memory that matches the query clearly better."""
+    if cand.category == "preference":
+        age_days = max(0.0, (now - cand.mtime) / 86400.0)
+        relevance *= 1.0 + PREFERENCE_TIE * math.pow(0.5, age_days / PREFERENCE_HALF_LIFE_DAYS)
     return relevance

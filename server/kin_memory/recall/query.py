@@ -13,6 +13,7 @@ import unicodedata
 from dataclasses import dataclass
 
 _WORD = re.compile(r"[^\W_]+(\*)?")
+_PLAIN_WORD = re.compile(r"[^\W_]+")
 MAX_QUERY_CHARS = 16_384  # the head of an absurdly long query is plenty to rank by
 MAX_TERM_CHARS = 64  # longer "words" (base64 blobs, hashes) are noise for recall
 MIN_PREFIX_CHARS = (
@@ -31,7 +32,10 @@ class Phrase:
 
 
 def normalize(text: str) -> str:
-    return unicodedata.normalize("NFKC", text[:MAX_QUERY_CHARS]).lower()
+    text = text[:MAX_QUERY_CHARS]
+    if text.isascii():  # NFKC leaves ASCII as it is: skip the pass
+        return text.lower()
+    return unicodedata.normalize("NFKC", text).lower()
 
 
 def phrases(text: str | None, *, prefix_last: bool = False, limit: int = 64) -> list[Phrase]:
@@ -66,6 +70,11 @@ def words_near(text: str, pos: int, limit: int = 48) -> str:
         return text
     nearest = sorted(range(len(spans)), key=lambda i: abs((spans[i][0] + spans[i][1]) // 2 - pos))[:limit]
     return " ".join(text[spans[i][0] : spans[i][1]] for i in sorted(nearest))
+
+
+def tokens(norm: str) -> list[str]:
+    """The words of normalized text in order (to count which query words a memory holds)."""
+    return _PLAIN_WORD.findall(norm)
 
 
 def match_expr(items: list[Phrase], mode: str = "OR") -> str | None:

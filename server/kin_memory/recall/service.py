@@ -23,6 +23,7 @@ from .index import Hit, IndexUnavailable, RecallIndex, SyncStats
 from .query import words_near
 from .records import RecallDoc, doc_from_memory
 from .snippet import snippet
+from .terms import content_text
 
 log = logging.getLogger("kin_memory.recall")
 
@@ -121,14 +122,15 @@ class Recall:
     ) -> list[Related]:
         """The memories related to the text under the pointer, likely duplicates of this memory first."""
         text = memory.lines[line] if 0 <= line < len(memory.lines) else ""
-        paragraph = _paragraph(memory.lines, line)
+        paragraph = _paragraph(memory.lines, line, memory.body_line)
         query = words_near(paragraph, _offset_in(paragraph, text, col))
         body = memory.body
         hits = self._safe(
             lambda: self.index.related(query + "\n" + memory.title, active, limit=limit, exclude=memory.vpath)
         )
+        shown = content_text(query)
         return [
-            Related(_masked_title(h), sim, snippet(h.body, query))
+            Related(_masked_title(h), sim, snippet(h.body, shown))
             for h, sim in rank_duplicates_first(body, hits)
         ]
 
@@ -136,7 +138,8 @@ class Recall:
         self, query: str, active: tuple[str, ...] | None, limit: int = 5, *, prefix_last: bool = False
     ) -> list[tuple[Hit, str]]:
         hits = self._safe(lambda: self.index.search(query, active, limit=limit, prefix_last=prefix_last))
-        return [(_masked_title(h), snippet(h.body, query)) for h in hits]
+        shown = content_text(query)
+        return [(_masked_title(h), snippet(h.body, shown)) for h in hits]
 
     def duplicates_of(self, memory: Memory, active: tuple[str, ...] | None) -> list[Duplicate]:
         if memory.is_index or memory.read_error or memory.category == "session":
@@ -159,11 +162,13 @@ def _masked_title(hit: Hit) -> Hit:
     return hit if title == hit.title else replace(hit, title=title)
 
 
-def _paragraph(lines: tuple[str, ...], line: int) -> str:
-    if not 0 <= line < len(lines):
+def _paragraph(lines: tuple[str, ...], line: int, first: int = 0) -> str:
+    """The paragraph around line (at most 20 lines each way), never above `first`: the body's first
+    line, so a paragraph right under the frontmatter never takes its keys into the query."""
+    if not first <= line < len(lines):
         return ""
     start = line
-    while start > 0 and lines[start - 1].strip() and line - start < 20:
+    while start > first and lines[start - 1].strip() and line - start < 20:
         start -= 1
     end = line
     while end + 1 < len(lines) and lines[end + 1].strip() and end - line < 20:

@@ -40,13 +40,13 @@ def snippet(body: str, query: str, width: int = MAX_SNIPPET) -> str:
 
 
 def _first_hit(text: str, query: str) -> int:
-    low = text.lower()
-    pos = -1
-    for p in phrases(query, limit=16):
-        m = re.search(r"(?<!\w)" + re.escape(p.text), low)
-        if m and (pos < 0 or m.start() < pos):
-            pos = m.start()
-    return pos
+    """Where the first word of text that starts with a query word is, -1 if none does."""
+    words = sorted({p.text for p in phrases(query, limit=16)}, key=len, reverse=True)
+    if not words:
+        return -1
+    # One pattern for all the words: a search per word cost more than the rest of a hover.
+    m = re.search(r"(?<!\w)(?:" + "|".join(map(re.escape, words)) + ")", text.lower())
+    return m.start() if m else -1
 
 
 def _window(text: str, pos: int, width: int, more_before: bool, more_after: bool) -> str:
