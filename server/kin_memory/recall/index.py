@@ -455,15 +455,24 @@ class RecallIndex:
         return self._ranked(terms, lex, active, limit, exclude, SEARCH_FLOOR, boost=True)
 
     def related(
-        self, text: str, active: tuple[str, ...] | None, limit: int = 5, *, exclude: str | None = None
+        self,
+        text: str,
+        active: tuple[str, ...] | None,
+        limit: int = 5,
+        *,
+        exclude: str | None = None,
+        keep: int = MAX_RELATED_TERMS,
+        rescore: bool = True,
     ) -> list[Hit]:
-        """Memories related to a piece of text: its most distinctive words (rarest in the store; stop
-        words and the very common ones dropped, which also keeps the query cheap at 100k memories) with
-        their forms, ranked like a search, above RELATED_FLOOR: a hover may show nothing."""
+        """Memories related to a piece of text: its `keep` most distinctive words (rarest in the store;
+        stop words and the very common ones dropped, which also keeps the query cheap at 100k memories)
+        with their forms, ranked like a search, above RELATED_FLOOR: a hover may show nothing. Without
+        rescore, FTS5's order and no floor: candidates for a caller that judges them itself."""
         lex = self.lexicon()
-        picked = self.distinctive(text, self_in_index=exclude is not None)
+        picked = self.distinctive(text, keep, self_in_index=exclude is not None)
         terms = lex.terms(picked, shorthand=False, typos=False)
-        return self._ranked(terms, lex, active, limit, exclude, RELATED_FLOOR, boost=False)
+        floor = RELATED_FLOOR if rescore else NO_FLOOR
+        return self._ranked(terms, lex, active, limit, exclude, floor, boost=False, rescore=rescore)
 
     def distinctive(
         self, text: str, keep: int = MAX_RELATED_TERMS, *, self_in_index: bool = False
