@@ -13,6 +13,7 @@ from .index import Hit, RecallIndex
 
 SHINGLE = 3
 THRESHOLD = 0.5  # Jaccard of word 3-shingles: above this, two memories say mostly the same thing
+DUPLICATE_TERMS = 12  # the rarest words of a body asked for candidates
 _WORD = re.compile(r"[^\W_]+")
 
 
@@ -54,7 +55,9 @@ def near_duplicates(
 ) -> list[Duplicate]:
     if len(shingles(body)) < 2:  # a one-line memory is too short to call anything its duplicate
         return []
-    hits = index.related(body, active, limit=candidates, exclude=vpath)
+    # The rarest words find the candidates and the shingles judge them: no need for the hover's
+    # longer query and ranking (this runs when a memory is opened or changed).
+    hits = index.related(body, active, limit=candidates, exclude=vpath, keep=DUPLICATE_TERMS, rescore=False)
     found = [
         Duplicate(h.vpath, round(sim, 2))
         for h, sim in rank_duplicates_first(body, hits, threshold)

@@ -445,7 +445,7 @@ class RecallIndex:
             # every word in the memory, and no preference lifted by them.
             if any(t.df == 0 for t in terms):
                 return []
-            return self._ranked(terms, lex, active, limit, exclude, ALL_WORDS, boost=False)
+            return self._ranked(terms, lex, active, limit, exclude, NO_FLOOR, boost=False, every=True)
         if prefix_last:
             # Still being typed (workspace symbols): a list to pick a memory from, up to 50 long,
             # refreshed at every keystroke. FTS5's order over the same terms, no re-scoring, no floor.
@@ -453,15 +453,24 @@ class RecallIndex:
         return self._ranked(terms, lex, active, limit, exclude, SEARCH_FLOOR, boost=True)
 
     def related(
-        self, text: str, active: tuple[str, ...] | None, limit: int = 5, *, exclude: str | None = None
+        self,
+        text: str,
+        active: tuple[str, ...] | None,
+        limit: int = 5,
+        *,
+        exclude: str | None = None,
+        keep: int = MAX_RELATED_TERMS,
+        rescore: bool = True,
     ) -> list[Hit]:
-        """Memories related to a piece of text: its most distinctive words (rarest in the store; stop
-        words and the very common ones dropped, which also keeps the query cheap at 100k memories) with
-        their forms, ranked like a search, above RELATED_FLOOR: a hover may show nothing."""
+        """Memories related to a piece of text: its `keep` most distinctive words (rarest in the store;
+        stop words and the very common ones dropped, which also keeps the query cheap at 100k memories)
+        with their forms, ranked like a search, above RELATED_FLOOR: a hover may show nothing. Without
+        rescore, FTS5's order and no floor: candidates for a caller that judges them itself."""
         lex = self.lexicon()
-        picked = self.distinctive(text, self_in_index=exclude is not None)
+        picked = self.distinctive(text, keep, self_in_index=exclude is not None)
         terms = lex.terms(picked, shorthand=False, typos=False)
-        return self._ranked(terms, lex, active, limit, exclude, RELATED_FLOOR, boost=False)
+        floor = RELATED_FLOOR if rescore else NO_FLOOR
+        return self._ranked(terms, lex, active, limit, exclude, floor, boost=False, rescore=rescore)
 
     def distinctive(
         self, text: str, keep: int = MAX_RELATED_TERMS, *, self_in_index: bool = False
@@ -519,13 +528,15 @@ class RecallIndex:
         *,
         boost: bool,
         rescore: bool = True,
+        every: bool = False,
     ) -> list[Hit]:
-        """The best memories for terms: FTS5 gathers the pool matching any alternative, scoring.score
-        ranks it (BM25F per term, times coverage), the floor drops what is too weak, and with boost
-        a preference passes a memory scoring up to PREFERENCE_TIE more (a near-tie, nothing else)."""
+        """The best memories for terms: FTS5 gathers the pool matching any alternative (with every,
+        only memories matching all terms), scoring.score ranks it (BM25F per term, times coverage),
+        the floor drops what is too weak, and with boost a preference passes a memory scoring up to
+        PREFERENCE_TIE more (a near-tie, nothing else)."""
         if not terms or limit <= 0:
             return []
-        cands = self._pool(terms, active, exclude, limit + RERANK_ROOM if rescore else limit)
+        cands = self._pool(terms, active, exclude, limit + RERANK_ROOM if rescore else limit, every)
         if not rescore or (len(terms) == 1 and len(terms[0].alts) == 1):
             # Asked not to, or one word with no other form: FTS5's bm25 is that ranking already and
             # every candidate covers the query; scoring again would only cost time.
@@ -545,7 +556,12 @@ class RecallIndex:
         return [_hit(c, value) for value, c in kept[:limit]]
 
     def _pool(
-        self, terms: list[Term], active: tuple[str, ...] | None, exclude: str | None, pool: int
+        self,
+        terms: list[Term],
+        active: tuple[str, ...] | None,
+        exclude: str | None,
+        pool: int,
+        every: bool = False,
     ) -> list[Candidate]:
         """The candidates: memories matching any alternative of any term. With several terms, those
         holding every term are asked first: when they fill the pool, they are what the ranking would
@@ -553,11 +569,11 @@ class RecallIndex:
         memory that holds any of the words (FTS5 scores each match before sorting)."""
         alts = [a for t in terms for a in t.alts]
         prefixed = any(a.prefix for a in alts)  # a prefix can stand for any number of words
-        if 1 < len(terms) <= AND_FIRST_TERMS and min(t.df for t in terms) <= BROAD:
-            every = " AND ".join("(" + " OR ".join(a.expr for a in t.alts) + ")" for t in terms)
+        if every or (1 < len(terms) <= AND_FIRST_TERMS and min(t.df for t in terms) <= BROAD):
+            expr = " AND ".join("(" + " OR ".join(a.expr for a in t.alts) + ")" for t in terms)
             estimate = BROAD + 1 if prefixed else min(t.df for t in terms)
-            found = self._candidates(every, active, exclude, pool, estimate)
-            if len(found) >= pool:
+            found = self._candidates(expr, active, exclude, pool, estimate)
+            if every or len(found) >= pool:
                 return found
         estimate = BROAD + 1 if prefixed else sum(t.df for t in terms)
         return self._candidates(match_expr(alts), active, exclude, pool, estimate)
@@ -629,10 +645,9 @@ def _create_schema(conn: sqlite3.Connection) -> bool:
 
 
 # Measured on the labeled set (scripts/recall_eval/README.md): a stricter floor cuts more noise but also
-# related memories people want (grade 1), and costs nDCG; these keep nDCG within 0.003 of no floor.
+# related memories people want (grade 1), and costs nDCG; these keep nDCG within 0.005 of no floor.
 SEARCH_FLOOR = Floor(coverage=0.1, relative=0.06)
 RELATED_FLOOR = Floor(coverage=0.1, relative=0.0)
-ALL_WORDS = Floor(coverage=0.999, relative=0.0)  # every word of the query in the memory
 NO_FLOOR = Floor(coverage=0.0, relative=0.0)
 
 

@@ -150,7 +150,7 @@ MULTIWORD_MAX = max(len(w.split()) for w in MULTIWORD)
 _VOWELS = frozenset("aeiouy")
 
 
-@lru_cache(maxsize=65536)  # the same vocabulary words are stemmed query after query
+@lru_cache(maxsize=8192)  # the same vocabulary words are stemmed query after query
 def stem(word: str, *, derived: bool = True) -> str:
     """The form a word shares with its inflections, for matching them to each other: a light suffix
     strip (plurals, -ed, -ing, a final e; with derived, also -ment and -tion/-sion), never for display.
