@@ -61,12 +61,9 @@ def example_root() -> Path:
 
 def run(args: argparse.Namespace) -> int:
     from ..findings.catalog import ERROR
-    from ..findings.run import check_store
     from ..findings.store_level import scan_findings, settings_findings
     from ..store.context import cli_context
-    from ..store.paths import real_path
-    from ..store.root import resolve_root
-    from ..store.store import load_store
+    from ..store.root import VIRTUAL_ROOT, resolve_root
     from ..store.workspace import cli_workspace
 
     target: Path | None = Path(os.path.abspath(os.path.expanduser(args.path))) if args.path else None
@@ -93,17 +90,19 @@ def run(args: argparse.Namespace) -> int:
     root = Path(os.path.realpath(root))
     workspace = cli_workspace(args.workspace, root)
     ctx = cli_context(root, workspace)
-    store = load_store(root)
-    results = check_store(store, ctx)
+    store, results = check_through_cache(root, ctx)
     if args.duplicates:
         _merge(results, _duplicates(root, store, ctx))
     _merge(results, scan_findings(store.scan_problems()))
     rows: list[tuple[str, Finding]] = []
+    prefix = str(root)  # the store's paths by string: a Path per file costs more than the check itself
     for vpath in sorted(results):
-        path = real_path(root, vpath)
-        if only is not None and only != path and only not in path.parents:
+        if not results[vpath]:
             continue
-        rows += [(str(path), f) for f in results[vpath]]
+        path = prefix + vpath[len(VIRTUAL_ROOT) :]
+        if only is not None and only != Path(path) and only not in Path(path).parents:
+            continue
+        rows += [(path, f) for f in results[vpath]]
     for settings_path, found in settings_findings(settings_for(workspace)).items():
         rows += [(str(settings_path), f) for f in found]
     if note:
@@ -115,6 +114,64 @@ def run(args: argparse.Namespace) -> int:
     if note:
         return 0  # the example store is broken on purpose: its findings are the demonstration
     return 1 if any(f.severity == ERROR for _, f in rows) else 0
+
+
+def check_through_cache(root: Path, ctx) -> tuple:
+    """(the store, vpath → findings) for every file, unchanged files answered by the findings cache
+    (a stat each); what had to be checked is written back for the next run."""
+    from ..findings.cache import FindingsCache
+    from ..findings.cached import check_files
+    from ..findings.run import check_memory
+    from ..store.memory import load
+    from ..store.paths import INDEX_VPATH
+    from ..store.prompt_block import compose
+    from ..store.store import Store, scan
+
+    files, problems = scan(root)
+    cache = FindingsCache.open(root)
+    try:
+        memories = [(path, vpath) for path, vpath, is_index in files if not is_index]
+        checked = check_files(memories, ctx, "cli", _render, cache)
+        assert checked is not None  # nothing to abandon
+        disk = {c.vpath: c.memory for c in checked.checked if c.memory is not None}
+        results = {c.vpath: _decode(c.payload) for c in checked.checked if c.memory is not None}
+        index_path = next((path for path, _, is_index in files if is_index), None)
+        if index_path is not None:
+            index = load(index_path, INDEX_VPATH, is_index=True)
+            listed = list(disk.values())
+            block = compose(listed, index, ctx.active)
+            results[INDEX_VPATH] = check_memory(index, ctx, block=block, known=set(disk))
+            disk[INDEX_VPATH] = index
+        store = Store(root)
+        store.adopt(disk, problems)
+        checked.write_back(cache, ctx.now)
+    finally:
+        if cache is not None:
+            cache.close()
+    return store, results
+
+
+def _render(memory, findings: list[Finding]) -> bytes:
+    """The CLI's form of a file's findings in the cache: what `check` prints, nothing more."""
+    if not findings:
+        return b""
+    rows = [
+        [f.code, f.severity, f.message, f.span.line, f.span.col, f.span.end_line, f.span.end_col]
+        for f in findings
+    ]
+    return json.dumps(rows).encode()
+
+
+def _decode(payload: bytes) -> list[Finding]:
+    from ..findings.model import Finding
+    from ..store.frontmatter import Span
+
+    if not payload:
+        return []
+    return [
+        Finding(code, Span(line, col, end_line, end_col), message, severity=severity)
+        for code, severity, message, line, col, end_line, end_col in json.loads(payload)
+    ]
 
 
 def _duplicates(root: Path, store, ctx) -> dict[str, list[Finding]]:
@@ -145,12 +202,14 @@ def _json(path: str, f: Finding) -> dict:
 
 
 def _text(rows: list[tuple[str, Finding]], files: int) -> None:
-    cwd = os.getcwd()
+    here = os.getcwd().rstrip(os.sep) + os.sep
+    out = []
     for path, f in rows:
-        shown = os.path.relpath(path, cwd) if path.startswith(cwd + os.sep) else path
-        print(
-            f"{terminal.field(shown)}:{f.span.line + 1}:{f.span.col + 1}: {f.code} {f.severity}: {terminal.field(f.message)}"
+        shown = path[len(here) :] if path.startswith(here) else path
+        out.append(
+            f"{terminal.field(shown)}:{f.span.line + 1}:{f.span.col + 1}: {f.code} {f.severity}: {terminal.field(f.message)}\n"
         )
+    sys.stdout.write("".join(out))
     counts: dict[str, int] = {}
     for _, f in rows:
         counts[f.severity] = counts.get(f.severity, 0) + 1

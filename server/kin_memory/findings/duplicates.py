@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from ..recall.duplicates import Duplicate
+from typing import TYPE_CHECKING
+
 from ..store.frontmatter import Span
 from ..store.memory import Memory
 from .model import Finding, Related
+
+if TYPE_CHECKING:  # a type only: checking a store needs no recall index
+    from ..recall.duplicates import Duplicate
 
 
 def check(memory: Memory, duplicates: list[Duplicate]) -> list[Finding]:

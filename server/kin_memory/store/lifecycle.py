@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
@@ -65,3 +66,31 @@ def lifecycle(category: str, mtime: float, now: float, t: Thresholds) -> Lifecyc
             return Lifecycle("expiring", age_days, due, f"expires {_when(due, now_dt)}")
         return Lifecycle("ok", age_days, due, f"expires {_when(due, now_dt)}")
     return Lifecycle("ok", age_days, None, "never deleted")
+
+
+def _next_grid(due: float, now: float, step: float) -> float:
+    """The first instant after `now` at which `due - t` is a whole multiple of `step`."""
+    k = math.floor((due - now) / step)
+    t = due - k * step
+    return t if t > now else due - (k - 1) * step
+
+
+def next_change(category: str, mtime: float, now: float, t: Thresholds) -> float:
+    """The next instant at which `lifecycle(category, mtime, …)` can say something else: a status turns
+    (stale, expiring, expired) or its label's rounded "in N days" / "N hours ago" moves on. Labels
+    round to whole hours within a day of the due date and to whole days beyond it, so they can only
+    change where `due - t` is a multiple of half an hour (near the due date) or half a day. A stale
+    fact's message also counts whole days untouched, which move on where `t - mtime` is a whole day."""
+    if category == PROJECT_FACT:
+        due = mtime + t.stale_days * 86400
+        turns = [due]
+    elif category == EPISODIC:
+        due = mtime + t.episodic_days * 86400
+        turns = [due, mtime + (t.episodic_days - t.expiring_days) * 86400]
+    elif category == SESSION:
+        due = mtime + t.session_hours * 3600
+        turns = [due, mtime + t.session_warn_hours * 3600]
+    else:
+        return math.inf
+    step = 1800.0 if abs(due - now) < 1.5 * 86400 else 43200.0
+    return min([_next_grid(due, now, step), _next_grid(mtime, now, 86400.0), *(x for x in turns if x > now)])

@@ -7,6 +7,7 @@ import re
 import stat as stat_mod
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from .categories import effective_category
 from .frontmatter import Frontmatter, parse_frontmatter, split_lines
@@ -67,6 +68,56 @@ class Memory:
             if m:
                 return m.group(1)
         return self.path.stem
+
+
+_PLAIN = (str, int, float, bool, type(None))
+Record = list[Any]  # see record_of
+
+
+def record_of(memory: Memory) -> Record | None:
+    """A closed file's compact form as plain values (what a cache keeps of it), or None when it cannot
+    be written as plain values: an unreadable file, MEMORY.md, or a YAML value such as a date or a list
+    as category or stamp (rare; such a file is simply read again)."""
+    if memory.is_index or memory.read_error or not isinstance(memory.raw_category, _PLAIN):
+        return None
+    if not isinstance(memory.stamp, _PLAIN):
+        return None
+    fm = memory.frontmatter
+    return [
+        memory.category,
+        memory.raw_category,
+        memory.stamp,
+        memory.decode_error,
+        memory.has_nul,
+        fm.status,
+        fm.open_line,
+        fm.close_line,
+        fm.body_line,
+        memory.title,
+    ]
+
+
+def from_record(path: Path, vpath: str, mtime: float, size: int, record: Record) -> Memory:
+    """The compacted memory a record was made from (see record_of)."""
+    category, raw_category, stamp, decode_error, has_nul, status, open_line, close_line, body_line, title = (
+        record
+    )
+    return Memory(
+        path,
+        vpath,
+        "",
+        (),
+        Frontmatter(status, open_line, close_line, body_line=body_line),
+        category,
+        raw_category,
+        stamp,
+        mtime,
+        size,
+        decode_error,
+        has_nul,
+        compact=True,
+        kept_title=title,
+    )
 
 
 def from_text(

@@ -6,9 +6,12 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..protocol import RootSource
 from .settings import global_settings_path, load_settings_file
+
+if TYPE_CHECKING:  # a type only: the protocol module (attrs, cattrs) is not needed to find the root
+    from ..protocol import RootSource
 
 VIRTUAL_ROOT = "/memories"
 

@@ -187,6 +187,16 @@ class Store:
             self.compacting = compact
         self.events.emit(StoreEvent("reset"))
 
+    def adopt(self, disk: dict[str, Memory], problems: list[ScanProblem]) -> None:
+        """Take a whole store read elsewhere (the cold-start workers' compact records) as the disk view,
+        kept compacted from now on. Emits "reset"."""
+        with self.lock:
+            self.disk = disk
+            self.problems = problems
+            self._expanded.clear()
+            self.compacting = True
+        self.events.emit(StoreEvent("reset"))
+
     def compact(self) -> None:
         """Compact every file read from disk (open buffers are overlays and stay whole)."""
         with self.lock:

@@ -21,7 +21,9 @@ import pickle
 import select
 import signal
 import struct
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,6 +34,7 @@ if TYPE_CHECKING:  # the workers import no more than they need before the fork
 log = logging.getLogger("kin_memory.lsp")
 
 MAX_WORKERS = 4
+WRITE_BACK_GRACE = 60.0  # seconds a worker may take to write the findings cache after answering
 _HEADER = struct.Struct("!Q")
 
 
@@ -43,6 +46,10 @@ class ShardResult:
     hidden: int
     stats: dict[str, tuple[float, int]]  # vpath -> (mtime, size) as read
     index_vpath: str | None = None
+    # (vpath, mtime, size, compact record or None: read it again) for every file the worker checked
+    records: list[tuple[str, float, int, list | None]] = field(default_factory=list)
+    problems: list = field(default_factory=list)  # the scan's problems (from the first worker only)
+    hits: int = 0  # files answered by the findings cache
 
 
 @dataclass
@@ -86,26 +93,47 @@ class Shards:
         except (OSError, EOFError, pickle.UnpicklingError, TimeoutError) as exc:
             log.warning("cold-start workers failed (%s): checking in-process", exc)
             results = None
-        self.close()
+        self.close(grace=WRITE_BACK_GRACE if results is not None else 0.0)
         return results
 
-    def close(self) -> None:
+    def close(self, grace: float = 0.0) -> None:
+        """Let the workers go. With a grace period they finish writing the findings cache first (waited
+        for on a thread, never by the caller), and are killed only if they outstay it."""
         for fd in (*self.requests, *self.results):
             try:
                 os.close(fd)
             except OSError:
                 pass
         self.requests, self.results = [], []
-        for pid in self.pids:
+        pids, self.pids = self.pids, []
+        if grace > 0:
+            threading.Thread(target=_reap, args=(pids, grace), name="kin-memory-workers", daemon=True).start()
+        else:
+            _reap(pids, 0.0)
+
+
+def _reap(pids: list[int], grace: float) -> None:
+    deadline = time.monotonic() + grace
+    waiting = list(pids)
+    while waiting and time.monotonic() < deadline:
+        for pid in list(waiting):
             try:
-                os.kill(pid, signal.SIGKILL)
+                done, _ = os.waitpid(pid, os.WNOHANG)
             except OSError:
-                pass
-            try:
-                os.waitpid(pid, 0)
-            except OSError:
-                pass
-        self.pids = []
+                done = pid
+            if done:
+                waiting.remove(pid)
+        if waiting:
+            time.sleep(0.05)
+    for pid in waiting:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            os.waitpid(pid, 0)
+        except OSError:
+            pass
 
 
 def _default_workers() -> int:
@@ -153,22 +181,27 @@ def _worker_main(root: Path, index: int, count: int, req_fd: int, res_fd: int, g
         os.dup2(devnull, 0)
         os.dup2(devnull, 1)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        _send(res_fd, pickle.dumps(_work(root, index, count, req_fd, guess)))
+        result, done = _work(root, index, count, req_fd, guess)
+        _send(res_fd, pickle.dumps(result))
+        os.close(res_fd)
+        done()  # the findings cache is written after the server has what it waits for
     except BaseException:  # noqa: BLE001 - the parent falls back to checking in-process
         code = 1
     os._exit(code)
 
 
-def _work(root: Path, index: int, count: int, req_fd: int, guess: Context | None) -> ShardResult:
+def _work(
+    root: Path, index: int, count: int, req_fd: int, guess: Context | None
+) -> tuple[ShardResult, Callable[[], None]]:
+    from ...findings.cache import FindingsCache, shard_of
     from ...store.store import scan
 
-    files, _ = scan(root)
+    files, problems = scan(root)
     mine = [
-        (path, vpath)
-        for n, (path, vpath, is_index) in enumerate(files)
-        if n % count == index and not is_index
+        (path, vpath) for path, vpath, is_index in files if not is_index and shard_of(vpath, count) == index
     ]
     index_vpath = next((vpath for _, vpath, is_index in files if is_index), None)
+    cache = FindingsCache.open(root)
     request: list = []
 
     def real_context_differs() -> bool:
@@ -181,14 +214,21 @@ def _work(root: Path, index: int, count: int, req_fd: int, guess: Context | None
         ctx, encoding = request[0]
         return not (encoding == "utf-16" and guess is not None and same_check(guess, ctx))
 
+    def check(ctx, encoding: str, abandon=None) -> tuple[ShardResult, Callable[[], None]] | None:
+        checked = _check(root, mine, ctx, encoding, (index, count), cache, abandon)
+        if checked is None:
+            return None
+        result, write_back = checked
+        result.index_vpath = index_vpath
+        result.problems = problems if index == 0 else []
+        return result, write_back
+
     # Most sessions check with the default context: compute it while the server is still starting.
-    speculative = (
-        _check(root, mine, guess, "utf-16", index_vpath, real_context_differs) if guess is not None else None
-    )
+    speculative = check(guess, "utf-16", real_context_differs) if guess is not None else None
     ctx, encoding = request[0] if request else _read_request(req_fd)
     if speculative is not None and guess is not None and encoding == "utf-16" and same_check(guess, ctx):
         return speculative
-    result = _check(root, mine, ctx, encoding, index_vpath)
+    result = check(ctx, encoding)
     assert result is not None  # only a speculative check can be abandoned
     return result
 
@@ -210,14 +250,19 @@ def same_check(a: Context, b: Context) -> bool:
 
 
 def _check(
-    root: Path, files: list[tuple[Path, str]], ctx, encoding: str, index_vpath: str | None, abandon=None
-) -> ShardResult | None:
-    """Read, check and frame one file at a time, keeping only its compacted form: a worker's memory
-    stays that of its listing, not of its share of the store's text."""
+    root: Path,
+    files: list[tuple[Path, str]],
+    ctx,
+    encoding: str,
+    shard: tuple[int, int],
+    cache,
+    abandon=None,
+) -> tuple[ShardResult, Callable[[], None]] | None:
+    """Check this worker's files through the findings cache (a stat per unchanged file); what is sent
+    back is framed diagnostics, the listing and each file's compact record, never the files' text."""
     from pygls.uris import from_fs_path  # light: no lsprotocol; the same URIs the server makes
 
-    from ...findings.run import check_memory
-    from ...store.memory import load
+    from ...findings.cached import check_files
     from ...store.paths import real_path
     from ...store.prompt_block import listing
     from ..convert import diagnostics_frame, diagnostics_json
@@ -225,23 +270,27 @@ def _check(
     def uri_of(vpath: str) -> str:
         return from_fs_path(str(real_path(root, vpath))) or ""
 
-    out: list[bytes] = []
-    with_findings: list[str] = []
-    listed: list[tuple[str, str]] = []
-    hidden = 0
-    stats: dict[str, tuple[float, int]] = {}
-    for n, (path, vpath) in enumerate(files):
-        if abandon is not None and n % 256 == 0 and abandon():
-            return None
-        memory = load(path, vpath)
-        findings = check_memory(memory, ctx)
-        if findings:
-            with_findings.append(vpath)
-            out.append(
-                diagnostics_frame(uri_of(vpath), diagnostics_json(findings, memory.lines, encoding, uri_of))
-            )
-        entry, foreign = listing((memory,), ctx.active)
-        listed += entry
-        hidden += foreign
-        stats[vpath] = (memory.mtime, memory.size)
-    return ShardResult(b"".join(out), with_findings, listed, hidden, stats, index_vpath)
+    def render(memory, findings) -> bytes:
+        if not findings:
+            return b""
+        return diagnostics_frame(
+            uri_of(memory.vpath), diagnostics_json(findings, memory.lines, encoding, uri_of)
+        )
+
+    checked = check_files(files, ctx, f"lsp-{encoding}", render, cache, shard=shard, abandon=abandon)
+    if checked is None:
+        return None
+    memories = [c.memory for c in checked.checked if c.memory is not None]
+    listed, hidden = listing(memories, ctx.active)
+    result = ShardResult(
+        b"".join(c.payload for c in checked.checked),
+        [c.vpath for c in checked.checked if c.payload],
+        listed,
+        hidden,
+        {m.vpath: (m.mtime, m.size) for m in memories},
+        records=[
+            (m.vpath, m.mtime, m.size, c.record) for c in checked.checked if (m := c.memory) is not None
+        ],
+        hits=checked.hits,
+    )
+    return result, lambda: checked.write_back(cache, ctx.now)

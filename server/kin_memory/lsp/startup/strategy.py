@@ -8,8 +8,12 @@ import asyncio
 import logging
 from typing import Protocol
 
+from ...findings.cached import stat_of
 from ...findings.run import check_memory
+from ...store.memory import Memory, from_record, load
+from ...store.paths import real_path
 from ...store.prompt_block import compose_from
+from ...store.store import scan
 from ..convert import diagnostics_json
 from ..features.diagnostics import INDEX_VPATH, Diagnostics
 from ..session import Session
@@ -57,9 +61,40 @@ class ShardedStartup:
         if results is None:
             return await InProcessStartup().first_check(session, diagnostics)
         count = self._publish(session, diagnostics, results)
-        await loop.run_in_executor(None, lambda: session.store.load_all(compact=True))
-        self._reconcile(session, diagnostics, results)
-        return count, f" by {len(results)} worker processes"
+        moved = await loop.run_in_executor(None, self._adopt, session, results)
+        for vpath in moved:  # changed between the workers' scan and the watcher's start
+            diagnostics.recheck(vpath)
+        diagnostics.recheck_open()
+        hits = sum(r.hits for r in results)
+        return count, f" by {len(results)} worker processes ({hits} unchanged files from the findings cache)"
+
+    def _adopt(self, session: Session, results: list[ShardResult]) -> set[str]:
+        """The server's store, built from the workers' compact records (no file is read twice; a file
+        without a record, unreadable or unusual, is read here). Then a stat per file catches what moved
+        since the workers' scan, before the watcher started: those files are read again; their vpaths
+        are returned."""
+        root = session.root
+        disk: dict[str, Memory] = {}
+        for r in results:
+            for vpath, mtime, size, record in r.records:
+                path = real_path(root, vpath)
+                disk[vpath] = (
+                    from_record(path, vpath, mtime, size, record)
+                    if record is not None
+                    else load(path, vpath).compacted()
+                )
+            r.records = []
+        index = session.store.disk.get(INDEX_VPATH)
+        if index is not None:
+            disk[INDEX_VPATH] = index
+        session.store.adopt(disk, [p for r in results for p in r.problems])
+        files, _ = scan(root)
+        now = {vpath: (path, stat_of(path)) for path, vpath, is_index in files if not is_index}
+        moved = {v for v, (_, st) in now.items() if (m := disk.get(v)) is None or st != (m.mtime, m.size)}
+        moved |= {v for v in disk if v not in now and v != INDEX_VPATH}
+        for vpath in moved:
+            session.store.refresh_path(real_path(root, vpath))
+        return moved
 
     def _publish(self, session: Session, diagnostics: Diagnostics, results: list[ShardResult]) -> int:
         """The shards' diagnostics, then MEMORY.md's (which needs the merged listing)."""
@@ -79,14 +114,3 @@ class ShardedStartup:
         for r in results:  # sent: at 100k memories these are tens of MB, not worth keeping
             r.frames, r.listed = b"", []
         return sum(len(r.stats) for r in results)
-
-    def _reconcile(self, session: Session, diagnostics: Diagnostics, results: list[ShardResult]) -> None:
-        """After the server's own load: recheck what moved since the shards read it, and open buffers."""
-        seen: dict[str, tuple[float, int]] = {}
-        for r in results:
-            seen.update(r.stats)
-        current = {m.vpath: (m.mtime, m.size) for m in session.store.memories()}
-        for vpath in set(seen) | set(current):
-            if seen.get(vpath) != current.get(vpath):
-                diagnostics.recheck(vpath)
-        diagnostics.recheck_open()

@@ -1,0 +1,313 @@
+"""The findings cache: an unchanged store is checked with a stat per file.
+
+Kept in the hidden folder (`.kin-index/findings.sqlite3`, like the recall index). For each file it holds
+the compact form of its memory (what the server keeps of a closed file, see `store.memory.record_of`)
+and what checking it produced, per *variant*: the check context (root, active workspaces, thresholds,
+severity overrides), the form of the output (the language server's framed diagnostics in one position
+encoding, or the CLI's findings) and the code version. An entry is used only while
+
+- the file's (mtime, size) are those it was computed from,
+- the clock is before its `valid_until`: the next instant a lifecycle status or message can change
+  (`store.lifecycle.next_change`), and
+- its workspace stamp probes the same on disk (exists, is a folder, realpath, main worktree): the
+  stamp findings (KM301, KM302, KM305) read the disk, not only the file.
+
+Files are spread over shards by a hash of their virtual path, so the cold-start workers each read only
+their own rows. A corrupt or foreign database is deleted and rebuilt; a linked or odd hidden folder
+means no cache at all (the check just reads every file), never a write elsewhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import sqlite3
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import astuple, dataclass
+from pathlib import Path
+
+from ..store.context import Context
+from ..store.memory import Record
+from ..store.paths import HIDDEN_DIR, HiddenRefused, hidden_file_problem, open_hidden_dir
+
+log = logging.getLogger("kin_memory.findings")
+
+DB_NAME = "findings.sqlite3"
+DB_SUFFIXES = ("", "-wal", "-shm", "-journal")
+FORMAT = "1"
+KEPT_VARIANTS = 6  # contexts remembered (workspaces, the CLI's and the server's forms), most recent first
+_FRAME_HEAD = b"Content-Length: "
+
+
+def shard_of(vpath: str, count: int) -> int:
+    """Which of `count` shards a file belongs to (the same in every process)."""
+    return zlib.crc32(vpath.encode("utf-8", "surrogatepass")) % count
+
+
+_code_version: str | None = None
+
+
+def code_version() -> str:
+    """The package version and a digest of its source files' (name, size, mtime): findings computed by
+    other code are never reused, even between two builds of the same version."""
+    global _code_version
+    if _code_version is None:
+        from .. import __version__
+
+        package = Path(__file__).resolve().parent.parent
+        digest = hashlib.sha256(__version__.encode())
+        for folder, dirs, files in sorted(os.walk(package)):
+            dirs.sort()
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    st = os.stat(os.path.join(folder, name))
+                    digest.update(
+                        f"{folder[len(str(package)) :]}/{name}:{st.st_size}:{st.st_mtime_ns};".encode()
+                    )
+        _code_version = digest.hexdigest()[:24]
+    return _code_version
+
+
+def variant_key(ctx: Context, form: str) -> str:
+    """Everything besides the file that decides what its check produces, as one key."""
+    parts = (
+        code_version(),
+        form,
+        str(ctx.root),
+        ctx.active,
+        astuple(ctx.thresholds),
+        sorted(ctx.severity.items()),
+    )
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
+
+
+def stamp_probe(stamp: object, memo: dict[str, str]) -> str:
+    """What the disk says about a path stamp, as the stamp findings read it: the same probe means the
+    same findings. Labels, `global` and non-strings read nothing from the disk."""
+    if not isinstance(stamp, str) or not stamp or not (stamp.startswith("/") or stamp.startswith("~")):
+        return ""
+    known = memo.get(stamp)
+    if known is not None:
+        return known
+    from ..store.workspace import main_worktree
+
+    parts = []
+    for candidate in {stamp, os.path.expanduser(stamp)}:
+        if os.path.isabs(candidate):
+            real = os.path.realpath(candidate)
+            is_dir = os.path.isdir(candidate)
+            main = main_worktree(candidate) if is_dir else None
+            parts.append(f"{candidate}|{os.path.exists(real)}|{real}|{is_dir}|{main}")
+    memo[stamp] = probe = "\n".join(sorted(parts))
+    return probe
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One file's cached check, as written."""
+
+    vpath: str
+    mtime: float
+    size: int
+    since: float  # the check's clock: the entry holds from then until valid_until
+    valid_until: float
+    probe: str
+    record: Record
+    payload: bytes
+
+
+class FindingsCache:
+    def __init__(self, root: Path, conn: sqlite3.Connection) -> None:
+        self.root = root
+        self.conn = conn
+        self.probes: dict[str, str] = {}
+
+    # -- opening ----------------------------------------------------------------------------------
+    @classmethod
+    def open(cls, root: Path) -> FindingsCache | None:
+        """The store's cache; None when there can be none (no store, a linked hidden folder, an
+        unwritable disk): the caller then checks every file, as without a cache."""
+        for attempt in (1, 2):
+            try:
+                return cls(root, _connect(root))
+            except HiddenRefused as exc:
+                log.info("findings cache off: %s", exc.reason)
+                return None
+            except sqlite3.DatabaseError as exc:  # corrupt or foreign: start again, once
+                if attempt == 2:
+                    log.info("findings cache off: %s", exc)
+                    return None
+                log.info("findings cache discarded: %s", exc)
+                _wipe(root)
+            except OSError as exc:
+                log.info("findings cache off: %s", exc)
+                return None
+        return None
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except sqlite3.Error:
+            pass
+
+    # -- reading ----------------------------------------------------------------------------------
+    def lookup(
+        self, variant: str, stats: dict[str, tuple[float, int]], now: float, shard: tuple[int, int] = (0, 1)
+    ) -> tuple[dict[str, tuple[Record, bytes]], list[str]]:
+        """(vpath → (record, payload) for every file of `stats` whose entry still holds, vpaths of the
+        shard's entries whose file is gone). Unreadable rows count as misses."""
+        index, count = shard
+        hits: dict[str, tuple[Record, bytes]] = {}
+        gone: list[str] = []
+        try:
+            rows = self.conn.execute(
+                "SELECT vpath, mtime, size, since, valid_until, probe, record, payload FROM entries "
+                "WHERE variant = ? AND h % ? = ?",
+                (variant, count, index),
+            ).fetchall()
+        except sqlite3.Error as exc:
+            log.info("findings cache unreadable: %s", exc)
+            return {}, []
+        for vpath, mtime, size, since, valid_until, probe, record, payload in rows:
+            stat = stats.get(vpath)
+            if stat is None:
+                gone.append(vpath)
+                continue
+            if stat != (mtime, size) or not since <= now < valid_until:
+                continue
+            try:
+                fields = json.loads(record)
+                if not (isinstance(fields, list) and len(fields) == 10 and _is_frame(payload)):
+                    continue
+                if stamp_probe(fields[2], self.probes) != probe:
+                    continue
+            except (ValueError, TypeError):
+                continue
+            hits[vpath] = (fields, bytes(payload))
+        return hits, gone
+
+    # -- writing ----------------------------------------------------------------------------------
+    def store(self, variant: str, entries: Iterable[Entry], now: float, gone: Iterable[str] = ()) -> None:
+        """Write entries (replacing older ones of the same files) and forget files that are gone; keeps
+        the most recently used variants only. A failure leaves the cache as it was."""
+        rows = list(_rows(variant, entries))
+        gone = list(gone)
+        try:
+            with self.conn:
+                self.conn.execute("BEGIN IMMEDIATE")
+                self.conn.executemany(
+                    "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
+                )
+                self.conn.executemany(
+                    "DELETE FROM entries WHERE variant = ? AND vpath = ?", ((variant, v) for v in gone)
+                )
+                self.conn.execute("INSERT OR REPLACE INTO variants VALUES (?, ?)", (variant, now))
+                old = [
+                    v
+                    for (v,) in self.conn.execute(
+                        "SELECT variant FROM variants ORDER BY used DESC LIMIT -1 OFFSET ?", (KEPT_VARIANTS,)
+                    )
+                ]
+                for v in old:
+                    self.conn.execute("DELETE FROM entries WHERE variant = ?", (v,))
+                    self.conn.execute("DELETE FROM variants WHERE variant = ?", (v,))
+        except sqlite3.Error as exc:
+            log.info("findings cache not written: %s", exc)
+
+
+def _rows(variant: str, entries: Iterable[Entry]) -> Iterator[tuple[object, ...]]:
+    for e in entries:
+        try:
+            record = json.dumps(e.record, allow_nan=False)
+        except (TypeError, ValueError):
+            continue  # not plain values: that file is read again next time
+        yield (
+            variant,
+            e.vpath,
+            zlib.crc32(e.vpath.encode("utf-8", "surrogatepass")),
+            e.mtime,
+            e.size,
+            e.since,
+            e.valid_until,
+            e.probe,
+            record,
+            e.payload,
+        )
+
+
+def _is_frame(payload: object) -> bool:
+    """An empty payload (no findings), JSON findings (the CLI's form) or one whole framed message."""
+    if not isinstance(payload, bytes):
+        return False
+    if not payload or payload[:1] == b"[":
+        return True
+    if not payload.startswith(_FRAME_HEAD):
+        return False
+    head, sep, body = payload.partition(b"\r\n\r\n")
+    return bool(sep) and head[len(_FRAME_HEAD) :].isdigit() and int(head[len(_FRAME_HEAD) :]) == len(body)
+
+
+# -- the database file ------------------------------------------------------------------------------
+
+
+def _check_place(root: Path) -> None:
+    os.close(open_hidden_dir(root, create=True))
+    for suffix in DB_SUFFIXES:
+        problem = hidden_file_problem(root, DB_NAME + suffix)
+        if problem is not None:
+            raise HiddenRefused(problem)
+
+
+def _connect(root: Path) -> sqlite3.Connection:
+    _check_place(root)
+    conn = sqlite3.connect(os.path.join(root, HIDDEN_DIR, DB_NAME), timeout=5.0, isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not tables:
+            _create(conn)
+        elif tables != {"meta", "entries", "variants"} or _format(conn) != FORMAT:
+            raise sqlite3.DatabaseError("not a findings cache of this format")
+        os.chmod(os.path.join(root, HIDDEN_DIR, DB_NAME), 0o600)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _format(conn: sqlite3.Connection) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+    return row[0] if row else None
+
+
+def _create(conn: sqlite3.Connection) -> None:
+    with conn:
+        conn.execute("BEGIN IMMEDIATE")
+        if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+            return  # another process made it meanwhile
+        conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+        conn.execute(
+            "CREATE TABLE entries (variant TEXT, vpath TEXT, h INTEGER, mtime REAL, size INTEGER, since REAL, "
+            "valid_until REAL, probe TEXT, record TEXT, payload BLOB, PRIMARY KEY (variant, vpath)) WITHOUT ROWID"
+        )
+        conn.execute("CREATE TABLE variants (variant TEXT PRIMARY KEY, used REAL)")
+        conn.execute("INSERT INTO meta VALUES ('format', ?)", (FORMAT,))
+
+
+def _wipe(root: Path) -> None:
+    try:
+        dir_fd = open_hidden_dir(root)
+    except OSError:
+        return
+    try:
+        for suffix in DB_SUFFIXES:
+            try:
+                os.unlink(DB_NAME + suffix, dir_fd=dir_fd)
+            except OSError:
+                pass
+    finally:
+        os.close(dir_fd)

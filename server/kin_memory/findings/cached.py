@@ -1,0 +1,101 @@
+"""Checking many files through the findings cache: a stat per unchanged file, a read and a check for
+the others, and the new results written back afterwards (off whoever waits for the answer).
+
+The output of a file's check is opaque bytes made by the caller's `render` (the language server's framed
+diagnostics, the CLI's JSON findings), so a hit costs no work beyond a row read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..store.context import Context
+from ..store.lifecycle import next_change
+from ..store.memory import Memory, Record, from_record, load, record_of
+from .cache import Entry, FindingsCache, stamp_probe, variant_key
+from .model import Finding
+from .run import check_memory
+
+Render = Callable[[Memory, list[Finding]], bytes]  # b"" when there is nothing to publish
+
+
+@dataclass
+class Checked:
+    """One file's check: its compact memory (None when it vanished) and the rendered findings."""
+
+    vpath: str
+    memory: Memory | None
+    payload: bytes
+    record: Record | None  # the compact form, for whoever keeps the memory (None: read it whole)
+
+
+@dataclass
+class CachedCheck:
+    checked: list[Checked]
+    hits: int
+    variant: str
+    pending: list[Entry] = field(default_factory=list)  # new entries to write back
+    gone: list[str] = field(default_factory=list)  # cached files no longer there
+
+    def write_back(self, cache: FindingsCache | None, now: float) -> None:
+        if cache is not None and (self.pending or self.gone):
+            cache.store(self.variant, self.pending, now, self.gone)
+
+
+def stat_of(path: Path) -> tuple[float, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime, st.st_size)
+
+
+def check_files(
+    files: Sequence[tuple[Path, str]],
+    ctx: Context,
+    form: str,
+    render: Render,
+    cache: FindingsCache | None,
+    *,
+    shard: tuple[int, int] = (0, 1),
+    abandon: Callable[[], bool] | None = None,
+) -> CachedCheck | None:
+    """Check `files` (memories, not MEMORY.md) in `ctx`; None only when `abandon` said stop."""
+    variant = variant_key(ctx, form)
+    stats = {vpath: s for path, vpath in files if (s := stat_of(path)) is not None}
+    hits, gone = cache.lookup(variant, stats, ctx.now, shard) if cache is not None else ({}, [])
+    result = CachedCheck([], len(hits), variant, gone=gone)
+    probes: dict[str, str] = cache.probes if cache is not None else {}
+    for n, (path, vpath) in enumerate(files):
+        if abandon is not None and n % 256 == 0 and abandon():
+            return None
+        hit = hits.get(vpath)
+        if hit is not None:
+            mtime, size = stats[vpath]
+            record, payload = hit
+            memory = from_record(path, vpath, mtime, size, record)
+            result.checked.append(Checked(vpath, memory, payload, record))
+            continue
+        whole = load(path, vpath)
+        if whole.read_error and not os.path.lexists(path):
+            continue  # deleted between the scan and the read: gone, not unreadable
+        payload = render(whole, check_memory(whole, ctx))
+        fresh = record_of(whole)
+        if fresh is not None and cache is not None:
+            result.pending.append(
+                Entry(
+                    vpath,
+                    whole.mtime,
+                    whole.size,
+                    ctx.now,
+                    next_change(whole.category, whole.mtime, ctx.now, ctx.thresholds),
+                    stamp_probe(whole.stamp, probes),
+                    fresh,
+                    payload,
+                )
+            )
+        result.checked.append(Checked(vpath, whole.compacted(), payload, fresh))
+    return result

@@ -1,0 +1,192 @@
+"""The findings cache: an entry is reused only while it says exactly what a fresh check would say."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.memfiles import memory, write
+
+from kin_memory.findings.cache import DB_NAME, FindingsCache
+from kin_memory.findings.cached import check_files
+from kin_memory.findings.run import check_memory
+from kin_memory.store.context import Context
+from kin_memory.store.lifecycle import Thresholds, lifecycle, next_change
+from kin_memory.store.memory import load
+from kin_memory.store.paths import HIDDEN_DIR
+from kin_memory.store.store import scan
+
+DAY = 86400.0
+
+
+def render(mem, findings) -> bytes:
+    rows = [[f.code, f.severity, f.message, f.span.line, f.span.col] for f in findings]
+    return json.dumps(rows).encode() if rows else b""
+
+
+def files_of(root: Path) -> list[tuple[Path, str]]:
+    return [(p, v) for p, v, is_index in scan(root)[0] if not is_index]
+
+
+def check(root: Path, ctx: Context) -> tuple[dict[str, bytes], int]:
+    """(vpath → rendered findings, cache hits), writing back like every caller does."""
+    cache = FindingsCache.open(root)
+    try:
+        done = check_files(files_of(root), ctx, "test", render, cache)
+        assert done is not None
+        done.write_back(cache, ctx.now)
+        return {c.vpath: c.payload for c in done.checked}, done.hits
+    finally:
+        if cache is not None:
+            cache.close()
+
+
+def fresh(root: Path, ctx: Context) -> dict[str, bytes]:
+    return {v: render(None, check_memory(load(p, v), ctx)) for p, v in files_of(root)}
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    root = tmp_path / "memory"
+    write(
+        root, "facts/old.md", memory("project-fact", "# Old\n\nPort 5432.\n", "/srv/none-such"), age_days=400
+    )
+    write(root, "episodes/e.md", memory("episodic", "# E\n\nRan it.\n"), age_days=38)
+    write(root, "prefs/p.md", memory("preference", "# P\n\nSquash.\n"))
+    write(root, "sessions/s.md", memory("session", "scratch\n"), age_days=0.05)
+    return root
+
+
+def test_a_second_check_answers_from_the_cache_and_agrees_with_a_fresh_check(store: Path) -> None:
+    ctx = Context(root=store)
+    first, hits = check(store, ctx)
+    assert hits == 0 and first == fresh(store, ctx)
+    second, hits = check(store, ctx)
+    assert hits == 4 and second == first
+    assert (store / HIDDEN_DIR / DB_NAME).stat().st_mode & 0o777 == 0o600
+
+
+def test_a_changed_file_is_checked_again(store: Path) -> None:
+    ctx = Context(root=store)
+    check(store, ctx)
+    write(store, "prefs/p.md", "---\ncategory: Preference\n---\nSquash.\n")  # now KM2xx: casing
+    again, hits = check(store, ctx)
+    assert hits == 3 and again == fresh(store, ctx) and again["/memories/prefs/p.md"]
+
+
+def test_another_context_does_not_reuse_entries(store: Path) -> None:
+    check(store, Context(root=store))
+    stricter = Context(root=store, thresholds=Thresholds(stale_days=1000))
+    out, hits = check(store, stricter)
+    assert hits == 0 and out == fresh(store, stricter)
+    assert not any("KM400" in p.decode() for p in out.values())
+    quiet = Context(root=store, severity={"KM301": "off"})
+    out, hits = check(store, quiet)
+    assert hits == 0 and "KM301" not in b"".join(out.values()).decode()
+
+
+def test_an_entry_expires_when_its_lifecycle_message_can_change(store: Path) -> None:
+    now = Context(root=store).now
+    check(store, Context(root=store, now=now))
+    out, hits = check(store, Context(root=store, now=now + 10))
+    assert hits == 4
+    later = Context(root=store, now=now + 5 * DAY)  # the episode expired meanwhile, the session too
+    out, hits = check(store, later)
+    assert out == fresh(store, later) and "KM402" in out["/memories/episodes/e.md"].decode()
+    assert hits == 1  # only the preference says the same at any time
+    earlier = Context(root=store, now=now - DAY)  # before the entries were computed: not reused
+    assert check(store, earlier)[0] == fresh(store, earlier)
+
+
+def test_a_stamped_repository_appearing_clears_the_quiet_finding(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    repo = tmp_path / "repo"
+    write(root, "facts/a.md", memory("project-fact", "# A\n\nx\n", str(repo)))
+    ctx = Context(root=root)
+    first, _ = check(root, ctx)
+    assert "KM301" in first["/memories/facts/a.md"].decode()
+    repo.mkdir()
+    again, hits = check(root, Context(root=root, now=ctx.now + 1))
+    assert hits == 0 and "KM301" not in again["/memories/facts/a.md"].decode()
+
+
+def test_a_corrupt_cache_is_discarded_and_rebuilt(store: Path) -> None:
+    ctx = Context(root=store)
+    check(store, ctx)
+    db = store / HIDDEN_DIR / DB_NAME
+    for suffix in ("-wal", "-shm"):
+        (store / HIDDEN_DIR / (DB_NAME + suffix)).unlink(missing_ok=True)
+    db.write_bytes(b"this is not a database" * 100)
+    out, hits = check(store, ctx)
+    assert hits == 0 and out == fresh(store, ctx)
+    assert check(store, ctx)[1] == 4
+
+
+def test_a_foreign_database_is_discarded(store: Path) -> None:
+    import sqlite3
+
+    (store / HIDDEN_DIR).mkdir(mode=0o700)
+    conn = sqlite3.connect(store / HIDDEN_DIR / DB_NAME)
+    conn.execute("CREATE TABLE entries (x)")
+    conn.commit()
+    conn.close()
+    ctx = Context(root=store)
+    assert check(store, ctx) == (fresh(store, ctx), 0)
+    assert check(store, ctx)[1] == 4
+
+
+def test_a_linked_hidden_folder_means_no_cache_and_nothing_written_elsewhere(
+    store: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, store / HIDDEN_DIR)
+    ctx = Context(root=store)
+    assert FindingsCache.open(store) is None
+    assert check(store, ctx) == (fresh(store, ctx), 0)
+    assert list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.parametrize("category", ["project-fact", "episodic", "session", "preference"])
+def test_next_change_is_exact_for_every_category(category: str) -> None:
+    """Between now and next_change the status and label stay put; just after, they may move (and, at a
+    sampled set of ages, do within the next grid step)."""
+    t = Thresholds()
+    mtime = 1_800_000_000.0
+    for age in [0.01, 0.4, 1.9, 3.0, 20.0, 35.2, 36.9, 41.3, 41.99, 43.0, 179.4, 180.2, 500.0]:
+        now = mtime + age * DAY
+        until = next_change(category, mtime, now, t)
+        assert until > now
+        seen = lifecycle(category, mtime, now, t)
+        if until == float("inf"):
+            assert category == "preference"
+            continue
+        for frac in (0.25, 0.5, 0.75, 0.999):
+            x = now + (until - now) * frac
+            at = lifecycle(category, mtime, x, t)
+            assert (at.status, at.label, int(at.age_days)) == (seen.status, seen.label, int(seen.age_days))
+
+
+def test_cli_check_second_run_prints_the_same(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    write(root, "facts/old.md", memory("project-fact", "# Old\n\nPort.\n"), age_days=400)
+    write(root, "episodes/e.md", memory("Episodic", "# E\n\nRan it.\n"), age_days=50)
+    write(root, "MEMORY.md", "# Memory\n\n- [Gone](/memories/gone.md)\n")
+    env = {**os.environ, "HOME": str(tmp_path), "KIN_MEMORY_DIR": str(root)}
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "kin_memory", "check", "--format", "json"], env=env,
+                              capture_output=True, text=True, timeout=60, cwd=tmp_path)  # fmt: skip
+
+    first, second = run(), run()
+    assert first.stdout == second.stdout and first.returncode == second.returncode
+    codes = {f["code"] for f in json.loads(second.stdout)}
+    assert {"KM400", "KM202", "KM502"} <= codes
+    (root / HIDDEN_DIR / DB_NAME).unlink()
+    for suffix in ("-wal", "-shm"):
+        (root / HIDDEN_DIR / (DB_NAME + suffix)).unlink(missing_ok=True)
+    assert run().stdout == first.stdout
