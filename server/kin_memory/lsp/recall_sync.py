@@ -13,12 +13,15 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 from ..findings import duplicates as km601
 from ..findings.model import Finding
-from ..recall.service import Recall
 from ..store.events import StoreEvent
 from .session import Session
+
+if TYPE_CHECKING:  # the index (SQLite, ranking) is loaded when first used, after `initialize`
+    from ..recall.service import Recall
 
 log = logging.getLogger("kin_memory.lsp")
 
@@ -46,6 +49,8 @@ class RecallSync:
     def recall(self) -> Recall:
         # The store can move (memoryDir arrives with the client's settings): the index follows it.
         if self._recall is None or self._recall.root != self.session.root:
+            from ..recall.service import Recall
+
             self._recall = Recall(self.session.root)
             self._recall.index.on_reset = self._refill
         return self._recall

@@ -4,21 +4,19 @@ object holds no feature state (the session, the publisher and recall are separat
 from __future__ import annotations
 
 import asyncio
+import importlib
 import inspect
 import logging
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from lsprotocol import types as lsp
 from lsprotocol.converters import get_converter
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from .commands.proposals import ProposalCommands
-from .commands.recall import RecallCommands
-from .commands.reflect import ReflectCommand
-from .commands.store import StoreCommands
-from .commands.sweep import SweepCommand
-from .commands.tool import ToolCommand
+from .commands import names
+from .commands.base import LazyCommands
 from .features.actions import CodeActions
 from .features.completion import Completion
 from .features.diagnostics import Diagnostics
@@ -92,13 +90,18 @@ def create_server(root: str | None = None, workspace: str | None = None,
         CodeActions(session, diagnostics, converter),
         CodeLens(session),
         Symbols(session, recall, pool, converter),
-        StoreCommands(session, recall, pool),
-        RecallCommands(session, recall, pool, progress),
-        ToolCommand(session, documents),
-        SweepCommand(session, documents, progress),
-        ReflectCommand(session, progress),
-        ProposalCommands(session, documents),
+        # Command groups are imported on their first call (see LazyCommands).
+        LazyCommands(names.STORE, lambda: _group("store").StoreCommands(session, recall, pool)),
+        LazyCommands(names.RECALL, lambda: _group("recall").RecallCommands(session, recall, pool, progress)),
+        LazyCommands(names.TOOL, lambda: _group("tool").ToolCommand(session, documents)),
+        LazyCommands(names.SWEEP, lambda: _group("sweep").SweepCommand(session, documents, progress)),
+        LazyCommands(names.REFLECT, lambda: _group("reflect").ReflectCommand(session, progress)),
+        LazyCommands(names.PROPOSALS, lambda: _group("proposals").ProposalCommands(session, documents)),
     )
     for unit in units:
         unit.register(server)
     return server
+
+
+def _group(name: str) -> Any:
+    return importlib.import_module(f"{__package__}.commands.{name}")

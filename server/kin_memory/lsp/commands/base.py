@@ -8,13 +8,11 @@ sentence too, never as a Python exception name.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol
 
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
-
-from ... import protocol
 
 log = logging.getLogger("kin_memory.lsp")
 
@@ -29,11 +27,45 @@ class CommandFailed(JsonRpcInternalError):
 Handler = Callable[[Any], Awaitable[Any]]
 
 
-def register_command(server: LanguageServer, name: str, handler: Handler) -> None:
-    spec = protocol.BY_NAME[name]
+class CommandGroup(Protocol):
+    def handlers(self, server: LanguageServer) -> Mapping[str, Handler]: ...
 
+
+class LazyCommands:
+    """A command group whose module is imported on the first call of one of its commands. The names are
+    registered at once (the editor learns them from `initialize`), but the code behind them (proposals,
+    reflection, the tool, cattrs) is not loaded before the server can answer `initialize`."""
+
+    def __init__(self, names: tuple[str, ...], build: Callable[[], CommandGroup]) -> None:
+        self.names = names
+        self.build = build
+        self._handlers: Mapping[str, Handler] | None = None
+        self._server: LanguageServer | None = None
+
+    def register(self, server: LanguageServer) -> None:
+        self._server = server
+        for name in self.names:
+            register_command(server, name, self._caller(name))
+
+    def handlers(self) -> Mapping[str, Handler]:
+        if self._handlers is None:
+            assert self._server is not None
+            self._handlers = self.build().handlers(self._server)
+        return self._handlers
+
+    def _caller(self, name: str) -> Handler:
+        async def call(params: Any) -> Any:
+            return await self.handlers()[name](params)
+
+        return call
+
+
+def register_command(server: LanguageServer, name: str, handler: Handler) -> None:
     @server.command(name)
     async def run(ls: LanguageServer, *args: Any) -> Any:
+        from ... import protocol  # cattrs and the command types: loaded with the first command
+
+        spec = protocol.BY_NAME[name]
         try:
             params: Any = protocol.parse(spec.params, args[0] if args else None)
         except protocol.ProtocolError as exc:

@@ -21,7 +21,7 @@ from ...store.memory import MAX_READ_BYTES
 from ...store.reader import Refused, read_file
 from ..features.documents import Documents
 from ..session import Session
-from .base import CommandFailed, register_command
+from .base import CommandFailed, Handler
 
 
 class ProposalCommands:
@@ -29,10 +29,13 @@ class ProposalCommands:
         self.session = session
         self.documents = documents
 
-    def register(self, server: LanguageServer) -> None:
-        register_command(server, "kin.memory.applyProposal", self.apply)
-        register_command(server, "kin.memory.discardProposal", self.discard)
-        register_command(server, "kin.memory.listProposals", self.list)
+    def handlers(self, server: LanguageServer) -> dict[str, Handler]:
+        """This group's commands (imported and built on the first call of any of them)."""
+        return {
+            "kin.memory.applyProposal": self.apply,
+            "kin.memory.discardProposal": self.discard,
+            "kin.memory.listProposals": self.list,
+        }
 
     async def apply(self, params: protocol.ApplyProposalParams) -> protocol.ApplyProposalResult:
         root = self.session.root

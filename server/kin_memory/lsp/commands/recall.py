@@ -20,7 +20,7 @@ from ...tool import messages
 from ..progress import Progress
 from ..recall_sync import RecallSync
 from ..session import Session
-from .base import CommandFailed, register_command
+from .base import CommandFailed, Handler
 
 MAX_SEARCH_RESULTS = 100
 CURRENT_WAIT = 3.0  # seconds a search waits for the index to be current before answering
@@ -34,10 +34,13 @@ class RecallCommands:
         self.pool = pool
         self.progress = progress
 
-    def register(self, server: LanguageServer) -> None:
-        register_command(server, "kin.memory.search", self.search)
-        register_command(server, "kin.memory.indexPreview", self.index_preview)
-        register_command(server, "kin.memory.reindex", self.reindex)
+    def handlers(self, server: LanguageServer) -> dict[str, Handler]:
+        """This group's commands (imported and built on the first call of any of them)."""
+        return {
+            "kin.memory.search": self.search,
+            "kin.memory.indexPreview": self.index_preview,
+            "kin.memory.reindex": self.reindex,
+        }
 
     def _active(self, workspace: str | None) -> tuple[str, ...]:
         return self.session.active() if workspace is None else workspace_argument(workspace)

@@ -23,7 +23,7 @@ from ...reflect.run import Cancelled, reflect
 from ...tool import messages
 from ..progress import Progress
 from ..session import Session, uri_to_path
-from .base import CommandFailed, register_command
+from .base import CommandFailed, Handler
 
 
 class ReflectCommand:
@@ -31,8 +31,11 @@ class ReflectCommand:
         self.session = session
         self.progress = progress
 
-    def register(self, server: LanguageServer) -> None:
-        register_command(server, "kin.memory.reflect", self.reflect)
+    def handlers(self, server: LanguageServer) -> dict[str, Handler]:
+        """This group's commands (imported and built on the first call of any of them)."""
+        return {
+            "kin.memory.reflect": self.reflect,
+        }
 
     def setting_label(self, key: str) -> str:
         return self.session.setting_label(f"reflection.{key}")

@@ -18,7 +18,7 @@ from ...store.workspace import visibility
 from ...tool.review import ReviewError, mark_reviewed
 from ..recall_sync import RecallSync
 from ..session import Session, uri_to_path
-from .base import CommandFailed, register_command
+from .base import CommandFailed, Handler
 
 READY_WAIT = 120.0  # seconds a listing waits for the startup load
 
@@ -29,10 +29,13 @@ class StoreCommands:
         self.recall = recall
         self.pool = pool
 
-    def register(self, server: LanguageServer) -> None:
-        register_command(server, "kin.memory.list", self.list)
-        register_command(server, "kin.memory.markReviewed", self.mark_reviewed)
-        register_command(server, "kin.memory.info", self.info)
+    def handlers(self, server: LanguageServer) -> dict[str, Handler]:
+        """This group's commands (imported and built on the first call of any of them)."""
+        return {
+            "kin.memory.list": self.list,
+            "kin.memory.markReviewed": self.mark_reviewed,
+            "kin.memory.info": self.info,
+        }
 
     async def list(self, _params: protocol.EmptyParams) -> protocol.ListResult:
         # Before the startup load completes the store is partial: answer with the whole of it.

@@ -22,7 +22,7 @@ from ...tool.sweep import SweepPlan, apply_sweep, disk_memories, plan_from, plan
 from ..features.documents import Documents
 from ..progress import Progress
 from ..session import Session
-from .base import register_command
+from .base import Handler
 
 PROGRESS_MIN = 20  # files; below this a progress bar would only flash
 ISSUED_MAX = 8  # dry runs remembered at once (one per editor window asking is plenty)
@@ -36,8 +36,11 @@ class SweepCommand:
         # token → (store root, thresholds, plan) of the dry runs answered; a token is used at most once.
         self.issued: OrderedDict[str, tuple[str, Thresholds, SweepPlan]] = OrderedDict()
 
-    def register(self, server: LanguageServer) -> None:
-        register_command(server, "kin.memory.sweep", self.sweep)
+    def handlers(self, server: LanguageServer) -> dict[str, Handler]:
+        """This group's commands (imported and built on the first call of any of them)."""
+        return {
+            "kin.memory.sweep": self.sweep,
+        }
 
     async def sweep(self, params: protocol.SweepParams) -> protocol.SweepResult:
         ctx = self.session.context()

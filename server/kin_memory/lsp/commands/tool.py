@@ -23,7 +23,7 @@ from ...tool.commands import ToolContext, run_tool
 from ..convert import col_to_client
 from ..features.documents import Documents
 from ..session import Session, uri_to_path
-from .base import register_command
+from .base import Handler
 
 CLIENT_TIMEOUT = 300.0  # seconds a user may take to answer a confirmation
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
@@ -102,9 +102,12 @@ class ToolCommand:
         self.documents = documents
         self.server: LanguageServer | None = None
 
-    def register(self, server: LanguageServer) -> None:
+    def handlers(self, server: LanguageServer) -> dict[str, Handler]:
+        """This group's commands (imported and built on the first call of any of them)."""
         self.server = server
-        register_command(server, "kin.memory.tool", self.run)
+        return {
+            "kin.memory.tool": self.run,
+        }
 
     async def run(self, params: protocol.ToolParams) -> protocol.ToolResult:
         assert self.server is not None

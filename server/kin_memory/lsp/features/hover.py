@@ -14,7 +14,6 @@ from concurrent.futures import Executor
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
-from ...recall.render import related_markdown
 from ...store.memory import Memory
 from ..convert import col_from_client
 from ..handlers import handler
@@ -52,4 +51,6 @@ class Hover:
         if not self.session.file_settings().memory_enabled:
             return None
         found = self.recall.recall.related_to(memory, line, col, self.session.active())
+        from ...recall.render import related_markdown
+
         return related_markdown(found, time.time()) if found else None

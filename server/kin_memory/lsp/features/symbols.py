@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import asyncio
 from concurrent.futures import Executor
+from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from ...findings.budget import link_targets
-from ...recall.index import Hit
 from ...store.frontmatter import Span
 from ..convert import range_json
 from ..handlers import handler
@@ -20,6 +20,9 @@ from ..session import Session
 WORKSPACE_SYMBOLS = 50
 SYMBOLS_WAIT = 1.5  # seconds workspace symbols wait for the index to be current
 _TOP = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
+
+if TYPE_CHECKING:
+    from ...recall.index import Hit
 
 
 class Symbols:

@@ -1,0 +1,11 @@
+"""The commands of each group, known without importing the group (see LazyCommands). A test checks
+that each group answers exactly these, and that together they are every command of the protocol."""
+
+from __future__ import annotations
+
+STORE = ("kin.memory.list", "kin.memory.markReviewed", "kin.memory.info")
+RECALL = ("kin.memory.search", "kin.memory.indexPreview", "kin.memory.reindex")
+TOOL = ("kin.memory.tool",)
+SWEEP = ("kin.memory.sweep",)
+REFLECT = ("kin.memory.reflect",)
+PROPOSALS = ("kin.memory.applyProposal", "kin.memory.discardProposal", "kin.memory.listProposals")
