@@ -24,6 +24,9 @@ def delete_entry_lines(memory: Memory, entry: Entry) -> TextEdit:
     """Remove a whole top-level entry: its key line through the last line of its value."""
     start = entry.key_span.line
     end = max(entry.value_span.end_line, start) + 1
+    close = memory.frontmatter.close_line
+    if start < close < end:  # an empty value may reach to the closing fence: never delete the fence
+        end = close
     return TextEdit(Span(start, 0, end, 0), "")
 
 

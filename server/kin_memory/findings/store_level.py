@@ -46,7 +46,10 @@ def scan_findings(problems: Iterable[ScanProblem]) -> dict[str, list[Finding]]:
 def duplicate_findings(store: Store, ctx: Context, recall: Recall) -> dict[str, list[Finding]]:
     """KM601 for every memory: one recall query per memory over its rarest words, never a pairwise scan."""
     out: dict[str, list[Finding]] = {}
-    for memory in store.memories():
+    for listed in store.memories():
+        memory = store.get(listed.vpath) if listed.compact else listed  # its words, not just its listing
+        if memory is None:
+            continue
         found = duplicates.check(memory, recall.duplicates_of(memory, ctx.active))
         if found:
             out[memory.vpath] = found

@@ -24,16 +24,20 @@ if TYPE_CHECKING:  # the index (SQLite, ranking) is loaded when first used, afte
     from ..recall.service import Recall
 
 log = logging.getLogger("kin_memory.lsp")
+BURST_PAUSE = 0.05  # seconds the index writer waits between batches while the editor is sending
 
 Publish = Callable[[str, str, list[Finding]], None]  # (source, vpath, findings)
 Log = Callable[[str], None]
 
 
 class RecallSync:
-    def __init__(self, session: Session, publish: Publish, say: Log) -> None:
+    def __init__(
+        self, session: Session, publish: Publish, say: Log, waiting: Callable[[], int] = lambda: 0
+    ) -> None:
         self.session = session
         self.publish = publish
         self.say = say
+        self.waiting = waiting  # messages from the editor not yet handled
         self.writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kin-memory-index")
         self.pending: set[str] = set()
         self.lock = threading.Lock()
@@ -106,6 +110,8 @@ class RecallSync:
 
     def _drain(self) -> None:
         while True:
+            if self.waiting():  # a burst of edits: gather more of it per batch, and leave the loop the CPU
+                time.sleep(BURST_PAUSE)
             with self.lock:
                 batch, self.pending = self.pending, set()
                 if not batch:

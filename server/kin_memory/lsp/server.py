@@ -7,6 +7,7 @@ import asyncio
 import importlib
 import inspect
 import logging
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -38,6 +39,7 @@ QUERY_THREADS = 2
 class KinMemoryServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("kin-memory", __version__)
+        self.waiting: Callable[[], int] = lambda: 0  # messages received, not yet dispatched (transport)
 
     def report_server_error(self, error: Exception, source: type) -> None:
         """Out-of-band errors (a notification that could not be applied, e.g. didChange of a document
@@ -73,7 +75,7 @@ def create_server(root: str | None = None, workspace: str | None = None,
     publisher = DiagnosticsPublisher(
         server.send_frames, resolve=lambda source, uri: diagnostics.resolve(source, uri)
     )
-    diagnostics = Diagnostics(session, publisher, documents.version)
+    diagnostics = Diagnostics(session, publisher, documents.version, lambda: server.waiting())
 
     def say(message: str) -> None:  # from the index writer thread
         log.info(message)
@@ -81,7 +83,7 @@ def create_server(root: str | None = None, workspace: str | None = None,
             params = lsp.LogMessageParams(type=lsp.MessageType.Info, message=f"kin-memory: {message}")
             documents.loop.call_soon_threadsafe(server.window_log_message, params)
 
-    recall = RecallSync(session, diagnostics.publish_extra, say)
+    recall = RecallSync(session, diagnostics.publish_extra, say, lambda: server.waiting())
     units = (
         Lifecycle(session, documents, diagnostics, recall, progress, startup or InProcessStartup()),
         documents,

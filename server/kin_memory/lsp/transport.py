@@ -4,7 +4,8 @@ pygls's loop loses framing for good after bytes without a line end, answers noth
 JSON or params it cannot read (the client then waits forever), and prints tracebacks for both. So a
 thread frames the raw stream first: it resynchronises on the next `Content-Length` header, answers
 JSON-RPC errors (ParseError, InvalidRequest, InvalidParams) where an id is known, drops over-deep or
-oversized messages, and collapses a burst of full-text didChange to the last text per document. What
+oversized messages, collapses a burst of full-text didChange to the last text per document and lets a
+request about one document go ahead of notifications about others. What
 passes is handed, re-framed, to pygls's `run_async` through its public reader interface, so pygls
 dispatches every message as usual. A client that goes away ends the server promptly and quietly.
 """
@@ -21,6 +22,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import BinaryIO, Protocol, cast
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest, JsonRpcParseError
@@ -127,7 +129,10 @@ async def _serve(server: LanguageServer, stream: _Readable, stop: threading.Even
             loop.call_soon_threadsafe(queue.put_nowait, None)
 
     threading.Thread(target=read, name="kin-memory-reader", daemon=True).start()
-    await run_async(stop_event=stop, reader=_ScreenedReader(queue, server), protocol=protocol, logger=log,
+    screened = _ScreenedReader(queue, server)
+    if hasattr(server, "waiting"):  # how far behind the editor the server is: features defer work then
+        server.waiting = lambda: len(screened.pending.items) + queue.qsize()
+    await run_async(stop_event=stop, reader=screened, protocol=protocol, logger=log,
                     error_handler=server.report_server_error)  # fmt: skip
 
 
@@ -246,51 +251,84 @@ def _quiet_cancellation(loop: asyncio.AbstractEventLoop, context: dict) -> None:
     loop.default_exception_handler(context)
 
 
-def _full_change_uri(body: bytes) -> tuple[str | None, str | None]:
-    """(uri of a full-text didChange or None, the uri the message concerns or None)."""
-    if b"textDocument" not in body:
-        return None, None
+@dataclass(frozen=True)
+class _About:
+    """What the batching needs to know of a message: the document it concerns, whether it replaces that
+    document's whole text, whether it is a request about that document (which waits for an answer)."""
+
+    uri: str | None = None
+    full_change: bool = False
+    doc_request: bool = False
+    edit: bool = False  # a didChange: what a request about another document may pass
+
+
+_BARRIER = _About()  # anything else: nothing moves across it
+
+
+def _about(body: bytes | None) -> _About:
+    if body is None or isinstance(body, _Reply) or b"textDocument" not in body:
+        return _BARRIER
     try:
         data = json.loads(body)
     except ValueError:
-        return None, None
+        return _BARRIER
+    method = data.get("method") if isinstance(data, dict) else None
     params = data.get("params") if isinstance(data, dict) else None
     doc = params.get("textDocument") if isinstance(params, dict) else None
     uri = doc.get("uri") if isinstance(doc, dict) else None
-    if not isinstance(uri, str):
-        return None, None
+    if not isinstance(uri, str) or not isinstance(method, str) or not method.startswith("textDocument/"):
+        return _BARRIER
     changes = params.get("contentChanges") if isinstance(params, dict) else None
+    is_request = "id" in data
     full = (
-        data.get("method") == "textDocument/didChange"
-        and "id" not in data
+        method == "textDocument/didChange"
+        and not is_request
         and isinstance(changes, list)
         and len(changes) == 1
         and isinstance(changes[0], dict)
         and "range" not in changes[0]
     )
-    return (uri if full else None), uri
+    return _About(uri, full, is_request, method == "textDocument/didChange" and not is_request)
 
 
-def _coalesce(batch: list[bytes | None]) -> list[bytes | None]:
-    """Drop a full-text didChange when a later one replaces the same document's text and nothing in
-    between concerns that document: the final text is the same, and no request saw the dropped one."""
-    if len(batch) < 2:
-        return batch
-    info = [
-        (None, None) if body is None or isinstance(body, _Reply) else _full_change_uri(body) for body in batch
-    ]
-    keep = [True] * len(batch)
-    pending: dict[str, int] = {}  # uri -> index of its latest full change not yet followed by a use
-    for n, (full, uri) in enumerate(info):
-        if uri is None:
-            continue
-        if full is not None and full in pending:
-            keep[pending[full]] = False
-        if full is not None:
-            pending[full] = n
-        else:
-            pending.pop(uri, None)
-    return [body for body, k in zip(batch, keep, strict=True) if k]
+class _Pending:
+    """Messages received and not yet served, kept so that a batch that arrives together is served in less
+    time, with the same answers:
+
+    - a full-text didChange replaces an earlier one of the same document that nothing after it concerns
+      (the final text is the same, and no request saw the dropped one);
+    - a request about a document (hover, completion, code actions) goes ahead of edits (didChange) of
+      *other* documents: its answer depends on its own document, whose changes it never passes, so during
+      a burst of typing in many files a hover waits for none of them. Opening, closing and saving are
+      never passed: a client may use any request as a barrier for those."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[_Item, _About]] = []
+        self.last_full: dict[str, bytes] = {}  # uri -> its latest full change nothing later concerns
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def add(self, item: _Item) -> None:
+        about = _about(item)
+        if about.uri is not None:
+            replaced = self.last_full.pop(about.uri, None)
+            if about.full_change and replaced is not None:
+                self.items = [entry for entry in self.items if entry[0] is not replaced]
+            if about.full_change:
+                assert isinstance(item, bytes)
+                self.last_full[about.uri] = item
+        at = len(self.items)
+        if about.doc_request:
+            while at > 0 and self.items[at - 1][1].edit and self.items[at - 1][1].uri != about.uri:
+                at -= 1
+        self.items.insert(at, (item, about))
+
+    def pop(self) -> _Item:
+        item, about = self.items.pop(0)
+        if about.uri is not None and self.last_full.get(about.uri) is item:
+            del self.last_full[about.uri]
+        return item
 
 
 def _valid_id(value: object) -> bool:
@@ -368,13 +406,13 @@ def _invalid(body: bytes) -> _Reply:
 
 
 class _ScreenedReader:
-    """pygls's AsyncReader over the screened queue: each body is re-framed as one clean header; a batch
-    that arrived together is coalesced before it is served."""
+    """pygls's AsyncReader over the screened queue: each body is re-framed as one clean header; messages
+    waiting to be served are coalesced and ordered by `_Pending`."""
 
     def __init__(self, queue: asyncio.Queue[_Item], server: LanguageServer) -> None:
         self.queue = queue
         self.server = server
-        self.pending: list[_Item] = []
+        self.pending = _Pending()
         self.body = b""
         self.header_sent = False
 
@@ -383,13 +421,15 @@ class _ScreenedReader:
             self.header_sent = False
             return b"\r\n"
         while True:
+            # Yield before each message: the loop then runs the tasks of requests already dispatched
+            # and takes in what the reader thread received meanwhile, so a hover that arrives during a
+            # burst joins the pending messages (ahead of other documents' changes) instead of waiting.
+            await asyncio.sleep(0)
             if not self.pending:
-                await asyncio.sleep(0)  # let the handlers' tasks and replies run between batches
-                self.pending.append(await self.queue.get())
-                while not self.queue.empty():
-                    self.pending.append(self.queue.get_nowait())
-                self.pending = _coalesce(self.pending)
-            item = self.pending.pop(0)
+                self.pending.add(await self.queue.get())
+            while not self.queue.empty():
+                self.pending.add(self.queue.get_nowait())
+            item = self.pending.pop()
             if item is None:
                 return b""
             if isinstance(item, _Reply):

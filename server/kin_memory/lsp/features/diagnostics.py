@@ -12,7 +12,7 @@ import asyncio
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ...findings.model import Finding
@@ -29,14 +29,21 @@ from ..session import Session, path_to_uri, uri_to_path
 
 log = logging.getLogger("kin_memory.lsp")
 INDEX_DEBOUNCE = 0.15  # seconds
+BURST_STEP = 0.02  # seconds between looks at a burst of edits
+BURST_MAX_DELAY = 0.1  # seconds an edited buffer's diagnostics may lag while messages keep arriving
+BURST_SLICE = 4  # deferred buffers rechecked per turn of the event loop
 SETTINGS_POLL = 0.5  # seconds between stats of the settings files
 
 
 class Diagnostics:
-    def __init__(self, session: Session, publisher: DiagnosticsPublisher, versions) -> None:
+    def __init__(self, session: Session, publisher: DiagnosticsPublisher, versions,
+                 waiting: Callable[[], int] = lambda: 0) -> None:  # fmt: skip
         self.session = session
         self.publisher = publisher
         self.versions = versions  # uri → the open document's version, or None
+        self.waiting = waiting  # messages from the editor not yet handled
+        self._deferred: dict[str, float] = {}  # edited buffers to recheck → when first deferred
+        self._burst_timer: asyncio.TimerHandle | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self._listing: dict[str, object] = {}
         self._extra: dict[tuple[str, str], list[Finding]] = {}
@@ -66,7 +73,40 @@ class Diagnostics:
         if event.kind == "reset":
             self.republish_all()
         elif event.vpath is not None:
-            self.recheck(event.vpath)
+            if (
+                event.overlay
+                and event.kind == "changed"
+                and (self.waiting() or event.vpath in self._deferred)
+            ):
+                self._defer(event.vpath)
+            else:
+                self.recheck(event.vpath)
+
+    # -- bursts of edits --------------------------------------------------------------------------
+    # A keystroke is checked at once. While more messages wait behind it (a burst: many edits, or edits
+    # in many files), an edited buffer's check is deferred and done once for all its edits, when the
+    # burst pauses or BURST_MAX_DELAY after its first deferred edit: a hover in between waits for less.
+    def _defer(self, vpath: str) -> None:
+        loop = self.loop
+        assert loop is not None
+        self._deferred.setdefault(vpath, loop.time())
+        if self._burst_timer is None:
+            self._burst_timer = loop.call_later(BURST_STEP, self._flush_deferred)
+
+    def _flush_deferred(self) -> None:
+        loop = self.loop
+        assert loop is not None
+        self._burst_timer = None
+        now = loop.time()
+        busy = self.waiting() > 0
+        due = [v for v, since in self._deferred.items() if not busy or now - since >= BURST_MAX_DELAY]
+        for vpath in due[:BURST_SLICE]:  # a few at a time: a request waits for one slice at most
+            del self._deferred[vpath]
+            self.recheck(vpath)
+        if self._deferred:
+            self._burst_timer = loop.call_later(
+                0 if len(due) > BURST_SLICE else BURST_STEP, self._flush_deferred
+            )
 
     # -- one file ---------------------------------------------------------------------------------
     def findings_for(self, vpath: str) -> list[Finding]:
