@@ -35,3 +35,34 @@ def test_a_search_right_after_start_is_never_a_false_no_match(tmp_path: Path, fi
     assert "/memories/facts/fresh.md" in paths or result["complete"] is False, result
     if result["complete"]:
         assert paths[0] == "/memories/facts/fresh.md"
+
+
+def test_a_memory_written_while_the_editor_was_closed_is_found_at_once(tmp_path: Path) -> None:
+    """The warm restart: index and findings cache are there from the last session, one memory is new."""
+    store = tmp_path / "memory"
+    for i in range(500):
+        write(store, f"bulk/n{i:04}.md", memory("episodic", f"# Note {i}\n\nroutine filler text {i}\n"))
+    env = {**os.environ, "KIN_MEMORY_DIR": str(store), "HOME": str(tmp_path)}
+    first = RawClient(env)
+    try:
+        first.initialize()
+        first.wait(lambda m: "recall index:" in str(m.get("params", {}).get("message", "")), 60)
+    finally:
+        first.close()
+    word = "zq" + uuid.uuid4().hex[:10]
+    write(store, "facts/fresh.md", memory("project-fact", f"# Fresh\n\nThe {word} service owns billing.\n"))
+    client = RawClient(env)
+    try:
+        client.initialize()
+        reply = client.call(
+            "workspace/executeCommand",
+            {"command": "kin.memory.search", "arguments": [{"query": word, "workspace": "none"}]},
+            60,
+        )
+        checked = client.wait_checked()
+    finally:
+        client.close()
+    result = reply["result"]
+    paths = [r["path"] for r in result["results"]]
+    assert "/memories/facts/fresh.md" in paths or result["complete"] is False, result
+    assert "(500 unchanged files from the findings cache)" in checked["params"]["message"], checked
