@@ -34,7 +34,7 @@ class Checked:
 
 @dataclass
 class CachedCheck:
-    checked: list[Checked]
+    checked: list[Checked]  # empty when each file went to `each` instead
     hits: int
     variant: str
     pending: list[Entry] = field(default_factory=list)  # new entries to write back
@@ -62,13 +62,17 @@ def check_files(
     *,
     shard: tuple[int, int] = (0, 1),
     abandon: Callable[[], bool] | None = None,
+    each: Callable[[Checked], None] | None = None,
 ) -> CachedCheck | None:
-    """Check `files` (memories, not MEMORY.md) in `ctx`; None only when `abandon` said stop."""
+    """Check `files` (memories, not MEMORY.md) in `ctx`; None only when `abandon` said stop. With `each`,
+    every file's result is handed over as it is made instead of kept (a big store's worker then holds
+    no list of 50,000 memories)."""
     variant = variant_key(ctx, form)
     stats = {vpath: s for path, vpath in files if (s := stat_of(path)) is not None}
     hits, gone = cache.lookup(variant, stats, ctx.now, shard) if cache is not None else ({}, [])
     result = CachedCheck([], len(hits), variant, gone=gone)
     probes: dict[str, str] = cache.probes if cache is not None else {}
+    keep = result.checked.append if each is None else each
     for n, (path, vpath) in enumerate(files):
         if abandon is not None and n % 256 == 0 and abandon():
             return None
@@ -77,7 +81,7 @@ def check_files(
             mtime, size = stats[vpath]
             record, payload = hit
             memory = from_record(path, vpath, mtime, size, record)
-            result.checked.append(Checked(vpath, memory, payload, record))
+            keep(Checked(vpath, memory, payload, record))
             continue
         whole = load(path, vpath)
         if whole.read_error and not os.path.lexists(path):
@@ -97,5 +101,5 @@ def check_files(
                     payload,
                 )
             )
-        result.checked.append(Checked(vpath, whole.compacted(), payload, fresh))
+        keep(Checked(vpath, whole.compacted(), payload, fresh))
     return result

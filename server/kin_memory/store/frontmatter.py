@@ -25,7 +25,7 @@ STR_TAG = "tag:yaml.org,2002:str"
 MAX_FRONTMATTER_CHARS = 256 * 1024
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Span:
     """A 0-based range in document coordinates: lines and Python string (code point) columns."""
 
@@ -35,7 +35,7 @@ class Span:
     end_col: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Entry:
     """One top-level key of the frontmatter mapping."""
 
@@ -48,7 +48,7 @@ class Entry:
     raw: str  # the value's source text (for scalars), quoting included
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Frontmatter:
     status: str  # "none", "bare", "unclosed", "yaml_error", "not_mapping", "ok"
     open_line: int = 0

@@ -18,9 +18,11 @@ BODY_CAP = 64 * 1024
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Memory:
-    path: Path
+    # Where the file is, as a string: at 100k memories a Path object each (its parts list included) cost
+    # tens of MB for something read only when a file is read again. `path` makes the Path on demand.
+    location: str
     vpath: str
     text: str
     lines: tuple[str, ...]
@@ -50,6 +52,10 @@ class Memory:
             body_line=self.frontmatter.body_line,
         )
         return replace(self, text="", lines=(), frontmatter=fm, compact=True, kept_title=self.title)
+
+    @property
+    def path(self) -> Path:
+        return Path(self.location)
 
     @property
     def body_line(self) -> int:
@@ -103,7 +109,7 @@ def from_record(path: Path, vpath: str, mtime: float, size: int, record: Record)
         record
     )
     return Memory(
-        path,
+        os.fspath(path),
         vpath,
         "",
         (),
@@ -140,7 +146,7 @@ def from_text(
     if ws_entry and ws_entry.is_scalar and not ws_entry.is_string and ws_entry.value is None:
         stamp = None  # `workspace:` with no value reads as no stamp
     return Memory(
-        path,
+        os.fspath(path),
         vpath,
         text,
         tuple(lines),
@@ -247,7 +253,7 @@ def _unreadable(
     path: Path, vpath: str, reason: str, is_index: bool, mtime: float = 0.0, size: int = 0
 ) -> Memory:
     return Memory(
-        path,
+        os.fspath(path),
         vpath,
         "",
         ("",),

@@ -23,13 +23,14 @@ import signal
 import struct
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the workers import no more than they need before the fork
     from ...store.context import Context
+    from ...store.memory import Memory, Record
 
 log = logging.getLogger("kin_memory.lsp")
 
@@ -40,16 +41,15 @@ _HEADER = struct.Struct("!Q")
 
 @dataclass
 class ShardResult:
-    frames: bytes
     with_findings: list[str]
     listed: list[tuple[str, str]]
     hidden: int
-    stats: dict[str, tuple[float, int]]  # vpath -> (mtime, size) as read
     index_vpath: str | None = None
-    # (vpath, mtime, size, compact record or None: read it again) for every file the worker checked
-    records: list[tuple[str, float, int, list | None]] = field(default_factory=list)
     problems: list = field(default_factory=list)  # the scan's problems (from the first worker only)
     hits: int = 0  # files answered by the findings cache
+    # Sent in chunks after the above and gathered by the parent as they arrive (see _stream):
+    frames: list[bytes] = field(default_factory=list)  # framed publishDiagnostics
+    memories: dict[str, Memory | None] = field(default_factory=dict)  # compact; None: read it again
 
 
 @dataclass
@@ -89,7 +89,7 @@ class Shards:
         try:
             for fd in self.requests:
                 _send(fd, request)
-            results = [_receive(fd, time.monotonic() + timeout) for fd in self.results]
+            results = [_receive(fd, time.monotonic() + timeout, self.root) for fd in self.results]
         except (OSError, EOFError, pickle.UnpicklingError, TimeoutError) as exc:
             log.warning("cold-start workers failed (%s): checking in-process", exc)
             results = None
@@ -165,12 +165,31 @@ def _read_exact(fd: int, n: int, deadline: float) -> bytes:
     return b"".join(chunks)
 
 
-def _receive(fd: int, deadline: float) -> ShardResult:
+def _receive(fd: int, deadline: float, root: Path) -> ShardResult:
+    """One worker's result: its summary, then chunks of frames and records until "end". Records become
+    compact memories as they arrive, so neither side ever holds the whole shard twice."""
+    from ...store.memory import from_record
+
     (length,) = _HEADER.unpack(_read_exact(fd, _HEADER.size, deadline))
     result = pickle.loads(_read_exact(fd, length, deadline))
     if not isinstance(result, ShardResult):
         raise EOFError("worker sent an unexpected result")
-    return result
+    prefix = str(root)
+    while True:
+        (length,) = _HEADER.unpack(_read_exact(fd, _HEADER.size, deadline))
+        kind, chunk = pickle.loads(_read_exact(fd, length, deadline))
+        if kind == "end":
+            return result
+        if kind == "frames":
+            result.frames.append(chunk)
+        elif kind == "records":
+            for vpath, mtime, size, record in chunk:
+                path = prefix + vpath[len("/memories") :]
+                result.memories[vpath] = (
+                    from_record(path, vpath, mtime, size, record) if record is not None else None
+                )
+        else:
+            raise EOFError("worker sent an unexpected chunk")
 
 
 def _worker_main(root: Path, index: int, count: int, req_fd: int, res_fd: int, guess: Context | None) -> None:
@@ -181,8 +200,11 @@ def _worker_main(root: Path, index: int, count: int, req_fd: int, res_fd: int, g
         os.dup2(devnull, 0)
         os.dup2(devnull, 1)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        result, done = _work(root, index, count, req_fd, guess)
+        result, chunks, done = _work(root, index, count, req_fd, guess)
         _send(res_fd, pickle.dumps(result))
+        for chunk in chunks():
+            _send(res_fd, pickle.dumps(chunk))
+        _send(res_fd, pickle.dumps(("end", None)))
         os.close(res_fd)
         done()  # the findings cache is written after the server has what it waits for
     except BaseException:  # noqa: BLE001 - the parent falls back to checking in-process
@@ -190,9 +212,12 @@ def _worker_main(root: Path, index: int, count: int, req_fd: int, res_fd: int, g
     os._exit(code)
 
 
+Chunks = Callable[[], Iterator[tuple[str, object]]]
+
+
 def _work(
     root: Path, index: int, count: int, req_fd: int, guess: Context | None
-) -> tuple[ShardResult, Callable[[], None]]:
+) -> tuple[ShardResult, Chunks, Callable[[], None]]:
     from ...findings.cache import FindingsCache, shard_of
     from ...store.store import scan
 
@@ -214,14 +239,14 @@ def _work(
         ctx, encoding = request[0]
         return not (encoding == "utf-16" and guess is not None and same_check(guess, ctx))
 
-    def check(ctx, encoding: str, abandon=None) -> tuple[ShardResult, Callable[[], None]] | None:
+    def check(ctx, encoding: str, abandon=None) -> tuple[ShardResult, Chunks, Callable[[], None]] | None:
         checked = _check(root, mine, ctx, encoding, (index, count), cache, abandon)
         if checked is None:
             return None
-        result, write_back = checked
+        result, chunks, write_back = checked
         result.index_vpath = index_vpath
         result.problems = problems if index == 0 else []
-        return result, write_back
+        return result, chunks, write_back
 
     # Most sessions check with the default context: compute it while the server is still starting.
     speculative = check(guess, "utf-16", real_context_differs) if guess is not None else None
@@ -249,6 +274,9 @@ def same_check(a: Context, b: Context) -> bool:
     )
 
 
+CHUNK = 2000  # files per chunk sent to the server
+
+
 def _check(
     root: Path,
     files: list[tuple[Path, str]],
@@ -257,12 +285,13 @@ def _check(
     shard: tuple[int, int],
     cache,
     abandon=None,
-) -> tuple[ShardResult, Callable[[], None]] | None:
+) -> tuple[ShardResult, Chunks, Callable[[], None]] | None:
     """Check this worker's files through the findings cache (a stat per unchanged file); what is sent
-    back is framed diagnostics, the listing and each file's compact record, never the files' text."""
+    back is framed diagnostics, the listing and each file's compact record, never the files' text.
+    Each file's memory is dropped as soon as it is listed."""
     from pygls.uris import from_fs_path  # light: no lsprotocol; the same URIs the server makes
 
-    from ...findings.cached import check_files
+    from ...findings.cached import Checked, check_files
     from ...store.paths import real_path
     from ...store.prompt_block import listing
     from ..convert import diagnostics_frame, diagnostics_json
@@ -277,20 +306,33 @@ def _check(
             uri_of(memory.vpath), diagnostics_json(findings, memory.lines, encoding, uri_of)
         )
 
-    checked = check_files(files, ctx, f"lsp-{encoding}", render, cache, shard=shard, abandon=abandon)
+    records: list[tuple[str, float, int, Record | None]] = []
+    payloads: list[bytes] = []
+    result = ShardResult([], [], 0)
+
+    def each(c: Checked) -> None:
+        memory = c.memory
+        if memory is None:
+            return
+        records.append((c.vpath, memory.mtime, memory.size, c.record))
+        if c.payload:
+            payloads.append(c.payload)
+            result.with_findings.append(c.vpath)
+        listed, hidden = listing((memory,), ctx.active)
+        result.listed += listed
+        result.hidden += hidden
+
+    checked = check_files(
+        files, ctx, f"lsp-{encoding}", render, cache, shard=shard, abandon=abandon, each=each
+    )
     if checked is None:
         return None
-    memories = [c.memory for c in checked.checked if c.memory is not None]
-    listed, hidden = listing(memories, ctx.active)
-    result = ShardResult(
-        b"".join(c.payload for c in checked.checked),
-        [c.vpath for c in checked.checked if c.payload],
-        listed,
-        hidden,
-        {m.vpath: (m.mtime, m.size) for m in memories},
-        records=[
-            (m.vpath, m.mtime, m.size, c.record) for c in checked.checked if (m := c.memory) is not None
-        ],
-        hits=checked.hits,
-    )
-    return result, lambda: checked.write_back(cache, ctx.now)
+    result.hits = checked.hits
+
+    def chunks() -> Iterator[tuple[str, object]]:
+        for start in range(0, len(payloads), CHUNK):
+            yield ("frames", b"".join(payloads[start : start + CHUNK]))
+        for start in range(0, len(records), CHUNK):
+            yield ("records", records[start : start + CHUNK])
+
+    return result, chunks, lambda: checked.write_back(cache, ctx.now)

@@ -10,7 +10,7 @@ from typing import Protocol
 
 from ...findings.cached import stat_of
 from ...findings.run import check_memory
-from ...store.memory import Memory, from_record, load
+from ...store.memory import Memory, load
 from ...store.paths import real_path
 from ...store.prompt_block import compose_from
 from ...store.store import scan
@@ -69,21 +69,18 @@ class ShardedStartup:
         return count, f" by {len(results)} worker processes ({hits} unchanged files from the findings cache)"
 
     def _adopt(self, session: Session, results: list[ShardResult]) -> set[str]:
-        """The server's store, built from the workers' compact records (no file is read twice; a file
-        without a record, unreadable or unusual, is read here). Then a stat per file catches what moved
-        since the workers' scan, before the watcher started: those files are read again; their vpaths
-        are returned."""
+        """The server's store, made of the compact memories the workers' records became (no file is read
+        twice; a file without a record, unreadable or unusual, is read here). Then a stat per file
+        catches what moved since the workers' scan, before the watcher started: those files are read
+        again; their vpaths are returned."""
         root = session.root
         disk: dict[str, Memory] = {}
         for r in results:
-            for vpath, mtime, size, record in r.records:
-                path = real_path(root, vpath)
+            for vpath, memory in r.memories.items():
                 disk[vpath] = (
-                    from_record(path, vpath, mtime, size, record)
-                    if record is not None
-                    else load(path, vpath).compacted()
+                    memory if memory is not None else load(real_path(root, vpath), vpath).compacted()
                 )
-            r.records = []
+            r.memories = {}
         index = session.store.disk.get(INDEX_VPATH)
         if index is not None:
             disk[INDEX_VPATH] = index
@@ -99,18 +96,21 @@ class ShardedStartup:
     def _publish(self, session: Session, diagnostics: Diagnostics, results: list[ShardResult]) -> int:
         """The shards' diagnostics, then MEMORY.md's (which needs the merged listing)."""
         uris = {session.uri_of(v) for r in results for v in r.with_findings}
-        diagnostics.publisher.publish_bulk("file", b"".join(r.frames for r in results), uris)
+        for r in results:
+            for frames in r.frames:
+                diagnostics.publisher.publish_bulk("file", frames, ())
+        diagnostics.publisher.publish_bulk("file", b"", uris)
         index_vpath = next((r.index_vpath for r in results if r.index_vpath), None)
         if index_vpath:
             index = session.store.refresh_path(session.path_of(index_vpath))[1]
             if index is not None:
                 listed = [item for r in results for item in r.listed]
                 block = compose_from(listed, sum(r.hidden for r in results), index)
-                known = {v for r in results for v in r.stats}
+                known = {v for r in results for v in r.memories}
                 found = check_memory(index, session.context(), block=block, known=known)
                 uri = session.uri_of(INDEX_VPATH)
                 diagnostics.publisher.publish("file", uri, diagnostics_json(found, index.lines, session.encoding,
                                                                              session.uri_of))  # fmt: skip
         for r in results:  # sent: at 100k memories these are tens of MB, not worth keeping
-            r.frames, r.listed = b"", []
-        return sum(len(r.stats) for r in results)
+            r.frames, r.listed = [], []
+        return sum(len(r.memories) for r in results)
