@@ -87,7 +87,9 @@ NONE_WRONG = Budget(0, 0)
 # Workspace symbols and search have no SPEC row of their own: both are recall queries, so they are held
 # to the hover-recall budget; the first correct search after a (warm) restart to the warm restart budget.
 MEASURES = [
+    Measure("cold start → `initialize` answer", "s", _at("cold", "initialize_s"), floor=SPAWN),
     Measure("cold start → complete store diagnostics", "s", _at("cold", "diagnostics_s"), START, SPAWN),
+    Measure("warm restart → `initialize` answer", "s", _at("warm", "initialize_s"), floor=SPAWN),
     Measure("warm restart → complete diagnostics", "s", _at("warm", "diagnostics_s"), WARM, SPAWN),
     Measure("warm restart → recall index synced", "s", _at("warm", "recall_sync_s"), WARM, SPAWN),
     Measure(
