@@ -1,6 +1,6 @@
 """Benchmark of the kin-memory server against the SPEC §10 budgets and against peers.
 
-Entry point: ``python scripts/bench.py`` (or ``make bench``). Everything it generates or installs lives in
+Entry point: ``python scripts/bench/run.py`` (or ``make bench``). Everything it generates or installs lives in
 the git-ignored ``.bench/`` folder at the top of the checkout.
 """
 

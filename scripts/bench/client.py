@@ -11,6 +11,20 @@ from collections.abc import Callable
 from pathlib import Path
 
 
+def initialize_params(workspace: Path) -> dict:
+    """`initialize` as a plain editor sends it, with one workspace folder."""
+    uri = workspace.as_uri()
+    return {
+        "processId": os.getpid(),
+        "rootUri": uri,
+        "capabilities": {
+            "workspace": {"symbol": {}, "configuration": True},
+            "textDocument": {"hover": {"contentFormat": ["markdown"]}, "publishDiagnostics": {}},
+        },
+        "workspaceFolders": [{"uri": uri, "name": workspace.name}],
+    }
+
+
 class LspClient:
     """Spawns a language server and reads its frames in a thread; each message is kept with its arrival time."""
 

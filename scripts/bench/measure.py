@@ -4,33 +4,31 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import statistics
+import subprocess
 import time
 from pathlib import Path
+from typing import NamedTuple
 
-from kin_memory.store.paths import HIDDEN_DIR as INDEX_DIR  # the persistent recall index lives there
+from kin_memory.findings.cache import DB_NAME as FINDINGS_DB
+from kin_memory.store.paths import HIDDEN_DIR
 
 from . import REPO
-from .client import LspClient, RssSampler
+from .client import LspClient, RssSampler, initialize_params
 from .generate import GeneratedStore, rank_of
+from .stats import latency_summary
 
 
-def pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    return round(s[min(len(s) - 1, int(len(s) * q))], 2) if s else float("nan")
+def kin_memory_cmd() -> list[str]:
+    exe = REPO / ".venv" / "bin" / "kin-memory"
+    return [str(exe)] if exe.exists() else [str(REPO / ".venv" / "bin" / "python"), "-m", "kin_memory"]
 
 
 def server_cmd() -> list[str]:
-    exe = REPO / ".venv" / "bin" / "kin-memory"
-    return (
-        [str(exe), "serve"]
-        if exe.exists()
-        else [str(REPO / ".venv" / "bin" / "python"), "-m", "kin_memory", "serve"]
-    )
+    return [*kin_memory_cmd(), "serve"]
 
 
-def _env(store: GeneratedStore) -> dict[str, str]:
+def server_env(store: GeneratedStore) -> dict[str, str]:
     home = store.base / "home"
     home.mkdir(exist_ok=True)
     return {**os.environ, "KIN_MEMORY_DIR": str(store.root), "HOME": str(home)}
@@ -42,21 +40,9 @@ def _is_log(m: dict, needle: str) -> bool:
 
 def start(store: GeneratedStore, timeout: float) -> tuple[LspClient, RssSampler, dict]:
     """Spawn, initialize; time to the last publishDiagnostics of the startup check and to the recall sync line."""
-    c = LspClient(server_cmd(), _env(store), cwd=store.alpha)
+    c = LspClient(server_cmd(), server_env(store), cwd=store.alpha)
     rss = RssSampler(c.proc.pid)
-    alpha = store.alpha.as_uri()
-    c.request(
-        "initialize",
-        {
-            "processId": os.getpid(),
-            "rootUri": alpha,
-            "capabilities": {
-                "workspace": {"symbol": {}, "configuration": True},
-                "textDocument": {"hover": {"contentFormat": ["markdown"]}, "publishDiagnostics": {}},
-            },
-            "workspaceFolders": [{"uri": alpha, "name": "alpha"}],
-        },
-    )
+    c.request("initialize", initialize_params(store.alpha))
     t_init, _, _ = c.wait(lambda m: m.get("id") == 1, 0, timeout)
     c.notify("initialized", {})
     t_log, log_msg, idx = c.wait(lambda m: _is_log(m, "checked in"), 0, timeout)
@@ -112,11 +98,18 @@ def did_change(c: LspClient, store: GeneratedStore, rounds: int) -> dict:
         )
         lat.append((t - t0) * 1000)
     c.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
-    return {"p50_ms": pct(lat, 0.5), "p95_ms": pct(lat, 0.95), "n": len(lat)}
+    return latency_summary(lat)
 
 
-def _body_lines(store: GeneratedStore, ranks: dict[str, int]) -> list[tuple[str, int, float]]:
-    """(file, line, median Zipf rank of its words) for the body paragraphs of the 2 KB memories."""
+class Paragraph(NamedTuple):
+    rel: str  # the memory, relative to the store root
+    line: int
+    median_rank: float  # median Zipf rank of its vocabulary words: low is common
+    words: list[str]  # its vocabulary words, in order
+
+
+def _body_lines(store: GeneratedStore, ranks: dict[str, int]) -> list[Paragraph]:
+    """The body paragraphs of the 2 KB memories with at least 5 vocabulary words."""
     out = []
     for rel in store.two_kb:
         lines = (store.root / rel).read_text().splitlines()
@@ -127,20 +120,25 @@ def _body_lines(store: GeneratedStore, ranks: dict[str, int]) -> list[tuple[str,
                 continue
             if fence < 2 or not line or line.startswith(("#", "-", "See ")):
                 continue
-            words = [ranks[w] for w in line.lower().replace(".", "").split() if w in ranks]
+            words = [w for w in line.lower().replace(".", "").split() if w in ranks]
             if len(words) >= 5:
-                out.append((rel, i, statistics.median(words)))
+                out.append(Paragraph(rel, i, statistics.median(ranks[w] for w in words), words))
     return out
 
 
+def hover_paragraphs(store: GeneratedStore, per_kind: int) -> dict[str, list[Paragraph]]:
+    """The paragraphs hovered: the `per_kind` of commonest words and the `per_kind` of rarest."""
+    lines = sorted(_body_lines(store, rank_of(store)), key=lambda p: p.median_rank)
+    return {"common": lines[:per_kind], "rare": lines[-per_kind:]}
+
+
 def hover(c: LspClient, store: GeneratedStore, per_kind: int) -> dict:
-    lines = sorted(_body_lines(store, rank_of(store)), key=lambda x: x[2])
-    kinds = {"common": lines[:per_kind], "rare": lines[-per_kind:]}
+    """Hover recall on each paragraph, every hover timed (the first on a file, just opened, included)."""
     result: dict = {}
     opened: set[str] = set()
-    for kind, picks in kinds.items():
+    for kind, picks in hover_paragraphs(store, per_kind).items():
         lat, related = [], 0
-        for rel, line, _ in picks:
+        for rel, line, _, _ in picks:
             uri = (store.root / rel).as_uri()
             if rel not in opened:
                 open_doc(c, store.root / rel)
@@ -152,12 +150,7 @@ def hover(c: LspClient, store: GeneratedStore, per_kind: int) -> dict:
             lat.append(secs * 1000)
             contents = (msg.get("result") or {}).get("contents") or {}
             related += "Related memories" in str(contents)
-        result[kind] = {
-            "p50_ms": pct(lat, 0.5),
-            "p95_ms": pct(lat, 0.95),
-            "n": len(lat),
-            "with_related": related,
-        }
+        result[kind] = {**latency_summary(lat), "first_ms": round(lat[0], 2), "with_related": related}
     for rel in opened:
         c.notify("textDocument/didClose", {"textDocument": {"uri": (store.root / rel).as_uri()}})
     return result
@@ -179,7 +172,7 @@ def workspace_symbol(c: LspClient, store: GeneratedStore, n: int) -> dict:
             secs, msg = c.call("workspace/symbol", {"query": q[:k]})
             lat.append(secs * 1000)
             empty += not msg.get("result")
-    return {"p50_ms": pct(lat, 0.5), "p95_ms": pct(lat, 0.95), "n": len(lat), "empty": empty}
+    return {**latency_summary(lat), "empty": empty}
 
 
 def search(c: LspClient, store: GeneratedStore, n: int) -> dict:
@@ -190,7 +183,7 @@ def search(c: LspClient, store: GeneratedStore, n: int) -> dict:
         )
         lat.append(secs * 1000)
         errors += "error" in msg
-    return {"p50_ms": pct(lat, 0.5), "p95_ms": pct(lat, 0.95), "n": len(lat), "errors": errors}
+    return {**latency_summary(lat), "errors": errors}
 
 
 def external_write(c: LspClient, store: GeneratedStore, rounds: int) -> dict:
@@ -219,36 +212,51 @@ def external_write(c: LspClient, store: GeneratedStore, rounds: int) -> dict:
     finally:
         for p in folder.glob("bench-external-*.md"):
             p.unlink()
+    return latency_summary(lat)
+
+
+def drop_findings_cache(store: GeneratedStore) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        (store.root / HIDDEN_DIR / (FINDINGS_DB + suffix)).unlink(missing_ok=True)
+
+
+def _timed_check(store: GeneratedStore) -> tuple[float, bytes, int]:
+    """One `kin-memory check` of the whole store from the editor's workspace, its output to a pipe:
+    (seconds from spawn to exit, what it printed, exit code)."""
+    t0 = time.perf_counter()
+    done = subprocess.run(
+        [*kin_memory_cmd(), "check"],
+        capture_output=True,
+        env=server_env(store),
+        cwd=store.alpha,
+        timeout=600,
+    )
+    return time.perf_counter() - t0, done.stdout, done.returncode
+
+
+def _findings(output: bytes) -> list[str]:
+    """Each printed finding as "path:line:col: CODE severity", sorted: its message is left out, since a
+    lifecycle message ("expired 6 hours ago") may rightly change between two runs."""
+    return sorted(": ".join(line.split(": ", 2)[:2]) for line in output.decode(errors="replace").splitlines())
+
+
+def check_cli(store: GeneratedStore, cached_runs: int) -> dict:
+    """`kin-memory check` on the unchanged store: a first run without a findings cache, then
+    `cached_runs` more that answer from the cache the first one wrote. The second run is the
+    measure; the later ones are kept to show the noise. Every run must report the same findings."""
+    drop_findings_cache(store)
+    first_s, first_out, rc = _timed_check(store)
+    expected = _findings(first_out)
+    cached, differing = [], 0
+    for _ in range(cached_runs):
+        secs, out, _ = _timed_check(store)
+        cached.append(round(secs, 3))
+        differing += _findings(out) != expected
     return {
-        "p50_ms": pct(lat, 0.5),
-        "p95_ms": pct(lat, 0.95),
-        "max_ms": round(max(lat), 1) if lat else None,
-        "n": len(lat),
+        "first_s": round(first_s, 3),
+        "second_s": cached[0] if cached else None,
+        "cached_runs_s": cached,
+        "findings": len(expected),
+        "exit_code": rc,
+        "cached_runs_with_other_findings": differing,
     }
-
-
-def run_size(store: GeneratedStore, quick: bool, log=print) -> dict:
-    timeout = 60 + store.files / 500
-    shutil.rmtree(store.root / INDEX_DIR, ignore_errors=True)  # cold: no persistent index
-    rounds = 60 if quick else 200
-    c, rss, cold = start(store, timeout)
-    out: dict = {"files": store.files, "cold": cold}
-    try:
-        log(f"  cold start: diagnostics {cold['diagnostics_s']}s, recall synced {cold['recall_sync_s']}s")
-        out["did_change"] = did_change(c, store, rounds)
-        out["hover"] = hover(c, store, 20 if quick else 50)
-        out["workspace_symbol"] = workspace_symbol(c, store, 10 if quick else 30)
-        out["search"] = search(c, store, 30 if quick else 100)
-        out["external_write"] = external_write(c, store, 5 if quick else 10)
-        log("  measured didChange, hover, workspace symbols, search, external writes")
-    finally:
-        out["rss_cold"] = rss.stop()
-        c.close()
-    c, rss, warm = start(store, timeout)  # warm: same store, the index left by the first run
-    try:
-        out["warm"] = warm
-        log(f"  warm restart: diagnostics {warm['diagnostics_s']}s, recall synced {warm['recall_sync_s']}s")
-    finally:
-        out["rss_warm"] = rss.stop()
-        c.close()
-    return out

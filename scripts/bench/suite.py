@@ -1,0 +1,81 @@
+"""One size's run: the server's measures, the first correct search, `kin-memory check`, and the floors."""
+
+from __future__ import annotations
+
+import shutil
+
+from kin_memory.store.paths import HIDDEN_DIR  # the persistent recall index and findings cache live there
+
+from .first_search import first_search_measures
+from .floors import fts_floor, read_parse_floor, spawn_floor
+from .generate import GeneratedStore
+from .measure import (
+    check_cli,
+    did_change,
+    external_write,
+    hover,
+    hover_paragraphs,
+    search,
+    server_env,
+    start,
+    workspace_symbol,
+)
+
+
+def server_measures(store: GeneratedStore, quick: bool, timeout: float, log=print) -> dict:
+    """Cold start (no hidden folder) and the measures on that server, then a warm restart."""
+    shutil.rmtree(store.root / HIDDEN_DIR, ignore_errors=True)  # cold: no persistent index, no cache
+    rounds = 60 if quick else 200
+    c, rss, cold = start(store, timeout)
+    out: dict = {"files": store.files, "cold": cold}
+    try:
+        log(f"  cold start: diagnostics {cold['diagnostics_s']}s, recall synced {cold['recall_sync_s']}s")
+        out["did_change"] = did_change(c, store, rounds)
+        out["hover"] = hover(c, store, hover_per_kind(quick))
+        out["workspace_symbol"] = workspace_symbol(c, store, 10 if quick else 30)
+        out["search"] = search(c, store, 30 if quick else 100)
+        out["external_write"] = external_write(c, store, 5 if quick else 10)
+        log("  measured didChange, hover, workspace symbols, search, external writes")
+    finally:
+        out["rss_cold"] = rss.stop()
+        c.close()
+    c, rss, warm = start(store, timeout)  # warm: same store, the index left by the first run
+    try:
+        out["warm"] = warm
+        log(f"  warm restart: diagnostics {warm['diagnostics_s']}s, recall synced {warm['recall_sync_s']}s")
+    finally:
+        out["rss_warm"] = rss.stop()
+        c.close()
+    return out
+
+
+def hover_per_kind(quick: bool) -> int:
+    return 20 if quick else 50
+
+
+def floors(store: GeneratedStore, quick: bool, log=print) -> dict:
+    """The floors, each with no server running. The FTS5 floor reads the recall index the server
+    measures left, with the words of the paragraphs the hover measure hovered."""
+    runs = 3 if quick else 5
+    paragraphs = hover_paragraphs(store, hover_per_kind(quick))
+    queries = {kind: [p.words for p in picks] for kind, picks in paragraphs.items()}
+    out = {
+        "fts": fts_floor(store, queries, rounds=2 if quick else 5),
+        "read_parse": read_parse_floor(store, server_env(store), runs),
+        "spawn": spawn_floor(server_env(store), store.alpha, runs),
+    }
+    log(
+        f"  floors: spawn → initialize {out['spawn']['median_s']}s, read+parse {out['read_parse']['median_s']}s, "
+        f"FTS5 p95 {out['fts']['common']['p95_ms']} ms common / {out['fts']['rare']['p95_ms']} ms rare"
+    )
+    return out
+
+
+def run_size(store: GeneratedStore, quick: bool, log=print) -> dict:
+    timeout = 60 + store.files / 500
+    out = server_measures(store, quick, timeout, log)
+    out["floors"] = floors(store, quick, log)  # the FTS5 floor before the probes below change the index
+    out["first_search"] = first_search_measures(store, timeout, log)
+    out["check"] = check_cli(store, cached_runs=3)
+    log(f"  kin-memory check: first {out['check']['first_s']}s, second {out['check']['second_s']}s")
+    return out
