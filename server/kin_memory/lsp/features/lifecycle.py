@@ -111,6 +111,7 @@ class Lifecycle:
         self.documents.release_held()
         self.recall.start(loop)
         self.diagnostics.refresh_settings()
+        await loop.run_in_executor(None, self.startup.settle, self.session)
         task.end(f"{count} memories checked")
 
     def log_scan_problems(self) -> None:

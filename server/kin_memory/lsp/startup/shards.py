@@ -64,7 +64,7 @@ class Shards:
         """Fork the workers; None when the store is missing or forking is unavailable."""
         if not hasattr(os, "fork") or not root.is_dir():
             return None
-        count = workers or _default_workers()
+        count = workers or _default_workers(root)
         shards = cls(root)
         for index in range(count):
             req_r, req_w = os.pipe()
@@ -136,9 +136,16 @@ def _reap(pids: list[int], grace: float) -> None:
             pass
 
 
-def _default_workers() -> int:
-    """One worker per core (at most 4). Small stores cost the workers a few milliseconds; estimating
-    the store's size first would cost the parent a scan on the critical path."""
+def _default_workers(root: Path) -> int:
+    """With a findings cache (a warm restart), one worker: it mostly stats files, and more would take
+    cores from the server's own start (importing the LSP stack) for little. Without one, one worker per
+    core (at most 4): the whole store is read and checked. Small stores cost the workers a few
+    milliseconds; estimating the store's size first would cost the parent a scan on the critical path."""
+    from ...findings.cache import DB_NAME
+    from ...store.paths import HIDDEN_DIR
+
+    if os.path.isfile(os.path.join(root, HIDDEN_DIR, DB_NAME)):
+        return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, min(cores, MAX_WORKERS))
 

@@ -26,6 +26,10 @@ class Startup(Protocol):
     async def first_check(self, session: Session, diagnostics: Diagnostics) -> tuple[int, str]:
         """Load the store and publish its diagnostics; returns (memories checked, how)."""
 
+    def settle(self, session: Session) -> None:
+        """Once the session is ready (its store events handled as usual): catch up with whatever the
+        first check could have missed. Runs off the event loop."""
+
 
 class InProcessStartup:
     """Parsing, checking and JSON framing all run off the event loop; the loop only writes the bytes."""
@@ -38,6 +42,9 @@ class InProcessStartup:
         diagnostics.send_store_frames(*await asyncio.get_running_loop().run_in_executor(None, load_and_check))
         return sum(1 for _ in session.store.memories()), ""
 
+    def settle(self, session: Session) -> None:
+        """The load ran with the watcher started: nothing to catch up."""
+
 
 class ShardedStartup:
     """Take the workers' checks when they were started for the root this session serves; otherwise (or
@@ -45,6 +52,7 @@ class ShardedStartup:
 
     def __init__(self, shards: Shards | None) -> None:
         self.shards = shards
+        self.fallback: InProcessStartup | None = None  # when the workers could not be used
 
     def _collect(self, session: Session) -> list[ShardResult] | None:
         shards, self.shards = self.shards, None
@@ -59,20 +67,17 @@ class ShardedStartup:
         loop = asyncio.get_running_loop()
         results = await loop.run_in_executor(None, self._collect, session)
         if results is None:
-            return await InProcessStartup().first_check(session, diagnostics)
+            self.fallback = InProcessStartup()
+            return await self.fallback.first_check(session, diagnostics)
         count = self._publish(session, diagnostics, results)
-        moved = await loop.run_in_executor(None, self._adopt, session, results)
-        for vpath in moved:  # changed between the workers' scan and the watcher's start
-            diagnostics.recheck(vpath)
+        await loop.run_in_executor(None, self._adopt, session, results)
         diagnostics.recheck_open()
         hits = sum(r.hits for r in results)
         return count, f" by {len(results)} worker processes ({hits} unchanged files from the findings cache)"
 
-    def _adopt(self, session: Session, results: list[ShardResult]) -> set[str]:
+    def _adopt(self, session: Session, results: list[ShardResult]) -> None:
         """The server's store, made of the compact memories the workers' records became (no file is read
-        twice; a file without a record, unreadable or unusual, is read here). Then a stat per file
-        catches what moved since the workers' scan, before the watcher started: those files are read
-        again; their vpaths are returned."""
+        twice; a file without a record, unreadable or unusual, is read here)."""
         root = session.root
         disk: dict[str, Memory] = {}
         for r in results:
@@ -85,13 +90,21 @@ class ShardedStartup:
         if index is not None:
             disk[INDEX_VPATH] = index
         session.store.adopt(disk, [p for r in results for p in r.problems])
+
+    def settle(self, session: Session) -> None:
+        """A stat per file catches what moved between the workers' scan and the watcher's start: those
+        files are read again, and their store events recheck and reindex them like any change."""
+        if self.fallback is not None:
+            return
+        root = session.root
+        store = session.store
+        known = {m.vpath: (m.mtime, m.size) for m in store.disk_memories() if not m.is_index}
         files, _ = scan(root)
-        now = {vpath: (path, stat_of(path)) for path, vpath, is_index in files if not is_index}
-        moved = {v for v, (_, st) in now.items() if (m := disk.get(v)) is None or st != (m.mtime, m.size)}
-        moved |= {v for v in disk if v not in now and v != INDEX_VPATH}
-        for vpath in moved:
-            session.store.refresh_path(real_path(root, vpath))
-        return moved
+        now = {vpath: stat_of(path) for path, vpath, is_index in files if not is_index}
+        moved = {v for v, st in now.items() if known.get(v) != st}
+        moved |= {v for v in known if v not in now}
+        for vpath in sorted(moved):
+            store.refresh_path(real_path(root, vpath))
 
     def _publish(self, session: Session, diagnostics: Diagnostics, results: list[ShardResult]) -> int:
         """The shards' diagnostics, then MEMORY.md's (which needs the merged listing)."""
