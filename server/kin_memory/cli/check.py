@@ -125,9 +125,9 @@ def check_through_cache(root: Path, ctx) -> tuple:
     from ..store.memory import load
     from ..store.paths import INDEX_VPATH
     from ..store.prompt_block import compose
-    from ..store.store import Store, scan
+    from ..store.store import Store, scan_names
 
-    files, problems = scan(root)
+    files, problems = scan_names(root)
     cache = FindingsCache.open(root)
     try:
         memories = [(path, vpath) for path, vpath, is_index in files if not is_index]

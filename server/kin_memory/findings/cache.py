@@ -171,20 +171,21 @@ class FindingsCache:
         except sqlite3.Error as exc:
             log.info("findings cache unreadable: %s", exc)
             return {}, []
-        for vpath, mtime, size, since, valid_until, probe, record, payload in rows:
+        fields_of = _decode_all([row[6] for row in rows])
+        for (vpath, mtime, size, since, valid_until, probe, record, payload), fields in zip(
+            rows, fields_of, strict=True
+        ):
             stat = stats.get(vpath)
             if stat is None:
                 gone.append(vpath)
                 continue
             if stat != (mtime, size) or not since <= now < valid_until:
                 continue
-            try:
-                fields = json.loads(record)
-                if not (isinstance(fields, list) and len(fields) == 10 and _is_frame(payload)):
-                    continue
-                if stamp_probe(fields[2], self.probes) != probe:
-                    continue
-            except (ValueError, TypeError):
+            if fields is None:
+                fields = _decode(record)
+            if not (isinstance(fields, list) and len(fields) == 10 and _is_frame(payload)):
+                continue
+            if stamp_probe(fields[2], self.probes) != probe:
                 continue
             hits[vpath] = (fields, bytes(payload))
         return hits, gone
@@ -236,6 +237,26 @@ def _rows(variant: str, entries: Iterable[Entry]) -> Iterator[tuple[object, ...]
             record,
             e.payload,
         )
+
+
+def _decode_all(records: list[str]) -> list[object | None]:
+    """Every row's record in one JSON parse (a call per row costs more than the rest of a lookup); None
+    for each when any is unreadable or not text, to be decoded one by one."""
+    if all(isinstance(r, str) for r in records):
+        try:
+            decoded = json.loads("[" + ",".join(records) + "]")
+        except (ValueError, RecursionError):
+            decoded = None
+        if isinstance(decoded, list) and len(decoded) == len(records):
+            return decoded
+    return [None] * len(records)
+
+
+def _decode(record: object) -> object:
+    try:
+        return json.loads(record) if isinstance(record, str) else None
+    except (ValueError, RecursionError):
+        return None
 
 
 def _is_frame(payload: object) -> bool:

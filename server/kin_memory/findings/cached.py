@@ -10,11 +10,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..store.context import Context
 from ..store.lifecycle import next_change
-from ..store.memory import Memory, Record, from_record, load, record_of
+from ..store.memory import Memory, Record, StrPath, from_record, load, record_of
 from .cache import Entry, FindingsCache, stamp_probe, variant_key
 from .model import Finding
 from .run import check_memory
@@ -45,7 +44,7 @@ class CachedCheck:
             cache.store(self.variant, self.pending, now, self.gone)
 
 
-def stat_of(path: Path) -> tuple[float, int] | None:
+def stat_of(path: StrPath) -> tuple[float, int] | None:
     try:
         st = os.stat(path)
     except OSError:
@@ -54,7 +53,7 @@ def stat_of(path: Path) -> tuple[float, int] | None:
 
 
 def check_files(
-    files: Sequence[tuple[Path, str]],
+    files: Sequence[tuple[StrPath, str]],
     ctx: Context,
     form: str,
     render: Render,

@@ -78,6 +78,7 @@ class Memory:
 
 _PLAIN = (str, int, float, bool, type(None))
 Record = list[Any]  # see record_of
+StrPath = str | os.PathLike[str]
 
 
 def record_of(memory: Memory) -> Record | None:
@@ -103,7 +104,7 @@ def record_of(memory: Memory) -> Record | None:
     ]
 
 
-def from_record(path: Path, vpath: str, mtime: float, size: int, record: Record) -> Memory:
+def from_record(path: StrPath, vpath: str, mtime: float, size: int, record: Record) -> Memory:
     """The compacted memory a record was made from (see record_of)."""
     category, raw_category, stamp, decode_error, has_nul, status, open_line, close_line, body_line, title = (
         record
@@ -127,7 +128,7 @@ def from_record(path: Path, vpath: str, mtime: float, size: int, record: Record)
 
 
 def from_text(
-    path: Path,
+    path: StrPath,
     vpath: str,
     text: str,
     mtime: float,
@@ -176,7 +177,7 @@ def decode(data: bytes) -> tuple[str, int | None, bool]:
     return text, bad, has_nul
 
 
-def load(path: Path, vpath: str, *, is_index: bool = False) -> Memory:
+def load(path: StrPath, vpath: str, *, is_index: bool = False) -> Memory:
     """Read and parse one file; never raises. Unreadable or odd files carry a read_error."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
@@ -216,7 +217,7 @@ def load(path: Path, vpath: str, *, is_index: bool = False) -> Memory:
     )
 
 
-def _resolve_symlink(path: Path, vpath: str, is_index: bool) -> Memory:
+def _resolve_symlink(path: StrPath, vpath: str, is_index: bool) -> Memory:
     # The scanner only hands over symlinks whose target stays inside the store.
     try:
         target = Path(os.path.realpath(path, strict=True))
@@ -225,11 +226,11 @@ def _resolve_symlink(path: Path, vpath: str, is_index: bool) -> Memory:
     return load_plain(target, path, vpath, is_index)
 
 
-def load_plain(target: Path, path: Path, vpath: str, is_index: bool) -> Memory:
+def load_plain(target: StrPath, path: StrPath, vpath: str, is_index: bool) -> Memory:
     """A symlinked memory's target (containment is the scan's job): read bounded and never blocking, so
     a target swapped for a FIFO or a device between the check and the read cannot hang the reader."""
     try:
-        bounded = read_file(target, MAX_READ_BYTES)
+        bounded = read_file(Path(target), MAX_READ_BYTES)
     except Refused as exc:
         size = exc.size or 0
         reason = "file is too large to read as a memory" if exc.kind == "too-large" else exc.reason
@@ -250,7 +251,7 @@ def load_plain(target: Path, path: Path, vpath: str, is_index: bool) -> Memory:
 
 
 def _unreadable(
-    path: Path, vpath: str, reason: str, is_index: bool, mtime: float = 0.0, size: int = 0
+    path: StrPath, vpath: str, reason: str, is_index: bool, mtime: float = 0.0, size: int = 0
 ) -> Memory:
     return Memory(
         os.fspath(path),

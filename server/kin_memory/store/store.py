@@ -89,12 +89,19 @@ def scan_refuses(root: Path, path: Path) -> str | None:
 
 
 def scan(root: Path) -> tuple[list[tuple[Path, str, bool]], list[ScanProblem]]:
-    """Walk the store: (real path, virtual path, is_index) for every memory file and MEMORY.md.
+    """Walk the store: (real path, virtual path, is_index) for every memory file and MEMORY.md."""
+    found, problems = scan_names(root)
+    return [(Path(path), vpath, is_index) for path, vpath, is_index in found], problems
+
+
+def scan_names(root: Path) -> tuple[list[tuple[str, str, bool]], list[ScanProblem]]:
+    """Walk the store: (real path as a string, virtual path, is_index) for every memory file and
+    MEMORY.md (strings: a warm start of a big store lists every file and need not build a Path each).
 
     Hidden names are skipped (the index folder lives there); symlinked directories are not followed
     (loops, escapes); a symlinked file is kept only when its target stays inside the store.
     """
-    found: list[tuple[Path, str, bool]] = []
+    found: list[tuple[str, str, bool]] = []
     problems: list[ScanProblem] = []
     real_root = os.path.realpath(root)
 
@@ -149,9 +156,9 @@ def scan(root: Path) -> tuple[list[tuple[Path, str, bool]], list[ScanProblem]]:
                     )
                     continue
             if rel == (INDEX_NAME,):
-                found.append((Path(entry.path), vp(rel), True))
+                found.append((entry.path, vp(rel), True))
             elif is_memory_rel(rel):
-                found.append((Path(entry.path), vp(rel), False))
+                found.append((entry.path, vp(rel), False))
 
     walk(str(root), ())
     return found, problems

@@ -226,9 +226,9 @@ def _work(
     root: Path, index: int, count: int, req_fd: int, guess: Context | None
 ) -> tuple[ShardResult, Chunks, Callable[[], None]]:
     from ...findings.cache import FindingsCache, shard_of
-    from ...store.store import scan
+    from ...store.store import scan_names
 
-    files, problems = scan(root)
+    files, problems = scan_names(root)
     mine = [
         (path, vpath) for path, vpath, is_index in files if not is_index and shard_of(vpath, count) == index
     ]
@@ -286,7 +286,7 @@ CHUNK = 2000  # files per chunk sent to the server
 
 def _check(
     root: Path,
-    files: list[tuple[Path, str]],
+    files: list[tuple[str, str]],
     ctx,
     encoding: str,
     shard: tuple[int, int],

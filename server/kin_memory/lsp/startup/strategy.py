@@ -13,7 +13,7 @@ from ...findings.run import check_memory
 from ...store.memory import Memory, load
 from ...store.paths import real_path
 from ...store.prompt_block import compose_from
-from ...store.store import scan
+from ...store.store import scan_names
 from ..convert import diagnostics_json
 from ..features.diagnostics import INDEX_VPATH, Diagnostics
 from ..session import Session
@@ -99,7 +99,7 @@ class ShardedStartup:
         root = session.root
         store = session.store
         known = {m.vpath: (m.mtime, m.size) for m in store.disk_memories() if not m.is_index}
-        files, _ = scan(root)
+        files, _ = scan_names(root)
         now = {vpath: stat_of(path) for path, vpath, is_index in files if not is_index}
         moved = {v for v, st in now.items() if known.get(v) != st}
         moved |= {v for v in known if v not in now}
