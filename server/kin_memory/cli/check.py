@@ -6,9 +6,10 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..sinks import terminal
 from .common import UsageError, settings_for
@@ -61,9 +62,9 @@ def example_root() -> Path:
 
 def run(args: argparse.Namespace) -> int:
     from ..findings.catalog import ERROR
-    from ..findings.store_level import scan_findings, settings_findings
+    from ..findings.store_level import settings_findings
     from ..store.context import cli_context
-    from ..store.root import VIRTUAL_ROOT, resolve_root
+    from ..store.root import resolve_root
     from ..store.workspace import cli_workspace
 
     target: Path | None = Path(os.path.abspath(os.path.expanduser(args.path))) if args.path else None
@@ -90,8 +91,42 @@ def run(args: argparse.Namespace) -> int:
     root = Path(os.path.realpath(root))
     workspace = cli_workspace(args.workspace, root)
     ctx = cli_context(root, workspace)
-    store, results = check_through_cache(root, ctx)
-    if args.duplicates:
+    if args.duplicates or note:  # KM601 reads the recall index: not answered from a summary
+        part = _store_part(root, ctx, only, args.format, args.duplicates)[0]
+    else:
+        part = _summarised_store_part(root, ctx, only, args.format)
+    settings_rows: list[tuple[str, Finding]] = []
+    for settings_path, found in settings_findings(settings_for(workspace)).items():
+        settings_rows += [(str(settings_path), f) for f in found]
+    extra = _render(settings_rows, args.format)
+    if note:
+        print(note, file=sys.stderr)
+    if args.format == "json":
+        print(json.dumps(part.out + extra.out, indent=2))
+    else:
+        sys.stdout.write(part.out + extra.out)
+        _summary(_add(part.counts, extra.counts), part.files)
+    if note:
+        return 0  # the example store is broken on purpose: its findings are the demonstration
+    return 1 if ERROR in part.counts or ERROR in extra.counts else 0
+
+
+@dataclass
+class Part:
+    """Printed rows of a check, ready to be joined with others: the text (or the JSON objects), the
+    count per severity and how many files were checked."""
+
+    out: Any
+    counts: dict[str, int]
+    files: int = 0
+
+
+def _store_part(root: Path, ctx, only: Path | None, fmt: str, duplicates: bool):
+    from ..findings.store_level import scan_findings
+    from ..store.root import VIRTUAL_ROOT
+
+    store, results, checked = check_through_cache(root, ctx)
+    if duplicates:
         _merge(results, _duplicates(root, store, ctx))
     _merge(results, scan_findings(store.scan_problems()))
     rows: list[tuple[str, Finding]] = []
@@ -103,22 +138,74 @@ def run(args: argparse.Namespace) -> int:
         if only is not None and only != Path(path) and only not in Path(path).parents:
             continue
         rows += [(path, f) for f in results[vpath]]
-    for settings_path, found in settings_findings(settings_for(workspace)).items():
-        rows += [(str(settings_path), f) for f in found]
-    if note:
-        print(note, file=sys.stderr)
-    if args.format == "json":
-        print(json.dumps([_json(path, f) for path, f in rows], indent=2))
-    else:
-        _text(rows, len(results))
-    if note:
-        return 0  # the example store is broken on purpose: its findings are the demonstration
-    return 1 if any(f.severity == ERROR for _, f in rows) else 0
+    part = _render(rows, fmt)
+    part.files = len(results)
+    return part, store, checked
 
 
-def check_through_cache(root: Path, ctx) -> tuple:
-    """(the store, vpath → findings) for every file, unchanged files answered by the findings cache
-    (a stat each); what had to be checked is written back for the next run."""
+def _summarised_store_part(root: Path, ctx, only: Path | None, fmt: str) -> Part:
+    """The store's part of the output, from the summary of the last identical check when every file's
+    (mtime, size) is what it was then and no finding can have changed since (a stat per file)."""
+    import hashlib
+
+    from ..findings.cache import FindingsCache, variant_key
+    from ..findings.cached import stat_of
+    from ..store.store import scan_names
+
+    cache = FindingsCache.open(root)
+    files, _ = scan_names(root)
+    listing = "\n".join(f"{vpath}\0{stat_of(path)}" for path, vpath, _ in sorted(files, key=lambda f: f[1]))
+    how = f"{variant_key(ctx, 'cli')}\n{fmt}\n{os.getcwd()}\n{only}\n"
+    key = hashlib.sha256((how + listing).encode("utf-8", "surrogatepass")).hexdigest()
+    try:
+        saved = cache.summary(key, ctx.now) if cache is not None else None
+        if saved is not None:
+            try:
+                data = json.loads(saved)
+                return Part(data["out"], data["counts"], data["files"])
+            except (ValueError, KeyError, TypeError):
+                pass
+        part, store, checked = _store_part(root, ctx, only, fmt, False)
+        if cache is not None and checked.valid_until > ctx.now and not store.scan_problems():
+            output = json.dumps({"out": part.out, "counts": part.counts, "files": part.files}).encode()
+            cache.put_summary(key, ctx.now, checked.valid_until, checked.probes, output)
+        return part
+    finally:
+        if cache is not None:
+            cache.close()
+
+
+def _render(rows: list[tuple[str, Finding]], fmt: str) -> Part:
+    counts: dict[str, int] = {}
+    for _, f in rows:
+        counts[f.severity] = counts.get(f.severity, 0) + 1
+    if fmt == "json":
+        return Part([_json(path, f) for path, f in rows], counts)
+    here = os.getcwd().rstrip(os.sep) + os.sep
+    lines = []
+    for path, f in rows:
+        shown = path[len(here) :] if path.startswith(here) else path
+        lines.append(
+            f"{terminal.field(shown)}:{f.span.line + 1}:{f.span.col + 1}: {f.code} {f.severity}: {terminal.field(f.message)}\n"
+        )
+    return Part("".join(lines), counts)
+
+
+def _add(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+    return {k: a.get(k, 0) + b.get(k, 0) for k in {*a, *b}}
+
+
+def _summary(counts: dict[str, int], files: int) -> None:
+    sys.stdout.flush()  # the summary goes to stderr: keep it after the findings when both share a terminal
+    summary = (
+        ", ".join(f"{n} {sev}{'s' if n != 1 else ''}" for sev, n in sorted(counts.items())) or "no problems"
+    )
+    print(f"{files} files checked: {summary}", file=sys.stderr)
+
+
+def check_through_cache(root: Path, ctx) -> tuple[Any, dict[str, list[Finding]], Any]:
+    """(the store, vpath → findings, the CachedCheck) for every file, unchanged files answered by the
+    findings cache (a stat each); what had to be checked is written back for the next run."""
     from ..findings.cache import FindingsCache
     from ..findings.cached import check_files
     from ..findings.run import check_memory
@@ -131,7 +218,7 @@ def check_through_cache(root: Path, ctx) -> tuple:
     cache = FindingsCache.open(root)
     try:
         memories = [(path, vpath) for path, vpath, is_index in files if not is_index]
-        checked = check_files(memories, ctx, "cli", _render, cache)
+        checked = check_files(memories, ctx, "cli", _payload, cache)
         assert checked is not None  # nothing to abandon
         disk = {c.vpath: c.memory for c in checked.checked if c.memory is not None}
         results = {c.vpath: _decode(c.payload) for c in checked.checked if c.memory is not None}
@@ -148,10 +235,10 @@ def check_through_cache(root: Path, ctx) -> tuple:
     finally:
         if cache is not None:
             cache.close()
-    return store, results
+    return store, results, checked
 
 
-def _render(memory, findings: list[Finding]) -> bytes:
+def _payload(memory, findings: list[Finding]) -> bytes:
     """The CLI's form of a file's findings in the cache: what `check` prints, nothing more."""
     if not findings:
         return b""
@@ -199,22 +286,3 @@ def _json(path: str, f: Finding) -> dict:
         "severity": f.severity,
         "message": f.message,
     }
-
-
-def _text(rows: list[tuple[str, Finding]], files: int) -> None:
-    here = os.getcwd().rstrip(os.sep) + os.sep
-    out = []
-    for path, f in rows:
-        shown = path[len(here) :] if path.startswith(here) else path
-        out.append(
-            f"{terminal.field(shown)}:{f.span.line + 1}:{f.span.col + 1}: {f.code} {f.severity}: {terminal.field(f.message)}\n"
-        )
-    sys.stdout.write("".join(out))
-    counts: dict[str, int] = {}
-    for _, f in rows:
-        counts[f.severity] = counts.get(f.severity, 0) + 1
-    sys.stdout.flush()  # the summary goes to stderr: keep it after the findings when both share a terminal
-    summary = (
-        ", ".join(f"{n} {sev}{'s' if n != 1 else ''}" for sev, n in sorted(counts.items())) or "no problems"
-    )
-    print(f"{files} files checked: {summary}", file=sys.stderr)

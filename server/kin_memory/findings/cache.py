@@ -37,7 +37,7 @@ log = logging.getLogger("kin_memory.findings")
 
 DB_NAME = "findings.sqlite3"
 DB_SUFFIXES = ("", "-wal", "-shm", "-journal")
-FORMAT = "1"
+FORMAT = "2"
 KEPT_VARIANTS = 6  # contexts remembered (workspaces, the CLI's and the server's forms), most recent first
 _FRAME_HEAD = b"Content-Length: "
 
@@ -156,11 +156,11 @@ class FindingsCache:
     # -- reading ----------------------------------------------------------------------------------
     def lookup(
         self, variant: str, stats: dict[str, tuple[float, int]], now: float, shard: tuple[int, int] = (0, 1)
-    ) -> tuple[dict[str, tuple[Record, bytes]], list[str]]:
+    ) -> tuple[dict[str, tuple[Record, bytes, float]], list[str]]:
         """(vpath → (record, payload) for every file of `stats` whose entry still holds, vpaths of the
         shard's entries whose file is gone). Unreadable rows count as misses."""
         index, count = shard
-        hits: dict[str, tuple[Record, bytes]] = {}
+        hits: dict[str, tuple[Record, bytes, float]] = {}
         gone: list[str] = []
         try:
             rows = self.conn.execute(
@@ -187,8 +187,42 @@ class FindingsCache:
                 continue
             if stamp_probe(fields[2], self.probes) != probe:
                 continue
-            hits[vpath] = (fields, bytes(payload))
+            hits[vpath] = (fields, bytes(payload), valid_until)
         return hits, gone
+
+    # -- whole-store summaries ----------------------------------------------------------------------
+    # What a whole check printed, keyed by everything it depended on (the variant, how it was asked,
+    # and every file's (vpath, mtime, size)): an unchanged store is then answered with a stat per file.
+    def summary(self, key: str, now: float) -> bytes | None:
+        try:
+            row = self.conn.execute(
+                "SELECT since, valid_until, probes, output FROM summaries WHERE key = ?", (key,)
+            ).fetchone()
+        except sqlite3.Error:
+            return None
+        if row is None or not row[0] <= now < row[1] or not isinstance(row[3], bytes):
+            return None
+        try:
+            probes = json.loads(row[2])
+        except (ValueError, TypeError):
+            return None
+        if not isinstance(probes, dict) or any(stamp_probe(s, self.probes) != p for s, p in probes.items()):
+            return None
+        return row[3]
+
+    def put_summary(
+        self, key: str, since: float, valid_until: float, probes: dict[str, str], output: bytes
+    ) -> None:
+        try:
+            with self.conn:
+                self.conn.execute("BEGIN IMMEDIATE")
+                self.conn.execute("DELETE FROM summaries WHERE since < ?", (since - 86400,))
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO summaries VALUES (?, ?, ?, ?, ?)",
+                    (key, since, valid_until, json.dumps(probes), output),
+                )
+        except sqlite3.Error as exc:
+            log.info("findings cache not written: %s", exc)
 
     # -- writing ----------------------------------------------------------------------------------
     def store(self, variant: str, entries: Iterable[Entry], now: float, gone: Iterable[str] = ()) -> None:
@@ -291,7 +325,7 @@ def _connect(root: Path) -> sqlite3.Connection:
         tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if not tables:
             _create(conn)
-        elif tables != {"meta", "entries", "variants"} or _format(conn) != FORMAT:
+        elif tables != {"meta", "entries", "variants", "summaries"} or _format(conn) != FORMAT:
             raise sqlite3.DatabaseError("not a findings cache of this format")
         os.chmod(os.path.join(root, HIDDEN_DIR, DB_NAME), 0o600)
     except BaseException:
@@ -316,6 +350,9 @@ def _create(conn: sqlite3.Connection) -> None:
             "valid_until REAL, probe TEXT, record TEXT, payload BLOB, PRIMARY KEY (variant, vpath)) WITHOUT ROWID"
         )
         conn.execute("CREATE TABLE variants (variant TEXT PRIMARY KEY, used REAL)")
+        conn.execute(
+            "CREATE TABLE summaries (key TEXT PRIMARY KEY, since REAL, valid_until REAL, probes TEXT, output BLOB)"
+        )
         conn.execute("INSERT INTO meta VALUES ('format', ?)", (FORMAT,))
 
 

@@ -7,6 +7,7 @@ diagnostics, the CLI's JSON findings), so a hit costs no work beyond a row read.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +38,8 @@ class CachedCheck:
     hits: int
     variant: str
     pending: list[Entry] = field(default_factory=list)  # new entries to write back
+    valid_until: float = math.inf  # the earliest instant any file's findings can change
+    probes: dict[str, str] = field(default_factory=dict)  # stamp -> what the disk said of it
     gone: list[str] = field(default_factory=list)  # cached files no longer there
 
     def write_back(self, cache: FindingsCache | None, now: float) -> None:
@@ -78,7 +81,10 @@ def check_files(
         hit = hits.get(vpath)
         if hit is not None:
             mtime, size = stats[vpath]
-            record, payload = hit
+            record, payload, until = hit
+            result.valid_until = min(result.valid_until, until)
+            if record[2] is not None:
+                result.probes.setdefault(str(record[2]), stamp_probe(record[2], probes))
             memory = from_record(path, vpath, mtime, size, record)
             keep(Checked(vpath, memory, payload, record))
             continue
@@ -87,18 +93,16 @@ def check_files(
             continue  # deleted between the scan and the read: gone, not unreadable
         payload = render(whole, check_memory(whole, ctx))
         fresh = record_of(whole)
-        if fresh is not None and cache is not None:
+        until = next_change(whole.category, whole.mtime, ctx.now, ctx.thresholds)
+        probe = stamp_probe(whole.stamp, probes)
+        result.valid_until = min(result.valid_until, until)
+        if whole.stamp is not None:
+            result.probes.setdefault(str(whole.stamp), probe)
+        if fresh is None:
+            result.valid_until = ctx.now  # an odd file (unreadable, unusual values): no summary either
+        elif cache is not None:
             result.pending.append(
-                Entry(
-                    vpath,
-                    whole.mtime,
-                    whole.size,
-                    ctx.now,
-                    next_change(whole.category, whole.mtime, ctx.now, ctx.thresholds),
-                    stamp_probe(whole.stamp, probes),
-                    fresh,
-                    payload,
-                )
+                Entry(vpath, whole.mtime, whole.size, ctx.now, until, probe, fresh, payload)
             )
         keep(Checked(vpath, whole.compacted(), payload, fresh))
     return result

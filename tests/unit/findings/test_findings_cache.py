@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.memfiles import memory, write
 
 from kin_memory.findings.cache import DB_NAME, FindingsCache
 from kin_memory.findings.cached import check_files
@@ -19,6 +18,7 @@ from kin_memory.store.lifecycle import Thresholds, lifecycle, next_change
 from kin_memory.store.memory import load
 from kin_memory.store.paths import HIDDEN_DIR
 from kin_memory.store.store import scan
+from support.memfiles import memory, write
 
 DAY = 86400.0
 
@@ -190,3 +190,29 @@ def test_cli_check_second_run_prints_the_same(tmp_path: Path) -> None:
     for suffix in ("-wal", "-shm"):
         (root / HIDDEN_DIR / (DB_NAME + suffix)).unlink(missing_ok=True)
     assert run().stdout == first.stdout
+
+
+def test_cli_check_summary_follows_every_change_it_depends_on(tmp_path: Path) -> None:
+    """The third run answers from the whole-store summary; a changed file, a moved repository or another
+    working folder (relative paths in the output) each give a fresh answer."""
+    root = tmp_path / "memory"
+    repo = tmp_path / "repo"
+    write(root, "facts/a.md", memory("project-fact", "# A\n\nx\n", str(repo)))
+    write(root, "facts/b.md", memory("project-fact", "# B\n\ny\n"), age_days=400)
+    env = {**os.environ, "HOME": str(tmp_path), "KIN_MEMORY_DIR": str(root)}
+
+    def run(cwd: Path = tmp_path) -> str:
+        out = subprocess.run([sys.executable, "-m", "kin_memory", "check"], env=env, capture_output=True,
+                             text=True, timeout=60, cwd=cwd)  # fmt: skip
+        return out.stdout
+
+    first = run()
+    assert "KM301" in first and "KM400" in first and first.startswith("memory/")
+    assert run() == first and run() == first
+    repo.mkdir()  # the stamped repository appears: KM301 goes
+    assert "KM301" not in run()
+    write(root, "facts/b.md", memory("Project-Fact", "# B\n\ny\n"))  # changed: casing, no longer stale
+    changed = run()
+    assert "KM400" not in changed and "KM202" in changed
+    elsewhere = run(cwd=root)
+    assert elsewhere.startswith("facts/")
