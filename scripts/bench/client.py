@@ -164,13 +164,27 @@ def _status_kb(pid: int, key: str) -> int:
     return 0
 
 
+def _pss_kb(pid: int) -> int:
+    """Proportional set size: each shared page (the forked workers share most of the server's) counted
+    once across the processes that map it, so a tree's sum is the memory it really takes."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
 class RssSampler:
-    """Samples the process tree every 20 ms: peak of the summed VmRSS, and the per-process VmHWM seen."""
+    """Samples the process tree every 20 ms: peak of the summed VmRSS, peak of the summed PSS (shared
+    pages counted once), and the per-process VmHWM seen."""
 
     def __init__(self, pid: int, interval: float = 0.02) -> None:
         self.pid = pid
         self.interval = interval
         self.peak_tree_kb = 0
+        self.peak_pss_kb = 0
         self.hwm_kb: dict[int, int] = {}
         self.stop_event = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -184,6 +198,7 @@ class RssSampler:
     def sample(self) -> None:
         pids = descendants(self.pid)
         self.peak_tree_kb = max(self.peak_tree_kb, sum(_status_kb(p, "VmRSS") for p in pids))
+        self.peak_pss_kb = max(self.peak_pss_kb, sum(_pss_kb(p) for p in pids))
         for p in pids:
             self.hwm_kb[p] = max(self.hwm_kb.get(p, 0), _status_kb(p, "VmHWM"))
 
@@ -193,6 +208,7 @@ class RssSampler:
         self.thread.join(timeout=1)
         return {
             "peak_tree_rss_mb": round(self.peak_tree_kb / 1024, 1),
+            "peak_tree_pss_mb": round(self.peak_pss_kb / 1024, 1),
             "sum_hwm_mb": round(sum(self.hwm_kb.values()) / 1024, 1),
             "processes": len(self.hwm_kb),
         }

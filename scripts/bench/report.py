@@ -32,9 +32,12 @@ def _sum(*getters: Getter) -> Getter:
     return get
 
 
-def _peak_rss(r: Result) -> float | None:
-    values = [_at(k, "peak_tree_rss_mb")(r) for k in ("rss_cold", "rss_warm")]
-    return max((v for v in values if v is not None), default=None)
+def _peak(key: str) -> Getter:
+    def get(r: Result) -> float | None:
+        values = [_at(k, key)(r) for k in ("rss_cold", "rss_warm")]
+        return max((v for v in values if v is not None), default=None)
+
+    return get
 
 
 @dataclass(frozen=True)
@@ -166,7 +169,10 @@ MEASURES = [
         "kin.memory.search p95 (hover budget)", "ms", _at("search", "p95_ms"), RECALL, _fts("all", "p95_ms")
     ),
     Measure("external write → diagnostics, max", "ms", _at("external_write", "max_ms"), Budget(500, 500)),
-    Measure("peak RSS, server process tree", "MB", _peak_rss, Budget(120, 300)),
+    # Summed RSS counts every page the forked workers share with the server once per process; PSS
+    # counts it once. Both are shown: the budget verdict is on the PSS, the memory the tree takes.
+    Measure("peak memory, server process tree (PSS)", "MB", _peak("peak_tree_pss_mb"), Budget(120, 300)),
+    Measure("  peak summed RSS (shared pages counted per process)", "MB", _peak("peak_tree_rss_mb")),
     Measure(
         "`kin-memory check`, first run (no findings cache)", "s", _at("check", "first_s"), floor=READ_PARSE
     ),
