@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import Any
 
 from ..store.categories import EPISODIC, PREFERENCE, PROJECT_FACT
 from ..store.context import Context
@@ -10,6 +12,13 @@ from ..store.memory import Memory
 from ..store.workspace import GLOBAL, main_worktree, stamp_kind
 from .edits import delete_entry_lines, insert_before_close, replace, yaml_scalar
 from .model import Finding, Fix
+
+
+def _memo(ctx: Context, key: str, compute: Callable[[], object]) -> Any:
+    """A disk fact about a stamp, asked once per check (see Context.disk)."""
+    if key not in ctx.disk:
+        ctx.disk[key] = compute()
+    return ctx.disk[key]
 
 
 def _canonical_candidate(stamp: str) -> str | None:
@@ -102,9 +111,9 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
             )
         )
     if kind == "path":
-        reason = _not_canonical_reason(stamp)
+        reason = _memo(ctx, "reason:" + stamp, lambda: _not_canonical_reason(stamp))
         if reason:
-            target = _canonical_candidate(stamp)
+            target = _memo(ctx, "candidate:" + stamp, lambda: _canonical_candidate(stamp))
             fixes = (
                 (
                     Fix(
@@ -124,7 +133,7 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
                     fixes,
                 )
             )
-        elif not os.path.isdir(stamp):
+        elif not _memo(ctx, "isdir:" + stamp, lambda: os.path.isdir(stamp)):
             findings.append(
                 Finding(
                     "KM301",
@@ -134,7 +143,7 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
                 )
             )
         else:
-            main = main_worktree(stamp)
+            main = _memo(ctx, "worktree:" + stamp, lambda: main_worktree(stamp))
             if main:
                 findings.append(
                     Finding(

@@ -21,6 +21,10 @@ class Context:
     now: float = field(default_factory=time.time)
     thresholds: Thresholds = field(default_factory=Thresholds)
     severity: dict[str, str] = field(default_factory=dict)  # user overrides: code → level or "off"
+    # What the disk said about a stamp's path during this check (exists, realpath, folder, worktree):
+    # a whole-store check asks it once per repository, not once per memory. Not part of the context's
+    # identity; a new context (each check) asks the disk again.
+    disk: dict[str, object] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
 
 def cli_context(root: Path, workspace: str | None) -> Context:

@@ -299,12 +299,14 @@ def _check(
     from pygls.uris import from_fs_path  # light: no lsprotocol; the same URIs the server makes
 
     from ...findings.cached import Checked, check_files
-    from ...store.paths import real_path
     from ...store.prompt_block import listing
+    from ...store.root import VIRTUAL_ROOT
     from ..convert import diagnostics_frame, diagnostics_json
 
-    def uri_of(vpath: str) -> str:
-        return from_fs_path(str(real_path(root, vpath))) or ""
+    prefix = str(root)
+
+    def uri_of(vpath: str) -> str:  # a trusted vpath of the scan: joined as a string, no Path per file
+        return from_fs_path(prefix + vpath[len(VIRTUAL_ROOT) :]) or ""
 
     def render(memory, findings) -> bytes:
         if not findings:
