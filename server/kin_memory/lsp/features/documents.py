@@ -87,9 +87,17 @@ class Documents:
         return relative_parts(root, path) is not None and scan_refuses(root, path) is not None
 
     def external_change(self, path: Path) -> None:
-        """A file changed on disk (the watcher, the client, or one of our own commands wrote it). One the
-        scan would not list is handed to the store all the same: its refresh drops it (so a file that
-        was a memory until its folder became a link goes away) and never reads it."""
+        """A file changed on disk (the watcher, the client, or one of our own commands wrote it). Before
+        the startup load is complete the change is held, like the watcher's: applied earlier, the load's
+        snapshot would overwrite it."""
+        if not self.session.ready.is_set():
+            self.held.add(path)
+            return
+        self._apply_change(path)
+
+    def _apply_change(self, path: Path) -> None:
+        """One the scan would not list is handed to the store all the same: its refresh drops it (so a
+        file that was a memory until its folder became a link goes away) and never reads it."""
         vpath = self.session.vpath_of(path_to_uri(path))
         if vpath is None:
             if path.is_dir() or not path.exists():  # a folder came or went: rescan, always correct
@@ -105,7 +113,7 @@ class Documents:
             return
         for path in sorted(paths):
             try:
-                self.external_change(path)
+                self._apply_change(path)
             except Exception as exc:  # noqa: BLE001 - one bad path must not stop the others
                 log.warning("could not process change of %s: %s", path.name, exc)
 

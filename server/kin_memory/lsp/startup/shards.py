@@ -284,22 +284,10 @@ def same_check(a: Context, b: Context) -> bool:
 CHUNK = 2000  # files per chunk sent to the server
 
 
-def _check(
-    root: Path,
-    files: list[tuple[str, str]],
-    ctx,
-    encoding: str,
-    shard: tuple[int, int],
-    cache,
-    abandon=None,
-) -> tuple[ShardResult, Chunks, Callable[[], None]] | None:
-    """Check this worker's files through the findings cache (a stat per unchanged file); what is sent
-    back is framed diagnostics, the listing and each file's compact record, never the files' text.
-    Each file's memory is dropped as soon as it is listed."""
+def _renderer(root: Path, encoding: str) -> Callable[..., bytes]:
+    """A file's findings as one framed publishDiagnostics (b"" when there are none)."""
     from pygls.uris import from_fs_path  # light: no lsprotocol; the same URIs the server makes
 
-    from ...findings.cached import Checked, check_files
-    from ...store.prompt_block import listing
     from ...store.root import VIRTUAL_ROOT
     from ..convert import diagnostics_frame, diagnostics_json
 
@@ -315,6 +303,25 @@ def _check(
             uri_of(memory.vpath), diagnostics_json(findings, memory.lines, encoding, uri_of)
         )
 
+    return render
+
+
+def _check(
+    root: Path,
+    files: list[tuple[str, str]],
+    ctx,
+    encoding: str,
+    shard: tuple[int, int],
+    cache,
+    abandon=None,
+) -> tuple[ShardResult, Chunks, Callable[[], None]] | None:
+    """Check this worker's files through the findings cache (a stat per unchanged file); what is sent
+    back is framed diagnostics, the listing and each file's compact record, never the files' text.
+    Each file's memory is dropped as soon as it is listed."""
+    from ...findings.cached import Checked, check_files
+    from ...store.prompt_block import listing
+
+    render = _renderer(root, encoding)
     records: list[tuple[str, float, int, Record | None]] = []
     payloads: list[bytes] = []
     result = ShardResult([], [], 0)
