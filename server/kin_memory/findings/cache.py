@@ -28,6 +28,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import astuple, dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from ..store.context import Context
 from ..store.memory import Record
@@ -240,6 +241,7 @@ class FindingsCache:
                     "DELETE FROM entries WHERE variant = ? AND vpath = ?", ((variant, v) for v in gone)
                 )
                 self.conn.execute("INSERT OR REPLACE INTO variants VALUES (?, ?)", (variant, now))
+                self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('code', ?)", (code_version(),))
                 old = [
                     v
                     for (v,) in self.conn.execute(
@@ -306,6 +308,27 @@ def _is_frame(payload: object) -> bool:
 
 
 # -- the database file ------------------------------------------------------------------------------
+
+
+def holds_this_code(root: Path) -> bool:
+    """Whether the store's cache was last written by this code (so a start can expect to answer most
+    files from it). Read-only, no connection kept: safe to ask before forking."""
+    if hidden_file_problem(root, DB_NAME) is not None:
+        return False
+    path = os.path.join(root, HIDDEN_DIR, DB_NAME)
+    if not os.path.isfile(path):
+        return False
+    try:
+        conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, timeout=0.5)
+    except sqlite3.Error:
+        return False
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'code'").fetchone()
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+    return bool(row) and row[0] == code_version()
 
 
 def _check_place(root: Path) -> None:

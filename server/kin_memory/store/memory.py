@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import stat as stat_mod
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,12 @@ def record_of(memory: Memory) -> Record | None:
     ]
 
 
+def _shared(value: Any) -> Any:
+    """One string object for the values thousands of memories repeat (categories, stamps, statuses):
+    at 100k memories each copy would cost its own tens of bytes."""
+    return sys.intern(value) if isinstance(value, str) and len(value) < 4096 else value
+
+
 def from_record(path: StrPath, vpath: str, mtime: float, size: int, record: Record) -> Memory:
     """The compacted memory a record was made from (see record_of)."""
     category, raw_category, stamp, decode_error, has_nul, status, open_line, close_line, body_line, title = (
@@ -114,10 +121,10 @@ def from_record(path: StrPath, vpath: str, mtime: float, size: int, record: Reco
         vpath,
         "",
         (),
-        Frontmatter(status, open_line, close_line, body_line=body_line),
-        category,
-        raw_category,
-        stamp,
+        Frontmatter(_shared(status), open_line, close_line, body_line=body_line),
+        _shared(category),
+        _shared(raw_category),
+        _shared(stamp),
         mtime,
         size,
         decode_error,

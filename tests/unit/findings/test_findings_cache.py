@@ -216,3 +216,18 @@ def test_cli_check_summary_follows_every_change_it_depends_on(tmp_path: Path) ->
     assert "KM400" not in changed and "KM202" in changed
     elsewhere = run(cwd=root)
     assert elsewhere.startswith("facts/")
+
+
+def test_a_start_expects_hits_only_from_a_cache_this_code_wrote(store: Path) -> None:
+    from kin_memory.findings.cache import holds_this_code
+
+    assert not holds_this_code(store)  # no cache yet: the start reads the whole store
+    check(store, Context(root=store))
+    assert holds_this_code(store)
+    import sqlite3
+
+    conn = sqlite3.connect(store / HIDDEN_DIR / DB_NAME)
+    conn.execute("UPDATE meta SET value = 'an older build' WHERE key = 'code'")
+    conn.commit()
+    conn.close()
+    assert not holds_this_code(store)

@@ -141,10 +141,9 @@ def _default_workers(root: Path) -> int:
     cores from the server's own start (importing the LSP stack) for little. Without one, one worker per
     core (at most 4): the whole store is read and checked. Small stores cost the workers a few
     milliseconds; estimating the store's size first would cost the parent a scan on the critical path."""
-    from ...findings.cache import DB_NAME
-    from ...store.paths import HIDDEN_DIR
+    from ...findings.cache import holds_this_code
 
-    if os.path.isfile(os.path.join(root, HIDDEN_DIR, DB_NAME)):
+    if holds_this_code(root):
         return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, min(cores, MAX_WORKERS))
