@@ -310,25 +310,29 @@ def _is_frame(payload: object) -> bool:
 # -- the database file ------------------------------------------------------------------------------
 
 
-def holds_this_code(root: Path) -> bool:
-    """Whether the store's cache was last written by this code (so a start can expect to answer most
-    files from it). Read-only, no connection kept: safe to ask before forking."""
+def entries_of_this_code(root: Path) -> int:
+    """How many entries the store's cache holds when it was last written by this code (0 otherwise): a
+    start can then expect to answer most files from it. Read-only, no connection kept: safe to ask
+    before forking."""
     if hidden_file_problem(root, DB_NAME) is not None:
-        return False
+        return 0
     path = os.path.join(root, HIDDEN_DIR, DB_NAME)
     if not os.path.isfile(path):
-        return False
+        return 0
     try:
         conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, timeout=0.5)
     except sqlite3.Error:
-        return False
+        return 0
     try:
         row = conn.execute("SELECT value FROM meta WHERE key = 'code'").fetchone()
+        if not row or row[0] != code_version():
+            return 0
+        count = conn.execute("SELECT count(*) FROM entries").fetchone()[0]
     except sqlite3.Error:
-        return False
+        return 0
     finally:
         conn.close()
-    return bool(row) and row[0] == code_version()
+    return int(count)
 
 
 def _check_place(root: Path) -> None:

@@ -219,15 +219,15 @@ def test_cli_check_summary_follows_every_change_it_depends_on(tmp_path: Path) ->
 
 
 def test_a_start_expects_hits_only_from_a_cache_this_code_wrote(store: Path) -> None:
-    from kin_memory.findings.cache import holds_this_code
+    from kin_memory.findings.cache import entries_of_this_code
 
-    assert not holds_this_code(store)  # no cache yet: the start reads the whole store
+    assert entries_of_this_code(store) == 0  # no cache yet: the start reads the whole store
     check(store, Context(root=store))
-    assert holds_this_code(store)
+    assert entries_of_this_code(store) == 4
     import sqlite3
 
     conn = sqlite3.connect(store / HIDDEN_DIR / DB_NAME)
     conn.execute("UPDATE meta SET value = 'an older build' WHERE key = 'code'")
     conn.commit()
     conn.close()
-    assert not holds_this_code(store)
+    assert entries_of_this_code(store) == 0

@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # the workers import no more than they need before the fork
 log = logging.getLogger("kin_memory.lsp")
 
 MAX_WORKERS = 4
+ONE_WORKER_HITS = 30_000  # cache entries one worker answers in about the time the server takes to start
 WRITE_BACK_GRACE = 60.0  # seconds a worker may take to write the findings cache after answering
 _HEADER = struct.Struct("!Q")
 
@@ -137,13 +138,14 @@ def _reap(pids: list[int], grace: float) -> None:
 
 
 def _default_workers(root: Path) -> int:
-    """With a findings cache (a warm restart), one worker: it mostly stats files, and more would take
-    cores from the server's own start (importing the LSP stack) for little. Without one, one worker per
-    core (at most 4): the whole store is read and checked. Small stores cost the workers a few
+    """With a findings cache this code wrote (a warm restart) of a store up to ONE_WORKER_HITS files, one
+    worker: it mostly stats files, and more would take cores from the server's own start (importing the
+    LSP stack) for little. Otherwise one worker per core (at most 4): the whole store is read and
+    checked, or a big one looked up. Small stores cost the workers a few
     milliseconds; estimating the store's size first would cost the parent a scan on the critical path."""
-    from ...findings.cache import holds_this_code
+    from ...findings.cache import entries_of_this_code
 
-    if holds_this_code(root):
+    if 0 < entries_of_this_code(root) < ONE_WORKER_HITS:
         return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, min(cores, MAX_WORKERS))
