@@ -1,8 +1,8 @@
 """The recall index kept in step with the store, from its change events.
 
 Writes run on one writer thread (SQLite has one writer anyway); a change arriving while the writer is
-busy joins the pending set and is applied in the next batch. Open buffers also get KM601 (near-duplicates),
-handed to the diagnostics unit under the "recall" source.
+busy joins the pending set and is applied in the next batch. Open buffers also get KM601 (near-duplicates)
+and KM604 (possible contradictions), handed to the diagnostics unit under the "recall" source.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+from ..findings import contradictions as km604
 from ..findings import duplicates as km601
 from ..findings.model import Finding
 from ..recall.service import Recall
@@ -124,8 +125,10 @@ class RecallSync:
             return
         overlay = store.is_open(vpath)
         self.recall.update(memory, overlay=overlay)
-        if overlay and self.loop is not None:  # KM601 for the buffers being edited
-            found = km601.check(memory, self.recall.duplicates_of(memory, self.session.active()))
+        if overlay and self.loop is not None:  # KM601 and KM604 for the buffers being edited
+            active = self.session.active()
+            found = km601.check(memory, self.recall.duplicates_of(memory, active))
+            found += km604.check(memory, self.recall.neighbour_bodies(memory, active))
             self.loop.call_soon_threadsafe(self.publish, "recall", vpath, found)
 
     def wait_current(self, timeout: float) -> bool:
