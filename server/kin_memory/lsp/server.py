@@ -13,6 +13,7 @@ from lsprotocol.converters import get_converter
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
+from .commands.passes import PassCommands
 from .commands.proposals import ProposalCommands
 from .commands.recall import RecallCommands
 from .commands.reflect import ReflectCommand
@@ -97,6 +98,7 @@ def create_server(root: str | None = None, workspace: str | None = None,
         ToolCommand(session, documents),
         SweepCommand(session, documents, progress),
         ReflectCommand(session, progress),
+        PassCommands(session, recall, progress),
         ProposalCommands(session, documents),
     )
     for unit in units:
