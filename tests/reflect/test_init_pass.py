@@ -134,3 +134,14 @@ def test_a_fifo_or_a_hostile_name_in_docs_is_listed_not_read(tmp_path):
     got = read_sources(repo)
     assert ("docs/pipe.md", "not a regular file (a FIFO)") in got.skipped
     assert "docs/evil\\nline.md" in got.summary() and "\n" not in got.summary()
+
+
+def test_the_store_itself_or_a_file_is_no_repository(store, tmp_path):
+    from kin_memory.initialize.run import InitError
+
+    for folder, why in ((store, "it is the memory store itself"), (store / "facts", "it is the memory store itself"),
+                        (store / "facts" / "deploy.md", "it is not a folder")):  # fmt: skip
+        with FakeModel([]) as fake:
+            with pytest.raises(InitError, match=why):
+                initialize(store, folder, config("openai", fake), KEY)
+        assert fake.requests == []

@@ -692,13 +692,29 @@ function M.init(dir)
   M.execute('kin.memory.init', { folder = path }, review_or_say('initialization'))
 end
 
---- The consolidation candidates (no model) in the quickfix list: one entry per memory, grouped, each
---- entry naming its group's kind and reason; `:cnext` walks a group's memories side by side in turn.
-function M.candidates()
+--- Group `n`'s memories side by side: the first in the current window, each other one in a split.
+local function open_group(group)
+  for i, uri in ipairs(type(group.uris) == 'table' and group.uris or {}) do
+    vim.cmd((i == 1 and 'edit ' or 'vsplit ') .. vim.fn.fnameescape(vim.uri_to_fname(uri)))
+  end
+end
+
+--- The consolidation candidates (no model) in the quickfix list: one entry per memory, each naming its
+--- group's number, kind and reason. With `n` (:KinMemoryCandidates n), group n opens side by side.
+function M.candidates(n)
+  local wanted = tonumber(n)
   M.execute('kin.memory.consolidationCandidates', vim.empty_dict(), function(result)
     local found = type(result) == 'table' and type(result.candidates) == 'table' and result.candidates or {}
     if #found == 0 then
       notify('no consolidation candidates: no duplicates, contradictions, stale facts or episodes to keep')
+      return
+    end
+    if wanted then
+      if not found[wanted] then
+        notify(('there are %d candidate groups; no group %d'):format(#found, wanted), vim.log.levels.ERROR)
+        return
+      end
+      open_group(found[wanted])
       return
     end
     local items = {}
@@ -710,7 +726,7 @@ function M.candidates()
     end
     vim.fn.setqflist({}, ' ', { title = ('kin-memory: %d consolidation candidates'):format(#found), items = items })
     vim.cmd('copen')
-    notify(('%d consolidation candidate group(s) in the quickfix list'):format(#found))
+    notify(('%d consolidation candidate group(s) in the quickfix list; :KinMemoryCandidates {n} opens one side by side'):format(#found))
   end)
 end
 
@@ -913,7 +929,9 @@ local function define_commands()
     M.init(o.args)
   end, { nargs = '?', complete = 'dir', desc = 'kin-memory: propose memories from a repository (asks before applying)' })
   cmd('KinMemoryConsolidate', M.consolidate, { nargs = 0, desc = 'kin-memory: merge duplicates, fix contradictions (asks before applying)' })
-  cmd('KinMemoryCandidates', M.candidates, { nargs = 0, desc = 'kin-memory: consolidation candidates in the quickfix list' })
+  cmd('KinMemoryCandidates', function(o)
+    M.candidates(o.args)
+  end, { nargs = '?', desc = 'kin-memory: consolidation candidates in the quickfix list (with n: group n side by side)' })
   cmd('KinMemorySweep', M.sweep, { nargs = 0, desc = 'kin-memory: delete expired memories (asks first)' })
   cmd('KinMemoryReviewed', M.reviewed, { nargs = 0, desc = 'kin-memory: mark this memory reviewed' })
   cmd('KinMemoryPreview', M.preview, { nargs = 0, desc = 'kin-memory: preview the prompt block' })

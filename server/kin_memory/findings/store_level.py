@@ -14,6 +14,7 @@ from ..store.context import Context
 from ..store.frontmatter import Span
 from ..store.settings import EffectiveSettings, SettingsProblem
 from ..store.store import ScanProblem, Store
+from ..store.workspace import visibility
 from . import contradictions, duplicates
 from .model import Finding, Fix, TextEdit
 
@@ -49,7 +50,8 @@ def duplicate_findings(store: Store, ctx: Context, recall: Recall) -> dict[str, 
     out: dict[str, list[Finding]] = {}
     for memory in store.memories():
         found = duplicates.check(memory, recall.duplicates_of(memory, ctx.active))
-        found += contradictions.check(memory, recall.neighbour_bodies(memory, ctx.active))
+        if visibility(memory.stamp, ctx.active).visible:  # another workspace's memory is judged in its own
+            found += contradictions.check(memory, recall.neighbour_bodies(memory, ctx.active))
         if found:
             out[memory.vpath] = found
     return out

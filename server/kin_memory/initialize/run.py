@@ -23,7 +23,7 @@ from ..reflect.run import Cancelled, Outcome, model_pass
 from ..store.categories import PREFERENCE, PROJECT_FACT
 from ..store.memory import Memory
 from ..store.store import load_store
-from ..store.workspace import canonical_workspace, visibility
+from ..store.workspace import canonical_workspace, is_inside, visibility
 from .prompt import SYSTEM, user_message
 from .sources import Sources, read_sources
 
@@ -39,7 +39,7 @@ def repository(folder: str | os.PathLike[str]) -> tuple[Path, str]:
     """(the folder to read, the stamp): the folder's realpath, and that with a worktree → its main tree."""
     real = Path(os.path.realpath(os.path.expanduser(os.fspath(folder))))
     if not real.is_dir():
-        raise InitError(f"{folder} is not a folder")
+        raise InitError("it is not a folder")
     return real, canonical_workspace(real)
 
 
@@ -76,6 +76,8 @@ def initialize(
     """Run the pass (config already checked): (outcome, what was read, the repository's stamp).
     Raises InitError for a folder that is not one, Cancelled when cancelled."""
     repo, stamp = repository(folder)
+    if is_inside(str(repo), Path(os.path.realpath(root))):
+        raise InitError("it is the memory store itself, not a repository")
     is_cancelled = cancelled or (lambda: False)
     say = progress or (lambda message: None)
     say("reading the repository's documents")

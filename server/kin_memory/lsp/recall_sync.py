@@ -19,6 +19,7 @@ from ..findings import duplicates as km601
 from ..findings.model import Finding
 from ..recall.service import Recall
 from ..store.events import StoreEvent
+from ..store.workspace import visibility
 from .session import Session
 
 log = logging.getLogger("kin_memory.lsp")
@@ -128,7 +129,8 @@ class RecallSync:
         if overlay and self.loop is not None:  # KM601 and KM604 for the buffers being edited
             active = self.session.active()
             found = km601.check(memory, self.recall.duplicates_of(memory, active))
-            found += km604.check(memory, self.recall.neighbour_bodies(memory, active))
+            if visibility(memory.stamp, active).visible:  # another workspace's memory: judged in its own
+                found += km604.check(memory, self.recall.neighbour_bodies(memory, active))
             self.loop.call_soon_threadsafe(self.publish, "recall", vpath, found)
 
     def wait_current(self, timeout: float) -> bool:

@@ -1,5 +1,6 @@
 -- :KinMemoryConsolidate without a model configured lists the consolidation candidates in the quickfix
--- list: the contradiction, the stale fact and the duplicate pair, each entry a memory of its group.
+-- list: the contradiction and the stale fact, each entry a memory of its group; `:KinMemoryCandidates 1`
+-- opens the contradicting pair side by side.
 local T = dofile(vim.env.KIN_NVIM_HARNESS)
 
 local FACT = '---\ncategory: project-fact\nworkspace: global\n---\n'
@@ -34,4 +35,16 @@ T.run(function()
     and lines[2]:find('^db%.md | %[1%] contradiction:'), 'the contradiction comes first:\n%s', table.concat(lines, '\n'))
   T.check(table.concat(lines, '\n'):find('old-runbook.md | [', 1, true), 'the stale fact is listed:\n%s', table.concat(lines, '\n'))
   T.check(T.noted('no model configured'), 'the user is told why candidates are shown')
+
+  vim.cmd('cclose')
+  vim.cmd('KinMemoryCandidates 1')
+  local shown = T.wait(function()
+    local names = {}
+    for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+      names[#names + 1] = vim.fs.basename(vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(win)))
+    end
+    table.sort(names)
+    return table.concat(names, ' ') == 'db-old.md db.md' and names or nil
+  end, 'group 1 (db-old.md and db.md) side by side')
+  T.log('windows: ' .. table.concat(shown, ', '))
 end)
