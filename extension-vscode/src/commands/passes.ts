@@ -21,6 +21,7 @@ export function register(deps: Deps, review: Review): vscode.Disposable[] {
     command("kinMemory.init", (folder?: unknown) => init(deps, review, folder), report),
     command("kinMemory.consolidate", () => consolidate(deps, review), report),
     command("kinMemory.consolidationCandidates", () => candidates(deps), report),
+    command("kinMemory.openCandidateGroup", (group?: unknown) => openGroup(group as ConsolidationCandidate), report),
   ];
 }
 
@@ -75,7 +76,7 @@ async function candidates(deps: Deps): Promise<void> {
   if (pick) await openGroup(pick.candidate);
 }
 
-async function openGroup(c: ConsolidationCandidate): Promise<void> {
+export async function openGroup(c: ConsolidationCandidate): Promise<void> {
   const uris = c.uris.map((u) => vscode.Uri.parse(u, true));
   if (uris.length === 2) {
     await vscode.commands.executeCommand("vscode.diff", uris[0], uris[1], `${c.kind}: ${c.paths.map((p) => p.split("/").pop()).join(" ↔ ")}`);

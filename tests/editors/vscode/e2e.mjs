@@ -820,11 +820,29 @@ async function passChecks(page) {
     await row.click();
     await page.locator(".tabs-container .tab.active", { hasText: "contradiction: db-old.md ↔ db.md" }).waitFor({ timeout: STEP_TIMEOUT })
       .catch(() => { throw new Error("the contradiction's memories did not open side by side"); });
-    const sides = await diffSides(page);
-    if (!sides.some((s) => s.original.includes("port is 5433") && s.modified.includes("port 5432"))) {
-      throw new Error(`the side-by-side view shows ${JSON.stringify(sides).slice(0, 300)}`);
-    }
+    await poll(() => diffSides(page), (sides) => sides.some((s) => s.original.includes("port is 5433") && s.modified.includes("port 5432")),
+      "the side-by-side view does not show both ports");
     await page.screenshot({ path: path.join(ARTIFACTS, "vscode-candidates.png") }).catch(() => undefined);
+  });
+
+  await step("consolidation candidates: the Kin Memory view's section lists the groups; a group opens side by side", async () => {
+    await runCommand(page, "View: Close All Editors");
+    await page.locator('.activitybar .action-item [aria-label^="Kin Memory"]').first().click();
+    const header = page.locator(".part.sidebar .pane-header", { hasText: "Consolidation candidates" }).first();
+    await header.waitFor({ timeout: STEP_TIMEOUT });
+    if ((await header.getAttribute("aria-expanded")) !== "true") await header.click();
+    const pane = page.locator(".part.sidebar .pane", { has: page.locator(".pane-header", { hasText: "Consolidation candidates" }) }).first();
+    const group = pane.locator(".monaco-list-row", { hasText: "contradiction: db-old.md, db.md" }).first();
+    await group.waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {
+      throw new Error(`the section lists no contradiction: "${(await pane.innerText()).replace(/\s+/g, " ").slice(0, 300)}"`);
+    });
+    if (!(await pane.locator(".monaco-list-row", { hasText: "duplicate: review-style-copy.md, review-style.md" }).count())) {
+      throw new Error("the section lists no duplicate pair");
+    }
+    await group.click();
+    await page.locator(".tabs-container .tab.active", { hasText: "contradiction: db-old.md ↔ db.md" }).waitFor({ timeout: STEP_TIMEOUT })
+      .catch(() => { throw new Error("clicking the group did not open its memories side by side"); });
+    await page.screenshot({ path: path.join(ARTIFACTS, "vscode-candidates-view.png") }).catch(() => undefined);
   });
 
   await step("consolidate: one proposal merges the duplicate and fixes the port, explained per change; Apply all writes it", async () => {
