@@ -16,7 +16,6 @@ from test_reflect_pass import PROVIDERS, config, end_turn, tool_turn, user_text
 from kin_memory.consolidate.candidates import survey
 from kin_memory.consolidate.run import consolidate, consolidation_proposal
 from kin_memory.proposals.apply import apply_proposal
-from kin_memory.recall.service import Recall
 from kin_memory.store.store import load_store
 
 DEPLOY = (
@@ -46,9 +45,7 @@ def messy(tmp_path: Path, workspace: str) -> Path:
 
 def candidates(root: Path, workspace: str):
     store = load_store(root)
-    recall = Recall(root)
-    recall.sync_memories(store.memories())
-    found = survey(store, recall, (workspace,), time.time())
+    found = survey(store, (workspace,), time.time())
     return found, {p: m for c in found for p in c.paths if (m := store.get(p)) is not None}
 
 

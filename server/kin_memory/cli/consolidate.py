@@ -26,7 +26,6 @@ def run(args: argparse.Namespace) -> int:
 
     from ..consolidate.candidates import survey
     from ..consolidate.run import consolidate, consolidation_proposal
-    from ..recall.service import Recall
     from ..reflect.run import Cancelled
     from ..sinks import terminal
     from ..store.store import load_store
@@ -39,9 +38,7 @@ def run(args: argparse.Namespace) -> int:
     model = args.provider is not None
     config, key = config_and_key(args) if model else (None, "")
     store = load_store(root)
-    recall = Recall(root)
-    recall.sync_memories(store.memories())
-    found = survey(store, recall, where.active, time.time())
+    found = survey(store, where.active, time.time())
     if config is None:
         _print_candidates(found, args.json, terminal, root)
         return 0

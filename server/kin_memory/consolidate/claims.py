@@ -43,6 +43,9 @@ _RULE = re.compile(
     re.I,
 )
 _IMPERATIVE_USE = re.compile(r"^\s*(use|prefer)\s+([a-z][\w-]*)", re.I)
+_DIGIT = re.compile(r"\d")
+_HOST_HINT = re.compile(r"host|server|runs|running|lives|deployed", re.I)
+_RULE_HINT = re.compile(r"always|never|not|n't|must|avoid|^\s*(?:use|prefer)\b", re.I)
 _WORD = re.compile(r"[a-z][a-z0-9+#-]*", re.I)
 _CLAUSE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _HEADING = re.compile(r"^#{1,6}\s+(.*)$")
@@ -127,11 +130,10 @@ def title_words(body: str) -> frozenset[str]:
 
 
 def _mask(text: str, spans: list[tuple[int, int]]) -> str:
-    chars = list(text)
+    """The text with the spans blanked (same length: later offsets stay valid)."""
     for start, end in spans:
-        for i in range(start, end):
-            chars[i] = " "
-    return "".join(chars)
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
 
 
 def _values(clause: str) -> tuple[list[tuple[str, str, str]], list[tuple[int, int]]]:
@@ -144,27 +146,35 @@ def _values(clause: str) -> tuple[list[tuple[str, str, str]], list[tuple[int, in
         found.append((attribute, value, shown))
         spans.append(span)
 
-    for m in _URL.finditer(rest):
-        url = m.group(0).rstrip(".,;:!?")
-        take("url", _norm_url(url), url, m.span())
-    rest = _mask(rest, spans)
-    for m in _PATH.finditer(rest):
-        path = m.group(1).rstrip(".,;:")
-        if not path.startswith("/memories/"):
-            take("path", path.rstrip("/"), path, m.span(1))
-    rest = _mask(rest, spans)
-    for m in _HOST_PORT.finditer(rest):
-        take("port", str(int(m.group(2))), m.group(2), m.span(2))
-        take("host", m.group(1).lower(), m.group(1), m.span(1))
-    rest = _mask(rest, spans)
+    # Cheap tests first: most clauses hold no digit, no slash and no dotted name, so no value at all.
+    digits = _DIGIT.search(clause) is not None
+    if "://" in clause:
+        for m in _URL.finditer(rest):
+            url = m.group(0).rstrip(".,;:!?")
+            take("url", _norm_url(url), url, m.span())
+        rest = _mask(rest, spans)
+    if "/" in rest:
+        for m in _PATH.finditer(rest):
+            path = m.group(1).rstrip(".,;:")
+            if not path.startswith("/memories/"):
+                take("path", path.rstrip("/"), path, m.span(1))
+        rest = _mask(rest, spans)
+    if digits:
+        for m in _HOST_PORT.finditer(rest):
+            take("port", str(int(m.group(2))), m.group(2), m.span(2))
+            take("host", m.group(1).lower(), m.group(1), m.span(1))
+        rest = _mask(rest, spans)
+    if "." in rest.rstrip(". ") and _HOST_HINT.search(rest):
+        for m in _HOST.finditer(rest):
+            g = 1 if m.group(1) else 2
+            if not re.fullmatch(r"[\d.]+", m.group(g)):
+                take("host", m.group(g).lower().rstrip("."), m.group(g), m.span(g))
+        rest = _mask(rest, spans)
+    if not digits:
+        return found, spans
     for m in _PORT.finditer(rest):
         g = 1 if m.group(1) else 2
         take("port", str(int(m.group(g))), m.group(g), m.span())
-    rest = _mask(rest, spans)
-    for m in _HOST.finditer(rest):
-        g = 1 if m.group(1) else 2
-        if not re.fullmatch(r"[\d.]+", m.group(g)):
-            take("host", m.group(g).lower().rstrip("."), m.group(g), m.span(g))
     rest = _mask(rest, spans)
     for m in _IP.finditer(rest):
         take("host", m.group(1), m.group(1), m.span(1))
@@ -183,7 +193,9 @@ def _values(clause: str) -> tuple[list[tuple[str, str, str]], list[tuple[int, in
 
 
 def _rules(clause: str) -> list[tuple[str, str, str]]:
-    out = []
+    out: list[tuple[str, str, str]] = []
+    if not _RULE_HINT.search(clause):
+        return out
     for m in _RULE.finditer(clause):
         polarity = "never" if " ".join(m.group(1).lower().split()) in NEGATIVE else "always"
         verb = fold(m.group(2))
@@ -211,6 +223,9 @@ def claims(body: str) -> list[Claim]:
         if _HISTORY.search(clause):
             continue
         values, spans = _values(clause)
+        rules = _rules(clause)
+        if not values and not rules:
+            continue
         distinct: dict[str, set[str]] = {}
         for attribute, value, _ in values:
             distinct.setdefault(attribute, set()).add(value)
@@ -219,7 +234,7 @@ def claims(body: str) -> list[Claim]:
             if len(distinct[attribute]) > 1:
                 continue  # two values of one thing in one clause: a change or a list, not a statement
             out.append(Claim(attribute, subject, value, shown, line))
-        for attribute, value, shown in _rules(clause):
+        for attribute, value, shown in rules:
             out.append(Claim(attribute, frozenset(), value, shown, line))
     return out
 

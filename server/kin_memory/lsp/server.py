@@ -98,7 +98,7 @@ def create_server(root: str | None = None, workspace: str | None = None,
         ToolCommand(session, documents),
         SweepCommand(session, documents, progress),
         ReflectCommand(session, progress),
-        PassCommands(session, recall, progress),
+        PassCommands(session, progress),
         ProposalCommands(session, documents),
     )
     for unit in units:

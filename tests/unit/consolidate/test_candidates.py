@@ -1,4 +1,4 @@
-"""Consolidation candidates over a real store and a real recall index."""
+"""Consolidation candidates over a real store."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 
 from kin_memory.consolidate.candidates import survey
-from kin_memory.recall.service import Recall
 from kin_memory.store.store import load_store
 
 DAY = 86400
@@ -64,9 +63,7 @@ def test_groups_duplicates_contradictions_stale_and_promotions(tmp_path):
     root = tmp_path / "memory"
     fill(root)
     store = load_store(root)
-    recall = Recall(root)
-    recall.sync_memories(store.memories())
-    found = survey(store, recall, (WS,), NOW)
+    found = survey(store, (WS,), NOW)
     got = [(c.kind, c.paths) for c in found]
     assert got == [
         ("contradiction", ("/memories/facts/db-old.md", "/memories/facts/db.md")),
@@ -87,16 +84,28 @@ def test_another_workspaces_memories_are_left_out_and_the_operator_view_sees_the
     root = tmp_path / "memory"
     fill(root)
     store = load_store(root)
-    recall = Recall(root)
-    recall.sync_memories(store.memories())
-    mine = {p for c in survey(store, recall, (WS,), NOW) for p in c.paths}
+    mine = {p for c in survey(store, (WS,), NOW) for p in c.paths}
     assert "/memories/facts/other-ws.md" not in mine and "/memories/sessions/s.md" not in mine
-    everything = [c for c in survey(store, recall, (), NOW) if c.kind == "contradiction"]
+    everything = [c for c in survey(store, (), NOW) if c.kind == "contradiction"]
     assert any("/memories/facts/other-ws.md" in c.paths for c in everything)
 
 
-def test_without_recall_there_are_no_duplicate_groups(tmp_path):
+def test_duplicates_are_found_among_many_memories_and_boilerplate_groups_nothing(tmp_path):
+    import random
+
     root = tmp_path / "memory"
-    fill(root)
-    kinds = {c.kind for c in survey(load_store(root), None, (WS,), NOW)}
-    assert kinds == {"contradiction", "promote", "stale"}
+    words = [f"w{i}" for i in range(3000)]
+    rng = random.Random(7)
+    shared = "Written by the platform team; ask in the platform channel before you change it."
+    for i in range(400):  # distinct memories that all end with the same boilerplate sentence
+        write(
+            root,
+            f"facts/n{i:03}.md",
+            fact(" ".join(rng.choice(words) for _ in range(40)) + ". " + shared + "\n"),
+        )
+    write(root, "facts/a.md", fact(DEPLOY))
+    write(root, "facts/b.md", fact(DEPLOY.replace("engineer", "person")))
+    write(root, "facts/one-line.md", fact("Deploy.\n"))
+    write(root, "facts/one-line-2.md", fact("Deploy.\n"))
+    found = [c for c in survey(load_store(root), (), NOW) if c.kind == "duplicate"]
+    assert [c.paths for c in found] == [("/memories/facts/a.md", "/memories/facts/b.md")]

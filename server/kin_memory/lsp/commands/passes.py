@@ -36,19 +36,17 @@ from ...store.memory import Memory
 from ...store.workspace import is_inside
 from ...tool import messages
 from ..progress import Progress
-from ..recall_sync import RecallSync
 from ..session import Session, uri_to_path
 from .base import CommandFailed, register_command
 from .reflect import ReflectCommand
 
 T = TypeVar("T")
-CURRENT_WAIT = 10.0  # seconds the candidates wait for the recall index to be current
+READY_WAIT = 120.0  # seconds the candidates wait for the startup load
 
 
 class PassCommands:
-    def __init__(self, session: Session, recall: RecallSync, progress: Progress) -> None:
+    def __init__(self, session: Session, progress: Progress) -> None:
         self.session = session
-        self.recall = recall
         self.progress = progress
         self.reflection = ReflectCommand(session, progress)  # its provider settings, not its command
 
@@ -146,10 +144,10 @@ class PassCommands:
 
     # -- consolidation ----------------------------------------------------------------------------
     def _survey(self, workspace: str | None) -> tuple[list[Candidate], dict[str, Memory]]:
-        self.recall.wait_current(CURRENT_WAIT)
+        self.session.ready.wait(READY_WAIT)  # the startup load: the store is complete
         active = (workspace,) if workspace else ()
         ctx = self.session.context()
-        found = survey(self.session.store, self.recall.recall, active, ctx.now, ctx.thresholds)
+        found = survey(self.session.store, active, ctx.now, ctx.thresholds)
         memories = {p: m for c in found for p in c.paths if (m := self.session.store.get(p)) is not None}
         return found, memories
 
