@@ -38,6 +38,8 @@ def repository(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_init_proposes_stamped_facts_and_reads_nothing_outside(provider, store, tmp_path):
     repo = repository(tmp_path)
+    foreign = "---\ncategory: project-fact\nworkspace: /srv/another-repo\n---\nFOREIGN-FACT of another repository.\n"
+    write(store / "facts" / "foreign.md", foreign)
     before = snapshot(store)
     steps = [
         tool_turn(
@@ -51,6 +53,7 @@ def test_init_proposes_stamped_facts_and_reads_nothing_outside(provider, store, 
     assert stamp == os.path.realpath(repo)
     sent = json.dumps([r.body for r in fake.requests])
     assert OUTSIDE not in sent and "Not a document init reads" not in sent
+    assert "FOREIGN-FACT" not in sent  # another workspace's memory is neither listed nor viewable
     first = user_text(provider, fake.requests[0])
     for name in ("AGENTS.md", "README.md", "docs/architecture.md", "docs/deep/deploy.md"):
         assert f"=== {name}" in first
@@ -71,7 +74,8 @@ def test_init_proposes_stamped_facts_and_reads_nothing_outside(provider, store, 
     assert snapshot(store) == {**before, "facts/widget-build.md": (change.after or "").encode()}
 
 
-def test_init_from_a_linked_worktree_stamps_the_main_tree(store, tmp_path):
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_init_from_a_linked_worktree_stamps_the_main_tree(provider, store, tmp_path):
     main = tmp_path / "main"
     write(main / "README.md", "# Widget\n\nWidget renders dashboards.\n")
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main"]
@@ -83,14 +87,14 @@ def test_init_from_a_linked_worktree_stamps_the_main_tree(store, tmp_path):
     write(linked / "AGENTS.md", "# Agents\n\nOnly in the worktree: run `make lint`.\n")
     fact = "---\ncategory: project-fact\n---\n# Lint\n\nRun `make lint`.\n"
     steps = [
-        tool_turn("openai", {"command": "create", "path": "/memories/facts/lint.md", "file_text": fact}),
-        end_turn("openai"),
+        tool_turn(provider, {"command": "create", "path": "/memories/facts/lint.md", "file_text": fact}),
+        end_turn(provider),
     ]
     with FakeModel(steps) as fake:
-        outcome, sources, stamp = initialize(store, linked, config("openai", fake), KEY)
+        outcome, sources, stamp = initialize(store, linked, config(provider, fake), KEY)
     proposal = init_proposal(store, outcome, sources, stamp)
     assert stamp == os.path.realpath(main)
-    assert "Only in the worktree" in user_text("openai", fake.requests[0])  # the worktree's files are read
+    assert "Only in the worktree" in user_text(provider, fake.requests[0])  # the worktree's files are read
     (change,) = proposal.changes
     assert f"workspace: {os.path.realpath(main)}\n" in (change.after or "")
     assert change.workspace == os.path.realpath(main)
