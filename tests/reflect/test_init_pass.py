@@ -42,18 +42,18 @@ def test_init_proposes_stamped_facts_and_reads_nothing_outside(provider, store, 
     write(store / "facts" / "foreign.md", foreign)
     before = snapshot(store)
     steps = [
-        tool_turn(
-            provider, {"command": "create", "path": "/memories/facts/widget-build.md", "file_text": BUILD}
-        ),
+        tool_turn(provider, {"command": "view", "path": "/memories/facts"},
+                  {"command": "create", "path": "/memories/facts/widget-build.md", "file_text": BUILD}),
         end_turn(provider, "Saved the build fact."),
-    ]
+    ]  # fmt: skip
     with FakeModel(steps) as fake:
         outcome, sources, stamp = initialize(store, repo, config(provider, fake), KEY)
     proposal = init_proposal(store, outcome, sources, stamp)
     assert stamp == os.path.realpath(repo)
     sent = json.dumps([r.body for r in fake.requests])
     assert OUTSIDE not in sent and "Not a document init reads" not in sent
-    assert "FOREIGN-FACT" not in sent  # another workspace's memory is neither listed nor viewable
+    assert "FOREIGN-FACT" not in sent and "foreign.md" not in sent  # neither listed nor viewable
+    assert "deploy.md" in json.dumps(fake.requests[1].body)  # the view answered (with the visible memories)
     first = user_text(provider, fake.requests[0])
     for name in ("AGENTS.md", "README.md", "docs/architecture.md", "docs/deep/deploy.md"):
         assert f"=== {name}" in first
