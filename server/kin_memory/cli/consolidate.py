@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .common import UsageError, print_json, target
 from .provider import add_flags, config_and_key, finish, progress_printer
+
+if TYPE_CHECKING:  # imported when the command runs, not to build the parser
+    from ..consolidate.candidates import Candidate
 
 
 def register(subparsers, common: argparse.ArgumentParser) -> None:
@@ -27,7 +32,6 @@ def run(args: argparse.Namespace) -> int:
     from ..consolidate.candidates import survey
     from ..consolidate.run import consolidate, consolidation_proposal
     from ..reflect.run import Cancelled
-    from ..sinks import terminal
     from ..store.store import load_store
     from ..tool import messages
 
@@ -40,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     store = load_store(root)
     found = survey(store, where.active, time.time())
     if config is None:
-        _print_candidates(found, args.json, terminal, root)
+        _print_candidates(found, args.json, root)
         return 0
     memories = {p: m for c in found for p in c.paths if (m := store.get(p)) is not None}
     try:
@@ -52,8 +56,9 @@ def run(args: argparse.Namespace) -> int:
     return finish(root, proposal, done.outcome.stopped == "error", args)
 
 
-def _print_candidates(found, as_json: bool, terminal, root) -> None:
+def _print_candidates(found: list[Candidate], as_json: bool, root: Path) -> None:
     from .. import protocol
+    from ..sinks import terminal
     from ..store.paths import real_path
     from .common import file_uri
 

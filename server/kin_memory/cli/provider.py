@@ -4,8 +4,15 @@ checked the same way, named as flags in every message."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .common import UsageError
+
+if TYPE_CHECKING:  # imported when a pass runs, not to build the parser
+    from ..proposals.model import Proposal
+    from ..reflect.config import ReflectConfig
 
 
 def add_flags(p: argparse.ArgumentParser) -> None:
@@ -21,7 +28,7 @@ def add_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
-def config_and_key(args: argparse.Namespace):  # -> tuple[ReflectConfig, str]; imported late
+def config_and_key(args: argparse.Namespace) -> tuple[ReflectConfig, str]:
     from ..reflect import config as cfg
 
     if args.max_tool_calls < 1 or args.timeout <= 0:
@@ -36,7 +43,7 @@ def config_and_key(args: argparse.Namespace):  # -> tuple[ReflectConfig, str]; i
         raise UsageError(str(exc)) from None
 
 
-def progress_printer():  # -> Callable[[str], None] | None
+def progress_printer() -> Callable[[str], None] | None:
     import sys
 
     from ..sinks import terminal
@@ -46,7 +53,7 @@ def progress_printer():  # -> Callable[[str], None] | None
     return lambda m: print(f"… {terminal.field(m)}", file=sys.stderr)
 
 
-def finish(root, proposal, failed: bool, args: argparse.Namespace) -> int:
+def finish(root: Path, proposal: Proposal, failed: bool, args: argparse.Namespace) -> int:
     """Apply at once (--yes), or keep the proposal and print it, like `reflect`."""
     import sys
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Literal
 
 from ..recall.duplicates import THRESHOLD, jaccard, shingles
 from ..store.categories import EPISODIC, PROJECT_FACT, SESSION
@@ -40,9 +41,12 @@ _DURABLE = re.compile(
 )
 
 
+Kind = Literal["duplicate", "contradiction", "stale", "promote"]
+
+
 @dataclass(frozen=True)
 class Candidate:
-    kind: str  # duplicate | contradiction | stale | promote
+    kind: Kind
     paths: tuple[str, ...]
     reason: str
 

@@ -156,7 +156,7 @@ class PassCommands:
         await self._enabled(loop)
         found, _ = await loop.run_in_executor(None, self._survey, self._workspace(params.workspace))
         return protocol.CandidatesResult(candidates=[
-            protocol.ConsolidationCandidate(kind=c.kind, paths=list(c.paths),  # type: ignore[arg-type]
+            protocol.ConsolidationCandidate(kind=c.kind, paths=list(c.paths),
                                             uris=[self.session.uri_of(p) for p in c.paths], reason=c.reason)
             for c in found
         ])  # fmt: skip
