@@ -39,8 +39,8 @@ def config_and_key(args: argparse.Namespace) -> tuple[ReflectConfig, str]:
     try:
         cfg.check(config, cfg.flag_label)
         return config, cfg.api_key(config, label=cfg.flag_label)
-    except cfg.ConfigError as exc:
-        raise UsageError(str(exc)) from None
+    except cfg.ConfigError as exc:  # reflection's sentence; these passes are not reflection
+        raise UsageError(str(exc).replace("reflection is not configured", "no model is configured")) from None
 
 
 def progress_printer() -> Callable[[str], None] | None:
