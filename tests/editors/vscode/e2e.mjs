@@ -826,9 +826,14 @@ async function passChecks(page) {
   });
 
   await step("consolidation candidates: the Kin Memory view's section lists the groups; a group opens side by side", async () => {
-    await runCommand(page, "View: Close All Editors");
-    await page.locator('.activitybar .action-item [aria-label^="Kin Memory"]').first().click();
+    // Close the pair the palette opened, by its tab's close button (other editors may hold unsaved work).
+    const pairTab = page.locator(".tabs-container .tab", { hasText: "contradiction: db-old.md ↔ db.md" }).first();
+    await pairTab.click();
+    await pairTab.locator(".tab-actions .codicon-close, .tab-actions .action-label").first().click();
+    await pairTab.waitFor({ state: "detached", timeout: STEP_TIMEOUT }).catch(() => { throw new Error("the pair's editor did not close"); });
     const header = page.locator(".part.sidebar .pane-header", { hasText: "Consolidation candidates" }).first();
+    // The activity bar item toggles: click it only when the Kin Memory views are not shown already.
+    if (!(await header.isVisible())) await page.locator('.activitybar .action-item [aria-label^="Kin Memory"]').first().click();
     await header.waitFor({ timeout: STEP_TIMEOUT });
     if ((await header.getAttribute("aria-expanded")) !== "true") await header.click();
     const pane = page.locator(".part.sidebar .pane", { has: page.locator(".pane-header", { hasText: "Consolidation candidates" }) }).first();
