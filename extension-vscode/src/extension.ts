@@ -11,6 +11,7 @@ import * as review from "./commands/review";
 import * as search from "./commands/search";
 import * as store from "./commands/store";
 import * as sweep from "./commands/sweep";
+import { CandidatesView } from "./candidates";
 import { StoreRoot } from "./root";
 import { StatusItem } from "./status";
 import { MemoryTree } from "./tree";
@@ -34,15 +35,21 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     if (!client.running) throw new Error("the server is not running");
     return (await client.exec("kin.memory.list", {})).memories ?? [];
   });
+  const candidates = new CandidatesView(async () => {
+    if (!client.running) throw new Error("the server is not running");
+    return (await client.exec("kin.memory.consolidationCandidates", {})).candidates ?? [];
+  });
   const refresh = () => tree.reload();
   const startQuietly = () => client.ensure().then(() => undefined, () => undefined); // the client reports its own failure
   let settle: NodeJS.Timeout | undefined;
-  context.subscriptions.push(client, root, status, tree, { dispose: () => clearTimeout(settle) });
+  context.subscriptions.push(client, root, status, tree, candidates, { dispose: () => clearTimeout(settle) });
 
   context.subscriptions.push(
     client.onDidChangeState((state) => (state === "running" ? status.running() : status.stopped())),
     client.onDidStart(refresh),
     tree.onDidLoad((memories) => status.update(memories)),
+    tree.onDidLoad(() => candidates.reloadSoon()),
+    vscode.commands.registerCommand("kinMemory.refreshCandidates", () => candidates.reload()),
     root.onDidChange((where) => {
       tree.setRoot(where.root, where.rootSource);
       void root.adoptAll();

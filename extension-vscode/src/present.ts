@@ -194,18 +194,36 @@ export function proposalTitle(p: { id: string }): string {
   return `Kin Memory proposal ${p.id.slice(0, 8)}`;
 }
 
+/** One consolidation candidate group in a list: its kind and files, and why (names printable). */
+export function candidateLabel(c: { kind: string; paths: readonly string[]; reason: string }): Omit<PickItem, "uri"> {
+  return {
+    label: `${c.kind}: ${c.paths.map((p) => printablePath(p.split("/").pop() ?? p)).join(", ")}`,
+    description: "",
+    detail: plainSnippet(c.reason, 200),
+  };
+}
+
+/** A pass by its proposal's source, as a sentence names it: "the reflection", "the consolidation". */
+export function passName(source: string): string {
+  const names: Record<string, string> = { reflect: "the reflection", init: "the initialization", consolidate: "the consolidation" };
+  return names[source] ?? "the proposal";
+}
+
 /**
  * The modal question over the review: how many changes, that nothing is written yet, then the model's
  * summary and the changes it covers (the first `max`, then how many more), as plain text.
  */
 export function reviewQuestion(
-  p: { summary: string; changes: readonly Pick<ProposalChange, "kind" | "path" | "newPath">[] }, max = 12,
+  p: { summary: string; source?: string; changes: readonly Pick<ProposalChange, "kind" | "path" | "newPath">[] }, max = 12,
 ): { message: string; detail: string } {
   const listed = p.changes.slice(0, max).map((c) => "• " + changeLabel(c));
   if (p.changes.length > max) listed.push(`…and ${p.changes.length - max} more`);
+  // A consolidation explains each change on a line of its own ("\n- edits …; read …"): keep those lines.
+  const [head, ...lines] = p.summary.split("\n- ");
+  const why = lines.slice(0, max).map((l) => "– " + plainSnippet(l, 300));
   return {
-    message: `Kin Memory: the reflection proposes ${plural(p.changes.length, "change", "changes")}. Their diffs are open; nothing is written until you apply.`,
-    detail: `${plainSnippet(p.summary, 600)}\n\n${listed.join("\n")}`,
+    message: `Kin Memory: ${passName(p.source ?? "reflect")} proposes ${plural(p.changes.length, "change", "changes")}. Their diffs are open; nothing is written until you apply.`,
+    detail: `${[plainSnippet(head, 600), ...why].join("\n")}\n\n${listed.join("\n")}`,
   };
 }
 

@@ -4,6 +4,7 @@
 export type Category = "project-fact" | "preference" | "episodic" | "session";
 export type Status = "ok" | "stale" | "expiring" | "expired";
 export type ChangeKind = "create" | "edit" | "rename" | "delete";
+export type CandidateKind = "duplicate" | "contradiction" | "stale" | "promote";
 export type IndexStateName = "building" | "ready" | "unavailable";
 export type RootSource = "argument" | "KIN_MEMORY_DIR" | "editor setting" | "global settings" | "default";
 
@@ -30,6 +31,11 @@ export interface WorkspaceParams {
 export interface ReflectParams {
   /** a path or a file URI */
   transcript: string;
+}
+
+export interface InitParams {
+  /** a path or a file URI; the active workspace's folder when absent */
+  folder?: string | null;
 }
 
 export interface ApplyProposalParams {
@@ -118,6 +124,20 @@ export interface ProposalResult {
   /** epoch seconds; kept 7 days */
   created: number;
   changes: ProposalChange[];
+}
+
+export interface ConsolidationCandidate {
+  kind: CandidateKind;
+  /** virtual paths of the memories in the group */
+  paths: string[];
+  /** the same memories as file URIs (to open them side by side) */
+  uris: string[];
+  reason: string;
+}
+
+/** What deserves a second look, without a model: duplicates, contradictions, stale facts, episodes to keep. */
+export interface CandidatesResult {
+  candidates: ConsolidationCandidate[];
 }
 
 export interface Conflict {
@@ -214,6 +234,12 @@ export interface CommandMap {
   "kin.memory.list": [EmptyParams, ListResult];
   /** one bounded reflection pass, as a proposal */
   "kin.memory.reflect": [ReflectParams, ProposalResult];
+  /** propose a repository's first memories from its documents */
+  "kin.memory.init": [InitParams, ProposalResult];
+  /** duplicates, contradictions, stale facts and episodes to keep, without a model */
+  "kin.memory.consolidationCandidates": [WorkspaceParams, CandidatesResult];
+  /** one model pass over the candidates, as a proposal */
+  "kin.memory.consolidate": [WorkspaceParams, ProposalResult];
   /** write a proposal as reviewed */
   "kin.memory.applyProposal": [ApplyProposalParams, ApplyProposalResult];
   /** forget a proposal */

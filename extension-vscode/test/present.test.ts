@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   countStatuses, formatAge, groupByCategory, memoryBadge, plainSnippet, previewSummary, searchItems, printablePath, statusBarText, sweepQuestion, sweepSummary, sweptReport,
-  changeLabel, conflictSummary, applyReport, proposalTitle, reviewQuestion,
+  changeLabel, conflictSummary, applyReport, proposalTitle, reviewQuestion, candidateLabel, passName,
 } from "../src/present";
 import type { MemoryEntry, Status } from "../src/protocol";
 
@@ -108,4 +108,16 @@ test("the review: a title per proposal, a question counting and listing its chan
   assert.match(many.detail, /• delete \/memories\/11\.md\n…and 3 more$/);
   assert.equal(applyReport(2, 2, []), "Kin Memory: applied 2 of 2 changes.");
   assert.equal(applyReport(0, 1, [{ path: "/memories/a.md", reason: "it changed" }]), "Kin Memory: applied 0 of 1 change. Not applied: /memories/a.md (it changed).");
+});
+
+test("other passes: named by their source, a consolidation's one line per change kept, candidates listed printably", () => {
+  assert.equal(passName("init"), "the initialization");
+  assert.equal(passName("consolidate"), "the consolidation");
+  const changes = [{ kind: "delete" as const, path: "/memories/facts/b.md", newPath: null }];
+  const q = reviewQuestion({ source: "consolidate", summary: "1 candidate group given to the model.\n- deletes /memories/facts/b.md (duplicate: …); read /memories/facts/a.md", changes });
+  assert.equal(q.message, "Kin Memory: the consolidation proposes 1 change. Their diffs are open; nothing is written until you apply.");
+  assert.equal(q.detail, "1 candidate group given to the model.\n– deletes /memories/facts/b.md (duplicate: …); read /memories/facts/a.md\n\n• delete /memories/facts/b.md");
+  const item = candidateLabel({ kind: "contradiction", paths: ["/memories/facts/db.md", "/memories/facts/x\n.md"], reason: "they disagree:\nport 1 vs 2" });
+  assert.equal(item.label, "contradiction: db.md, x\\x0a.md");
+  assert.equal(item.detail, "they disagree: port 1 vs 2");
 });

@@ -24,6 +24,7 @@ T = TypeVar("T")
 Category = Literal["project-fact", "preference", "episodic", "session"]
 Status = Literal["ok", "stale", "expiring", "expired"]
 ChangeKind = Literal["create", "edit", "rename", "delete"]
+CandidateKind = Literal["duplicate", "contradiction", "stale", "promote"]
 IndexStateName = Literal["building", "ready", "unavailable"]
 RootSource = Literal["argument", "KIN_MEMORY_DIR", "editor setting", "global settings", "default"]
 
@@ -63,6 +64,11 @@ class WorkspaceParams:
 @attrs.frozen
 class ReflectParams:
     transcript: str  # a path or a file URI
+
+
+@attrs.frozen
+class InitParams:
+    folder: str | None = None  # a path or a file URI; the active workspace's folder when absent
 
 
 @attrs.frozen
@@ -156,6 +162,21 @@ class ProposalResult:
     workspace: str | None  # the workspace the pass ran for
     created: float  # epoch seconds; kept 7 days
     changes: list[ProposalChange]
+
+
+@attrs.frozen
+class ConsolidationCandidate:
+    kind: CandidateKind
+    paths: list[str]  # virtual paths of the memories in the group
+    uris: list[str]  # the same memories as file URIs (to open them side by side)
+    reason: str
+
+
+@attrs.frozen
+class CandidatesResult:
+    """What deserves a second look, without a model: duplicates, contradictions, stale facts, episodes to keep."""
+
+    candidates: list[ConsolidationCandidate]
 
 
 @attrs.frozen
@@ -260,6 +281,24 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("kin.memory.list", EmptyParams, ListResult, "every memory with its lifecycle and visibility"),
     CommandSpec(
         "kin.memory.reflect", ReflectParams, ProposalResult, "one bounded reflection pass, as a proposal"
+    ),
+    CommandSpec(
+        "kin.memory.init",
+        InitParams,
+        ProposalResult,
+        "propose a repository's first memories from its documents",
+    ),
+    CommandSpec(
+        "kin.memory.consolidationCandidates",
+        WorkspaceParams,
+        CandidatesResult,
+        "duplicates, contradictions, stale facts and episodes to keep, without a model",
+    ),
+    CommandSpec(
+        "kin.memory.consolidate",
+        WorkspaceParams,
+        ProposalResult,
+        "one model pass over the candidates, as a proposal",
     ),
     CommandSpec(
         "kin.memory.applyProposal", ApplyProposalParams, ApplyProposalResult, "write a proposal as reviewed"

@@ -493,8 +493,13 @@ end
 --- change under the cursor is known. Returns the lines and, per line, the index of its change in
 --- `changes` (the changes still to decide on).
 local function review_lines(proposal, changes, decided)
-  local lines = { '# Proposal ' .. proposal.id, '', one_line(proposal.summary or ''), '',
-    'a: apply all   c: apply the change under the cursor   d: discard   q: close (keeps the proposal)', '' }
+  -- A consolidation explains each change on a line of its own ("\n- edits …; read …"): keep those lines.
+  local parts = vim.split(type(proposal.summary) == 'string' and proposal.summary or '', '\n- ', { plain = true })
+  local lines = { '# Proposal ' .. proposal.id, '', one_line(parts[1]) }
+  for i = 2, #parts do
+    lines[#lines + 1] = '- ' .. one_line(parts[i])
+  end
+  vim.list_extend(lines, { '', 'a: apply all   c: apply the change under the cursor   d: discard   q: close (keeps the proposal)', '' })
   if decided > 0 then
     lines[#lines + 1] = ('%d change(s) already applied or refused are no longer listed.'):format(decided)
     lines[#lines + 1] = ''
@@ -659,6 +664,83 @@ function M.reflect(file)
     end
     M.review(proposal)
   end)
+end
+
+--- A pass's proposal opens in the review buffer; none means nothing to review (the summary says why).
+local function review_or_say(what)
+  return function(proposal)
+    local changes = type(proposal) == 'table' and proposal.changes or {}
+    if type(changes) ~= 'table' or #changes == 0 then
+      local summary = type(proposal) == 'table' and one_line(proposal.summary or '') or ''
+      notify(what .. ' proposes no changes' .. (summary ~= '' and (': ' .. summary) or ''))
+      return
+    end
+    M.review(proposal)
+  end
+end
+
+--- :KinMemoryInit [dir]: one model pass over the repository's AGENTS.md, README, docs/ …; its proposal
+--- of stamped project facts opens in the review buffer. Default: the current working directory.
+function M.init(dir)
+  local path = absolute(vim.fn.expand(dir and dir ~= '' and dir or vim.fn.getcwd()))
+  local st = uv.fs_stat(path)
+  if not st or st.type ~= 'directory' then
+    notify('not a folder: ' .. printable(path), vim.log.levels.ERROR)
+    return
+  end
+  notify('reading the documents of ' .. printable(vim.fs.basename(path)) .. '…')
+  M.execute('kin.memory.init', { folder = path }, review_or_say('initialization'))
+end
+
+--- Group `n`'s memories side by side: the first in the current window, each other one in a split.
+local function open_group(group)
+  for i, uri in ipairs(type(group.uris) == 'table' and group.uris or {}) do
+    vim.cmd((i == 1 and 'edit ' or 'vsplit ') .. vim.fn.fnameescape(vim.uri_to_fname(uri)))
+  end
+end
+
+--- The consolidation candidates (no model) in the quickfix list: one entry per memory, each naming its
+--- group's number, kind and reason. With `n` (:KinMemoryCandidates n), group n opens side by side.
+function M.candidates(n)
+  local wanted = tonumber(n)
+  M.execute('kin.memory.consolidationCandidates', vim.empty_dict(), function(result)
+    local found = type(result) == 'table' and type(result.candidates) == 'table' and result.candidates or {}
+    if #found == 0 then
+      notify('no consolidation candidates: no duplicates, contradictions, stale facts or episodes to keep')
+      return
+    end
+    if wanted then
+      if not found[wanted] then
+        notify(('there are %d candidate groups; no group %d'):format(#found, wanted), vim.log.levels.ERROR)
+        return
+      end
+      open_group(found[wanted])
+      return
+    end
+    local items = {}
+    for n, c in ipairs(found) do
+      for _, uri in ipairs(type(c.uris) == 'table' and c.uris or {}) do
+        items[#items + 1] = { filename = vim.uri_to_fname(uri), lnum = 1,
+          text = ('[%d] %s: %s'):format(n, one_line(c.kind or '?'), one_line(c.reason or '')) }
+      end
+    end
+    vim.fn.setqflist({}, ' ', { title = ('kin-memory: %d consolidation candidates'):format(#found), items = items })
+    vim.cmd('copen')
+    notify(('%d consolidation candidate group(s) in the quickfix list; :KinMemoryCandidates {n} opens one side by side'):format(#found))
+  end)
+end
+
+--- :KinMemoryConsolidate: with reflection settings, one model pass over the candidates, reviewed like a
+--- reflection; without them, the candidates in the quickfix list.
+function M.consolidate()
+  local reflection = (M.options.settings or {}).reflection or {}
+  if not reflection.provider or not reflection.model then
+    notify('no model configured (settings.reflection.provider and .model in setup): listing the candidates')
+    M.candidates()
+    return
+  end
+  notify('consolidating memories…')
+  M.execute('kin.memory.consolidate', vim.empty_dict(), review_or_say('consolidation'))
 end
 
 local MAX_SWEEP_ASKS = 3 -- the question is asked again when the list changed under it, this many times
@@ -843,6 +925,13 @@ local function define_commands()
   cmd('KinMemoryReflect', function(o)
     M.reflect(o.args)
   end, { nargs = 1, complete = 'file', desc = 'kin-memory: reflect on a transcript (asks before applying)' })
+  cmd('KinMemoryInit', function(o)
+    M.init(o.args)
+  end, { nargs = '?', complete = 'dir', desc = 'kin-memory: propose memories from a repository (asks before applying)' })
+  cmd('KinMemoryConsolidate', M.consolidate, { nargs = 0, desc = 'kin-memory: merge duplicates, fix contradictions (asks before applying)' })
+  cmd('KinMemoryCandidates', function(o)
+    M.candidates(o.args)
+  end, { nargs = '?', desc = 'kin-memory: consolidation candidates in the quickfix list (with n: group n side by side)' })
   cmd('KinMemorySweep', M.sweep, { nargs = 0, desc = 'kin-memory: delete expired memories (asks first)' })
   cmd('KinMemoryReviewed', M.reviewed, { nargs = 0, desc = 'kin-memory: mark this memory reviewed' })
   cmd('KinMemoryPreview', M.preview, { nargs = 0, desc = 'kin-memory: preview the prompt block' })

@@ -5,6 +5,7 @@
 ---@alias KinMemory.Category "project-fact"|"preference"|"episodic"|"session"
 ---@alias KinMemory.Status "ok"|"stale"|"expiring"|"expired"
 ---@alias KinMemory.ChangeKind "create"|"edit"|"rename"|"delete"
+---@alias KinMemory.CandidateKind "duplicate"|"contradiction"|"stale"|"promote"
 ---@alias KinMemory.IndexStateName "building"|"ready"|"unavailable"
 ---@alias KinMemory.RootSource "argument"|"KIN_MEMORY_DIR"|"editor setting"|"global settings"|"default"
 
@@ -26,6 +27,9 @@
 
 ---@class KinMemory.ReflectParams
 ---@field transcript string # a path or a file URI
+
+---@class KinMemory.InitParams
+---@field folder? string|nil # a path or a file URI; the active workspace's folder when absent
 
 ---@class KinMemory.ApplyProposalParams
 ---@field id string
@@ -90,6 +94,16 @@
 ---@field workspace string|nil # the workspace the pass ran for
 ---@field created number # epoch seconds; kept 7 days
 ---@field changes KinMemory.ProposalChange[]
+
+---@class KinMemory.ConsolidationCandidate
+---@field kind KinMemory.CandidateKind
+---@field paths string[] # virtual paths of the memories in the group
+---@field uris string[] # the same memories as file URIs (to open them side by side)
+---@field reason string
+
+--- What deserves a second look, without a model: duplicates, contradictions, stale facts, episodes to keep.
+---@class KinMemory.CandidatesResult
+---@field candidates KinMemory.ConsolidationCandidate[]
 
 ---@class KinMemory.Conflict
 ---@field path string
@@ -158,6 +172,9 @@
 ---| "kin.memory.search" # SearchParams -> SearchResult: ranked recall over the visible memories
 ---| "kin.memory.list" # EmptyParams -> ListResult: every memory with its lifecycle and visibility
 ---| "kin.memory.reflect" # ReflectParams -> ProposalResult: one bounded reflection pass, as a proposal
+---| "kin.memory.init" # InitParams -> ProposalResult: propose a repository's first memories from its documents
+---| "kin.memory.consolidationCandidates" # WorkspaceParams -> CandidatesResult: duplicates, contradictions, stale facts and episodes to keep, without a model
+---| "kin.memory.consolidate" # WorkspaceParams -> ProposalResult: one model pass over the candidates, as a proposal
 ---| "kin.memory.applyProposal" # ApplyProposalParams -> ApplyProposalResult: write a proposal as reviewed
 ---| "kin.memory.discardProposal" # ProposalIdParams -> OkResult: forget a proposal
 ---| "kin.memory.listProposals" # EmptyParams -> ListProposalsResult: the proposals not yet applied

@@ -6,13 +6,15 @@
 // (no model request); an open editor that is not modified follows the file, as VS Code reloads it.
 import * as vscode from "vscode";
 import { reflectArgs } from "../args";
-import { applyReport, changeLabel, proposalTitle, reviewQuestion } from "../present";
+import { applyReport, changeLabel, passName, proposalTitle, reviewQuestion } from "../present";
 import type { ProposalChange, ProposalResult } from "../protocol";
 import { type Client, command } from "./command";
+import * as passes from "./passes";
+import type { StoreRoot } from "../root";
 
 const SCHEME = "kin-memory-proposal";
 
-export function register(deps: { client: Client; refresh: () => void }): vscode.Disposable[] {
+export function register(deps: { client: Client; root: StoreRoot; refresh: () => void }): vscode.Disposable[] {
   const { client } = deps;
   const texts = new Map<string, string>();
   const changed = new vscode.EventEmitter<vscode.Uri>();
@@ -29,16 +31,17 @@ export function register(deps: { client: Client; refresh: () => void }): vscode.
     changed,
     provider,
     command("kinMemory.reflect", (file?: unknown) => reflect(deps, review, file), (e) => client.report(e)),
+    ...passes.register(deps, review),
   ];
 }
 
-interface Review {
+export interface Review {
   show(proposal: ProposalResult): Promise<void>;
   close(proposal: ProposalResult): Promise<void>;
 }
 
 /** Whether a provider and a model are set; if not, says which settings to set and offers to open them. */
-async function configured(): Promise<boolean> {
+export async function configured(): Promise<boolean> {
   const settings = vscode.workspace.getConfiguration("kinMemory.reflection");
   const missing = (["provider", "model"] as const).filter((key) => !settings.get<string>(key));
   if (!missing.length) return true;
@@ -70,8 +73,18 @@ async function reflect(
     { location: vscode.ProgressLocation.Notification, title: "Kin Memory: reflecting on the transcript", cancellable: true },
     (_progress, token) => client.exec("kin.memory.reflect", reflectArgs(file.scheme === "file" ? file.fsPath : file.toString()), token),
   );
+  await decide({ client, refresh }, review, proposal);
+}
+
+/**
+ * The review of any model pass's proposal (reflection, initialization, consolidation): every diff open
+ * at once, then Apply all, Apply selected…, or Discard; Cancel keeps the proposal for a longer look.
+ */
+export async function decide(
+  { client, refresh }: { client: Client; refresh: () => void }, review: Review, proposal: ProposalResult,
+): Promise<void> {
   if (!proposal.changes.length) {
-    void vscode.window.showInformationMessage(`Kin Memory: the reflection proposes no changes. ${proposal.summary}`);
+    void vscode.window.showInformationMessage(`Kin Memory: ${passName(proposal.source)} proposes no changes. ${proposal.summary}`);
     return;
   }
   await review.show(proposal);

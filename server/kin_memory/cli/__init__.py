@@ -21,6 +21,8 @@ SUBCOMMAND_MODULES = (
     "kin_memory.cli.tool",
     "kin_memory.cli.sweep",
     "kin_memory.cli.reflect",
+    "kin_memory.cli.init",
+    "kin_memory.cli.consolidate",
     "kin_memory.cli.proposal",
 )
 

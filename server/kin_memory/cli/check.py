@@ -27,7 +27,7 @@ def register(subparsers, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--duplicates",
         action="store_true",
-        help="also report near-duplicates (KM601) through the recall index (updated incrementally)",
+        help="also report near-duplicates (KM601) and possible contradictions (KM604) through the recall index (updated incrementally)",
     )
     p.add_argument(
         "--example-if-missing",

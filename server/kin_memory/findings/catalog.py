@@ -35,6 +35,7 @@ CATALOG: dict[str, tuple[str, str]] = {
     "KM601": (INFORMATION, "near-duplicate of another visible memory"),
     "KM602": (WARNING, "looks like a secret: memories are inlined into prompts"),
     "KM603": (ERROR, "not valid UTF-8, or contains NUL bytes"),
+    "KM604": (HINT, "may contradict another visible memory (same subject, another value)"),
     "KM700": (WARNING, "project settings set `memory_dir` (global-only, ignored)"),
     "KM701": (ERROR, "settings TOML does not parse or has a wrong value type"),
     "KM900": (WARNING, "file could not be read"),

@@ -1,6 +1,6 @@
 """Findings about the store as a whole rather than one memory's text.
 
-KM601 (near-duplicates, through the recall index), KM700/KM701 (the settings files) and KM900 (entries the
+KM601 (near-duplicates) and KM604 (possible contradictions), through the recall index,, KM700/KM701 (the settings files) and KM900 (entries the
 scan could not use). `kin-memory check` and the language server both call these.
 """
 
@@ -14,7 +14,8 @@ from ..store.context import Context
 from ..store.frontmatter import Span
 from ..store.settings import EffectiveSettings, SettingsProblem
 from ..store.store import ScanProblem, Store
-from . import duplicates
+from ..store.workspace import visibility
+from . import contradictions, duplicates
 from .model import Finding, Fix, TextEdit
 
 if TYPE_CHECKING:  # recall is imported by the caller only when duplicates are wanted
@@ -44,13 +45,16 @@ def scan_findings(problems: Iterable[ScanProblem]) -> dict[str, list[Finding]]:
 
 
 def duplicate_findings(store: Store, ctx: Context, recall: Recall) -> dict[str, list[Finding]]:
-    """KM601 for every memory: one recall query per memory over its rarest words, never a pairwise scan."""
+    """KM601 and KM604 for every memory: recall queries per memory over its rarest words, never a pairwise
+    scan."""
     out: dict[str, list[Finding]] = {}
     for listed in store.memories():
         memory = store.get(listed.vpath) if listed.compact else listed  # its words, not just its listing
         if memory is None:
             continue
         found = duplicates.check(memory, recall.duplicates_of(memory, ctx.active))
+        if visibility(memory.stamp, ctx.active).visible:  # another workspace's memory is judged in its own
+            found += contradictions.check(memory, recall.neighbour_bodies(memory, ctx.active))
         if found:
             out[memory.vpath] = found
     return out

@@ -1,8 +1,8 @@
 """The recall index kept in step with the store, from its change events.
 
 Writes run on one writer thread (SQLite has one writer anyway); a change arriving while the writer is
-busy joins the pending set and is applied in the next batch. Open buffers also get KM601 (near-duplicates),
-handed to the diagnostics unit under the "recall" source.
+busy joins the pending set and is applied in the next batch. Open buffers also get KM601 (near-duplicates)
+and KM604 (possible contradictions), handed to the diagnostics unit under the "recall" source.
 """
 
 from __future__ import annotations
@@ -15,9 +15,11 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from ..findings import contradictions as km604
 from ..findings import duplicates as km601
 from ..findings.model import Finding
 from ..store.events import StoreEvent
+from ..store.workspace import visibility
 from .session import Session
 
 if TYPE_CHECKING:  # the index (SQLite, ranking) is loaded when first used, after `initialize`
@@ -135,8 +137,11 @@ class RecallSync:
             return
         overlay = store.is_open(vpath)
         self.recall.update(memory, overlay=overlay)
-        if overlay and self.loop is not None:  # KM601 for the buffers being edited
-            found = km601.check(memory, self.recall.duplicates_of(memory, self.session.active()))
+        if overlay and self.loop is not None:  # KM601 and KM604 for the buffers being edited
+            active = self.session.active()
+            found = km601.check(memory, self.recall.duplicates_of(memory, active))
+            if visibility(memory.stamp, active).visible:  # another workspace's memory: judged in its own
+                found += km604.check(memory, self.recall.neighbour_bodies(memory, active))
             self.loop.call_soon_threadsafe(self.publish, "recall", vpath, found)
 
     def wait_current(self, timeout: float) -> bool:

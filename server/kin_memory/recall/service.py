@@ -146,6 +146,18 @@ class Recall:
             return []
         return self._safe(lambda: near_duplicates(self.index, memory.vpath, memory.body, active))
 
+    def neighbour_bodies(
+        self, memory: Memory, active: tuple[str, ...] | None, limit: int = 8
+    ) -> list[tuple[str, str]]:
+        """(vpath, body) of the visible memories sharing this one's rarest words: the ones about the same
+        subject, for the contradiction check (KM604)."""
+        if memory.is_index or memory.read_error or memory.category == "session":
+            return []
+        hits = self._safe(
+            lambda: self.index.related(memory.body, active, limit=limit, exclude=memory.vpath, rescore=False)
+        )
+        return [(h.vpath, h.body) for h in hits]
+
     def _safe(self, fn: Callable[[], list[T]]) -> list[T]:
         """Recall is best effort: an index that cannot be opened answers nothing, with a log line."""
         try:

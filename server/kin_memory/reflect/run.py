@@ -151,20 +151,44 @@ def reflect(
     clock: Callable[[], float] = time.monotonic,
 ) -> Outcome:
     """Run one pass (config already checked). Raises Cancelled; every other failure is in the Outcome."""
-    start = clock()
-    deadline = start + config.timeout
     is_cancelled = cancelled or (lambda: False)
     say = progress or (lambda message: None)
+    active = (workspace,) if workspace else None
+    say("finding related memories")
+    near = neighbours(root, transcript.text, active)
+    if is_cancelled():
+        raise Cancelled()
+    outcome = Outcome("done", neighbours=near, config=config, skipped_records=transcript.skipped)
+    user = user_message(transcript.text, near, workspace)
+    return model_pass(root, SYSTEM, user, config, api_key, workspace, outcome,
+                      cancelled=is_cancelled, progress=say, clock=clock)  # fmt: skip
+
+
+def model_pass(
+    root: Path,
+    system: str,
+    user: str,
+    config: ReflectConfig,
+    api_key: str,
+    workspace: str | None,
+    outcome: Outcome,
+    *,
+    cancelled: Callable[[], bool],
+    progress: Callable[[str], None],
+    clock: Callable[[], float] = time.monotonic,
+    on_call: Callable[[ToolCall], None] | None = None,
+) -> Outcome:
+    """The bounded tool loop every model pass shares (reflection, init, consolidation): the model gets
+    `system` and `user`, its memory-tool calls run against a staging copy of the memories `workspace`
+    sees, and the staged changes land in `outcome`. Raises Cancelled."""
+    deadline = clock() + config.timeout
+    is_cancelled, say = cancelled, progress
 
     def check_cancel() -> None:
         if is_cancelled():
             raise Cancelled()
 
     active = (workspace,) if workspace else None
-    say("finding related memories")
-    near = neighbours(root, transcript.text, active)
-    check_cancel()
-    outcome = Outcome("done", neighbours=near, config=config, skipped_records=transcript.skipped)
     with Staging(root, visible=_visible_to(active)) as staging:
         try:
             conversation = open_conversation(
@@ -172,8 +196,8 @@ def reflect(
                 model=config.model or "",
                 base_url=config.base_url,
                 api_key=api_key,
-                system=SYSTEM,
-                user=user_message(transcript.text, near, workspace),
+                system=system,
+                user=user,
             )
             while True:
                 check_cancel()
@@ -192,6 +216,8 @@ def reflect(
                     check_cancel()
                     if outcome.tool_calls >= config.max_tool_calls:
                         break
+                    if on_call is not None:
+                        on_call(call)
                     text, is_error = _execute(call, staging.dir, workspace)
                     outcome.tool_calls += 1
                     if is_error:

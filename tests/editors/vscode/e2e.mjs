@@ -459,6 +459,20 @@ const REFLECT = {
     { command: "str_replace", path: "/memories/facts/deploy-pipeline.md", old_str: "five percent", new_str: "ten percent" },
   ],
 };
+// Initialization and consolidation, after the reflection passes: one pass each, reviewed, then applied.
+const WIDGET_BUILD = "---\ncategory: project-fact\n---\n# Widget build\n\nBuild with `make`; test with `make test`.\n";
+const FACT = "---\ncategory: project-fact\nworkspace: global\n---\n";
+const DB = `${FACT}# Billing DB\n\nThe billing database listens on port 5432.\n`;
+const DB_OLD = `${FACT}# Billing DB\n\nBilling DB port is 5433.\n`;
+const PASS_STEPS = [
+  { tool_calls: [{ command: "create", path: "/memories/facts/widget-build.md", file_text: WIDGET_BUILD }] },
+  { stop: "Saved how the widget is built." },
+  { tool_calls: [
+    { command: "str_replace", path: "/memories/facts/db-old.md", old_str: "5433", new_str: "5432" },
+    { command: "delete", path: "/memories/prefs/review-style-copy.md" },
+  ] },
+  { stop: "Fixed the port; deleted the copy of the review style." },
+];
 const MODEL_SCRIPT = {
   format: "openai",
   steps: [
@@ -466,6 +480,7 @@ const MODEL_SCRIPT = {
     { tool_calls: REFLECT.discarded }, { stop: "Noted the flaky test and the larger canary share." },
     { tool_calls: [REFLECT.conflict] }, { stop: "Reworded the review style." },
     { tool_calls: REFLECT.selected }, { stop: "Noted the release freeze and the larger canary share." },
+    ...PASS_STEPS,
   ],
 };
 
@@ -731,11 +746,136 @@ async function reflectChecks(page) {
     if (fs.readFileSync(pipeline, "utf8") !== expected) throw new Error(`${pipeline} is not the reviewed text`);
     const state = await modelState();
     if (state.requests !== requests) throw new Error(`applying made ${state.requests - requests} model request(s)`);
-    if (state.remaining !== 0) throw new Error(`the model script has ${state.remaining} unused steps`);
+    if (state.remaining !== PASS_STEPS.length) throw new Error(`the model script has ${state.remaining} unused steps, not the ${PASS_STEPS.length} of the next passes`);
     if (state.withKey !== state.requests) throw new Error(`${state.requests - state.withKey} model request(s) without the key`);
     const leaks = filesContaining(tmp, childEnv[MODEL_KEY_ENV], [dirs.ext, dirs.profile]);
     if (leaks.length) throw new Error(`the API key appears in ${leaks.join(", ")}`);
     reflectNumbers.push(`cancel, then apply selected: ${requests - requests0} model requests for the pass, ${state.requests - requests} for the apply; 1 file written (1 left out); 0 conflicts`);
+  });
+}
+
+/** Runs a pass's palette command; returns the review's modal once it asks. */
+async function passReview(page, label, pass, pick) {
+  await runCommand(page, label);
+  if (pick) await pick();
+  const dialog = page.locator(".monaco-dialog-box", { hasText: `${pass} proposes` }).first();
+  await dialog.waitFor({ state: "visible", timeout: 2 * STEP_TIMEOUT }).catch(async () => {
+    const toasts = await page.locator(".notifications-toasts").innerText().catch(() => "");
+    throw new Error(`no review was offered; the toasts read "${toasts.replace(/\s+/g, " ").slice(0, 300)}"`);
+  });
+  return dialog;
+}
+
+async function passChecks(page) {
+  const repo = path.join(tmp, "widget-repo");
+  fs.mkdirSync(path.join(repo, "docs"), { recursive: true });
+  fs.writeFileSync(path.join(repo, "AGENTS.md"), "# Agents\n\nBuild with `make`; test with `make test`.\n");
+  fs.writeFileSync(path.join(repo, "README.md"), "# Widget\n\nWidget renders dashboards.\n");
+  fs.writeFileSync(path.join(repo, "docs", "intro.md"), "# Intro\n\nThe API talks to Postgres.\n");
+  const realRepo = fs.realpathSync(repo);
+  const widget = path.join(dirs.store, "facts", "widget-build.md");
+
+  await step("init: the repository's documents become a reviewed proposal; Apply all writes the stamped fact", async () => {
+    const requests0 = (await modelState()).requests;
+    // The window's folder is the store itself: the command asks for the repository.
+    const dialog = await passReview(page, "Kin Memory: Initialize memories from this repository", "the initialization",
+      () => pickFile(page, "Initialize memories from repository", repo, "Initialize"));
+    const question = (await dialog.innerText()).replace(/\s+/g, " ");
+    if (!question.includes("proposes 1 change.") || !question.includes("Read 3 documents") || !question.includes("• create /memories/facts/widget-build.md")) {
+      throw new Error(`the question reads "${question}"`);
+    }
+    const modified = (await diffSides(page)).map((s) => s.modified).join("\n");
+    if (!modified.includes(`workspace: ${realRepo}`) || !modified.includes("# Widget build")) {
+      throw new Error(`the review does not show the stamped fact: ${modified.slice(0, 300)}`);
+    }
+    if (fs.existsSync(widget)) throw new Error("the fact was written before Apply");
+    await page.screenshot({ path: path.join(ARTIFACTS, "vscode-init-review.png") }).catch(() => undefined);
+    const requests = (await modelState()).requests;
+    await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Apply all$/ }).first().click();
+    const report = await toast(page, "Kin Memory: applied 1 of 1 change.");
+    if (/Not applied/.test(report)) throw new Error(`the report reads "${report}"`);
+    const expected = WIDGET_BUILD.replace("category: project-fact\n", `category: project-fact\nworkspace: ${realRepo}\n`);
+    if (fs.readFileSync(widget, "utf8") !== expected) throw new Error(`${widget} holds ${JSON.stringify(fs.readFileSync(widget, "utf8"))}`);
+    const state = await modelState();
+    if (state.requests !== requests) throw new Error(`applying made ${state.requests - requests} model request(s)`);
+    reflectNumbers.push(`init: ${requests - requests0} model requests for the pass, 0 for the apply; 1 file written; 0 conflicts`);
+  });
+
+  const dbOld = path.join(dirs.store, "facts", "db-old.md");
+  const copy = path.join(dirs.store, "prefs", "review-style-copy.md");
+  await step("consolidation candidates: the contradiction is listed and opens side by side", async () => {
+    fs.writeFileSync(path.join(dirs.store, "facts", "db.md"), DB);
+    fs.writeFileSync(dbOld, DB_OLD);
+    fs.writeFileSync(copy, fs.readFileSync(path.join(dirs.store, "prefs", "review-style.md"), "utf8"));
+    const pick = page.locator(".quick-input-widget", { has: page.locator(".quick-input-title", { hasText: "Consolidation candidates" }) }).first();
+    const row = pick.locator(".monaco-list-row", { hasText: "contradiction: db-old.md, db.md" }).first();
+    const duplicate = pick.locator(".monaco-list-row", { hasText: "duplicate: review-style-copy.md, review-style.md" }).first();
+    // The server learns of the new files from the watcher: ask again until it lists both groups.
+    await poll(async () => {
+      await runCommand(page, "Kin Memory: Show consolidation candidates");
+      const seen = await row.waitFor({ timeout: 3000 }).then(() => duplicate.waitFor({ timeout: 1000 })).then(() => true, () => false);
+      if (!seen) await page.keyboard.press("Escape");
+      return seen;
+    }, (seen) => seen, "the candidates never listed both the contradiction and the duplicate pair");
+    await row.click();
+    await page.locator(".tabs-container .tab.active", { hasText: "contradiction: db-old.md ↔ db.md" }).waitFor({ timeout: STEP_TIMEOUT })
+      .catch(() => { throw new Error("the contradiction's memories did not open side by side"); });
+    await poll(() => diffSides(page), (sides) => sides.some((s) => s.original.includes("port is 5433") && s.modified.includes("port 5432")),
+      "the side-by-side view does not show both ports");
+    await page.screenshot({ path: path.join(ARTIFACTS, "vscode-candidates.png") }).catch(() => undefined);
+  });
+
+  await step("consolidation candidates: the Kin Memory view's section lists the groups; a group opens side by side", async () => {
+    // Close the pair the palette opened, by its tab's close button (other editors may hold unsaved work).
+    const pairTab = page.locator(".tabs-container .tab", { hasText: "contradiction: db-old.md ↔ db.md" }).first();
+    await pairTab.click();
+    await pairTab.locator(".tab-actions .codicon-close, .tab-actions .action-label").first().click();
+    await pairTab.waitFor({ state: "detached", timeout: STEP_TIMEOUT }).catch(() => { throw new Error("the pair's editor did not close"); });
+    const header = page.locator(".part.sidebar .pane-header", { hasText: "Consolidation candidates" }).first();
+    // The activity bar item toggles: click it only when the Kin Memory views are not shown already.
+    if (!(await header.isVisible())) await page.locator('.activitybar .action-item [aria-label^="Kin Memory"]').first().click();
+    await header.waitFor({ timeout: STEP_TIMEOUT });
+    if ((await header.getAttribute("aria-expanded")) !== "true") await header.click();
+    const pane = page.locator(".part.sidebar .pane", { has: page.locator(".pane-header", { hasText: "Consolidation candidates" }) }).first();
+    const group = pane.locator(".monaco-list-row", { hasText: "contradiction: db-old.md, db.md" }).first();
+    await group.waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {
+      throw new Error(`the section lists no contradiction: "${(await pane.innerText()).replace(/\s+/g, " ").slice(0, 300)}"`);
+    });
+    if (!(await pane.locator(".monaco-list-row", { hasText: "duplicate: review-style-copy.md, review-style.md" }).count())) {
+      throw new Error("the section lists no duplicate pair");
+    }
+    await group.click();
+    await page.locator(".tabs-container .tab.active", { hasText: "contradiction: db-old.md ↔ db.md" }).waitFor({ timeout: STEP_TIMEOUT })
+      .catch(() => { throw new Error("clicking the group did not open its memories side by side"); });
+    await page.screenshot({ path: path.join(ARTIFACTS, "vscode-candidates-view.png") }).catch(() => undefined);
+  });
+
+  await step("consolidate: one proposal merges the duplicate and fixes the port, explained per change; Apply all writes it", async () => {
+    const before = storeSnapshot();
+    const requests0 = (await modelState()).requests;
+    const dialog = await passReview(page, "Kin Memory: Consolidate memories", "the consolidation");
+    const question = await dialog.innerText();
+    if (!/– edits \/memories\/facts\/db-old\.md \(contradiction: .*\); read \/memories\/facts\/db-old\.md, \/memories\/facts\/db\.md/.test(question)
+      || !question.includes("– deletes /memories/prefs/review-style-copy.md (duplicate: ")) {
+      throw new Error(`the question does not explain each change: "${question.replace(/\s+/g, " ")}"`);
+    }
+    if (JSON.stringify(storeSnapshot()) !== JSON.stringify(before)) throw new Error("the pass wrote to the store");
+    await page.screenshot({ path: path.join(ARTIFACTS, "vscode-consolidate-review.png") }).catch(() => undefined);
+    const requests = (await modelState()).requests;
+    await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Apply all$/ }).first().click();
+    const report = await toast(page, "Kin Memory: applied 2 of 2 changes.");
+    if (/Not applied/.test(report)) throw new Error(`the report reads "${report}"`);
+    const expected = { ...before, "facts/db-old.md": DB_OLD.replace("5433", "5432") };
+    delete expected["prefs/review-style-copy.md"];
+    const after = storeSnapshot();
+    if (JSON.stringify(after) !== JSON.stringify(expected)) {
+      const differ = Object.keys({ ...after, ...expected }).filter((k) => after[k] !== expected[k]);
+      throw new Error(`the store after Apply differs from the proposal in ${differ.join(", ")}`);
+    }
+    const state = await modelState();
+    if (state.requests !== requests) throw new Error(`applying made ${state.requests - requests} model request(s)`);
+    if (state.remaining !== 0) throw new Error(`the model script has ${state.remaining} unused steps`);
+    reflectNumbers.push(`consolidate: ${requests - requests0} model requests for the pass, 0 for the apply; 2 files changed; 0 conflicts`);
   });
 }
 
@@ -1001,10 +1141,12 @@ async function main() {
     if (env.KIN_E2E_ONLY === "reflect") {
       await openStore(page, port);
       await reflectChecks(page);
+      await passChecks(page);
     } else {
       await checks(page, port);
       await sweepChecks(page);
       await reflectChecks(page);
+      await passChecks(page);
       await rootChecks(context, page, port);
       await page.screenshot({ path: path.join(ARTIFACTS, "vscode-second-window.png") }).catch(() => undefined);
       await hostileChecks(context, page, port);

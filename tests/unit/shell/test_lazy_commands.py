@@ -16,6 +16,7 @@ GROUPS = {
     "tool": ("ToolCommand", names.TOOL),
     "sweep": ("SweepCommand", names.SWEEP),
     "reflect": ("ReflectCommand", names.REFLECT),
+    "passes": ("PassCommands", names.PASSES),
     "proposals": ("ProposalCommands", names.PROPOSALS),
 }
 
