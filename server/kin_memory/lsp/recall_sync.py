@@ -105,6 +105,10 @@ class RecallSync:
         except Exception as exc:  # noqa: BLE001 - recall is an aid: the server keeps serving without it
             log.warning("recall index sync failed: %r", exc)
         finally:
+            try:
+                self.recall.warm()  # the first hover must not read the whole vocabulary
+            except Exception as exc:  # noqa: BLE001
+                log.warning("recall vocabulary not read: %r", exc)
             self.synced.set()
         with self.lock:  # buffers opened meanwhile are indexed as they are now
             self.pending.update(m.vpath for m in self.session.store.overlay_memories())
@@ -119,8 +123,12 @@ class RecallSync:
                 if not batch:
                     self.draining = False
                     self.idle.set()
-                    return
-                self.draining = True
+            if not batch:
+                try:
+                    self.recall.warm()  # refresh what the writes made stale, here rather than in a query
+                except Exception as exc:  # noqa: BLE001
+                    log.warning("recall vocabulary not read: %r", exc)
+                return
             for vpath in sorted(batch):
                 try:
                     self._apply(vpath)

@@ -117,6 +117,7 @@ class RecallIndex:
         self._terms: list[str] = []
         self._df_time = 0.0
         self._df_dirty = False
+        self._written_at = 0.0  # when the last write committed (a snapshot read before it is stale)
         self.refused: str | None = None  # why the index is off (a planted link), None when usable
 
     # -- connections ---------------------------------------------------------------------------
@@ -311,6 +312,7 @@ class RecallIndex:
 
         self._run(tx, None)
         self._df_dirty = True
+        self._written_at = time.monotonic()
 
     def upsert(self, docs: Iterable[RecallDoc]) -> int:
         batch = list(docs)
@@ -400,16 +402,36 @@ class RecallIndex:
         return out
 
     def _df_snapshot(self) -> dict[str, int]:
-        now = time.monotonic()
+        """The snapshot as it is: a query never waits for a refresh (at 100k memories reading and sorting
+        the vocabulary takes most of a second), only for the very first one when nobody warmed it."""
+        df = self._df
+        if df is None:
+            self._read_vocab()
+            df = self._df
+        assert df is not None
+        return df
+
+    def refresh_vocab(self, *, force: bool = False) -> None:
+        """Re-read the vocabulary snapshot when writes made it stale (at most every DF_REFRESH seconds):
+        for the index writer to call after its writes, off every query's path."""
         with self._lock:
-            if self._df is None or (self._df_dirty and now - self._df_time > DF_REFRESH):
-                rows: list[tuple[str, int]] = self._run(
-                    lambda c: c.execute("SELECT term, doc FROM vocab").fetchall(), []
-                )
-                self._df = dict(rows)
-                self._terms = sorted(self._df)  # the vocabulary reads in order: sorting it is a pass
-                self._df_time, self._df_dirty = now, False
-            return self._df
+            stale = self._df is None or (self._df_dirty and time.monotonic() - self._df_time > DF_REFRESH)
+        if force or stale:
+            self._read_vocab()
+
+    def _read_vocab(self) -> None:
+        """Read and sort outside the lock (queries keep the old snapshot meanwhile), then swap."""
+        started = time.monotonic()
+        rows: list[tuple[str, int]] = self._run(
+            lambda c: c.execute("SELECT term, doc FROM vocab").fetchall(), []
+        )
+        df = dict(rows)
+        terms = sorted(df)  # the vocabulary reads in order: sorting it is a pass
+        with self._lock:
+            self._df, self._terms = df, terms
+            self._df_time = started
+            if self._df_time >= self._written_at:
+                self._df_dirty = False
 
     def _df_of(self, term: str) -> int:
         row = self._run(lambda c: c.execute("SELECT doc FROM vocab WHERE term=?", (term,)).fetchone(), None)
@@ -417,8 +439,11 @@ class RecallIndex:
 
     def lexicon(self) -> Lexicon:
         """The vocabulary snapshot, to turn query words into terms."""
-        df = self._df_snapshot()
-        lex = Lexicon(df, self._terms, self._df_of)
+        self._df_snapshot()
+        with self._lock:  # the pair of one snapshot (a refresh swaps both)
+            df, terms = self._df, self._terms
+        assert df is not None
+        lex = Lexicon(df, terms, self._df_of)
         lex.total = self._total()
         return lex
 

@@ -50,6 +50,10 @@ class Recall:
         self.root = Path(root)
         self.index = RecallIndex(self.root)
 
+    def warm(self) -> None:
+        """Have the vocabulary snapshot current, so no query pays for reading it (writer thread)."""
+        self.index.refresh_vocab()
+
     # -- keeping the index in step ---------------------------------------------------------------
     def sync_memories(
         self,
