@@ -25,6 +25,8 @@ Category = Literal["project-fact", "preference", "episodic", "session"]
 Status = Literal["ok", "stale", "expiring", "expired"]
 ChangeKind = Literal["create", "edit", "rename", "delete"]
 IndexStateName = Literal["building", "ready", "unavailable"]
+HistorySource = Literal["tool", "proposal", "sweep", "edit", "external", "restore"]
+QueueKind = Literal["created", "changed", "deleted"]
 RootSource = Literal["argument", "KIN_MEMORY_DIR", "editor setting", "global settings", "default"]
 
 
@@ -88,6 +90,23 @@ class SweepParams:
 @attrs.frozen
 class MarkReviewedParams:
     uri: str
+
+
+@attrs.frozen
+class HistoryParams:
+    path: str  # a virtual path (/memories/...)
+
+
+@attrs.frozen
+class VersionParams:
+    path: str
+    version: int
+
+
+@attrs.frozen
+class PathsParams:
+    paths: list[str] = attrs.field(factory=list)
+    all: bool = False  # every change of the queue (paths are then ignored)
 
 
 # -- results -------------------------------------------------------------------------------------
@@ -196,6 +215,57 @@ class SweepResult:
 
 
 @attrs.frozen
+class HistoryVersion:
+    version: int  # stable: a version keeps its number while it is kept
+    time: float  # epoch seconds, when it was kept
+    source: HistorySource  # who wrote this content
+    bytes: int
+    deleted: bool  # the memory did not exist (a deletion)
+
+
+@attrs.frozen
+class HistoryResult:
+    path: str
+    versions: list[HistoryVersion]  # newest first
+
+
+@attrs.frozen
+class VersionContentResult:
+    path: str
+    version: int
+    text: str  # the version's content (UTF-8; bytes that are not UTF-8 read as U+FFFD)
+
+
+@attrs.frozen
+class RestoreResult:
+    path: str
+    bytes: int  # written, exactly the version's bytes
+
+
+@attrs.frozen
+class QueueEntry:
+    path: str
+    uri: str
+    kind: QueueKind
+    since: float  # when the first unreviewed version was kept
+    source: HistorySource  # who wrote the newest version
+    diff: str  # unified diff, reviewed content → now
+    version: int  # the newest version
+    reviewed_version: int | None  # a kept version holding the reviewed content
+
+
+@attrs.frozen
+class ChangesResult:
+    changes: list[QueueEntry]
+
+
+@attrs.frozen
+class PathsResult:
+    paths: list[str]  # the memories the command applied to
+    conflicts: list[Conflict] = attrs.field(factory=list)
+
+
+@attrs.frozen
 class OkResult:
     ok: bool = True
 
@@ -275,6 +345,14 @@ COMMANDS: tuple[CommandSpec, ...] = (
     ),
     CommandSpec("kin.memory.reindex", EmptyParams, ReindexResult, "rebuild the recall index"),
     CommandSpec("kin.memory.info", EmptyParams, InfoResult, "the store root, workspaces and index state"),
+    CommandSpec("kin.memory.history", HistoryParams, HistoryResult, "a memory's kept versions, newest first"),
+    CommandSpec("kin.memory.version", VersionParams, VersionContentResult, "one kept version's content"),
+    CommandSpec("kin.memory.restore", VersionParams, RestoreResult, "write a kept version back"),
+    CommandSpec("kin.memory.changes", EmptyParams, ChangesResult, "what changed since it was last reviewed"),
+    CommandSpec("kin.memory.acceptChanges", PathsParams, PathsResult, "mark changes reviewed"),
+    CommandSpec(
+        "kin.memory.revertChanges", PathsParams, PathsResult, "bring memories back to their reviewed content"
+    ),
 )
 BY_NAME: dict[str, CommandSpec] = {c.name: c for c in COMMANDS}
 

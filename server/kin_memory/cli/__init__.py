@@ -22,6 +22,7 @@ SUBCOMMAND_MODULES = (
     "kin_memory.cli.sweep",
     "kin_memory.cli.reflect",
     "kin_memory.cli.proposal",
+    "kin_memory.cli.history",
 )
 
 

@@ -13,6 +13,7 @@ from lsprotocol.converters import get_converter
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
+from .commands.history import HistoryCommands
 from .commands.proposals import ProposalCommands
 from .commands.recall import RecallCommands
 from .commands.reflect import ReflectCommand
@@ -27,6 +28,7 @@ from .features.hover import Hover
 from .features.lens import CodeLens
 from .features.lifecycle import Lifecycle
 from .features.symbols import Symbols
+from .history_sync import HistorySync
 from .progress import Progress
 from .publisher import DiagnosticsPublisher
 from .recall_sync import RecallSync
@@ -84,6 +86,7 @@ def create_server(root: str | None = None, workspace: str | None = None,
             documents.loop.call_soon_threadsafe(server.window_log_message, params)
 
     recall = RecallSync(session, diagnostics.publish_extra, say)
+    history = HistorySync(session)
     units = (
         Lifecycle(session, documents, diagnostics, recall, progress, startup or InProcessStartup()),
         documents,
@@ -98,6 +101,8 @@ def create_server(root: str | None = None, workspace: str | None = None,
         SweepCommand(session, documents, progress),
         ReflectCommand(session, progress),
         ProposalCommands(session, documents),
+        history,
+        HistoryCommands(session, documents, history),
     )
     for unit in units:
         unit.register(server)

@@ -1,0 +1,90 @@
+"""Retention: how many versions each memory keeps, for how long, and how much the store holds in all.
+
+The limits live in the version database (the editor setting is written there by the language server),
+so the command line prunes exactly as the server does. What is never dropped: a memory's newest version
+(what it holds now), its newest version with content (what a restore of a deleted memory brings back)
+and the content the user last reviewed (the review queue diffs against it).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from .db import HistoryDB, Retention
+
+_KEYS = {"versions": "keep_versions", "days": "keep_days", "max_bytes": "max_bytes"}
+CHUNK = 256  # versions looked at per round when the store is over its total size
+
+
+def limits(conn: sqlite3.Connection) -> Retention:
+    base = Retention()
+    try:
+        return Retention(
+            versions=int(HistoryDB.meta(conn, _KEYS["versions"]) or base.versions),
+            days=float(HistoryDB.meta(conn, _KEYS["days"]) or base.days),
+            max_bytes=int(HistoryDB.meta(conn, _KEYS["max_bytes"]) or base.max_bytes),
+        )
+    except ValueError:
+        return base
+
+
+def set_limits(conn: sqlite3.Connection, r: Retention) -> None:
+    HistoryDB.set_meta(conn, _KEYS["versions"], str(r.versions))
+    HistoryDB.set_meta(conn, _KEYS["days"], repr(r.days))
+    HistoryDB.set_meta(conn, _KEYS["max_bytes"], str(r.max_bytes))
+
+
+def _protected(conn: sqlite3.Connection, vpath: str, rows: list) -> set[int]:
+    keep = {rows[0].id} if rows else set()
+    with_content = next((v for v in rows if v.sha), None)
+    if with_content is not None:
+        keep.add(with_content.id)
+    mark = conn.execute("SELECT sha FROM reviewed WHERE vpath=?", (vpath,)).fetchone()
+    if mark is not None:
+        reviewed = next((v for v in rows if v.sha == mark[0]), None)
+        if reviewed is not None:
+            keep.add(reviewed.id)
+    return keep
+
+
+def _drop(conn: sqlite3.Connection, ids: list[int], shas: set[str]) -> None:
+    conn.executemany("DELETE FROM versions WHERE id=?", [(i,) for i in ids])
+    HistoryDB.drop_unreferenced(conn, shas)
+
+
+def prune_memory(conn: sqlite3.Connection, vpath: str, when: float) -> None:
+    """Drop this memory's versions past the newest `versions` or older than `days`."""
+    r = limits(conn)
+    rows = HistoryDB.versions(conn, vpath)
+    if len(rows) <= r.versions and (not rows or rows[-1].time >= when - r.days * 86400):
+        return  # the common case: nothing to drop
+    keep = _protected(conn, vpath, rows)
+    cutoff = when - r.days * 86400
+    drop = [v for i, v in enumerate(rows) if v.id not in keep and (i >= r.versions or v.time < cutoff)]
+    if drop:
+        _drop(conn, [v.id for v in drop], {v.sha for v in drop if v.sha})
+
+
+def total(conn: sqlite3.Connection) -> int:
+    return int(HistoryDB.meta(conn, "total") or 0)
+
+
+def prune_total(conn: sqlite3.Connection) -> None:
+    """While the stored content is over `max_bytes`, drop the oldest versions first (of any memory)."""
+    r = limits(conn)
+    if total(conn) <= r.max_bytes:
+        return
+    after = 0
+    while total(conn) > r.max_bytes:
+        rows = conn.execute(
+            "SELECT id, vpath, sha FROM versions WHERE id > ? ORDER BY id LIMIT ?", (after, CHUNK)
+        ).fetchall()
+        if not rows:
+            return  # only protected versions are left
+        for vid, vpath, sha in rows:
+            after = vid
+            if vid in _protected(conn, vpath, HistoryDB.versions(conn, vpath)):
+                continue
+            _drop(conn, [vid], {sha} if sha else set())
+            if total(conn) <= r.max_bytes:
+                return
