@@ -60,7 +60,9 @@ def prune_memory(conn: sqlite3.Connection, vpath: str, when: float) -> None:
         return  # the common case: nothing to drop
     keep = _protected(conn, vpath, rows)
     cutoff = when - r.days * 86400
-    drop = [v for i, v in enumerate(rows) if v.id not in keep and (i >= r.versions or v.time < cutoff)]
+    room = max(0, r.versions - len(keep))  # the protected versions count towards the limit
+    others = [v for v in rows if v.id not in keep]
+    drop = [v for i, v in enumerate(others) if i >= room or v.time < cutoff]
     if drop:
         _drop(conn, [v.id for v in drop], {v.sha for v in drop if v.sha})
 

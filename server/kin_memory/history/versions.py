@@ -101,15 +101,19 @@ def observe(root: Path, vpaths: Iterable[str]) -> list[Observed]:
     return out
 
 
-def record(conn: sqlite3.Connection, seen: Observed, source: str, when: float) -> int | None:
-    """Keep `seen` as the memory's newest version unless it already is; the new version's id."""
+def record(
+    conn: sqlite3.Connection, seen: Observed, source: str, when: float, *, relabel: bool = False
+) -> int | None:
+    """Keep `seen` as the memory's newest version unless it already is; the new version's id. With
+    relabel (the caller just wrote this content), a version of it the watcher kept moments ago as
+    "external" takes the caller's label."""
     sha = sha256(seen.data) if seen.data is not None else None
     last = HistoryDB.latest(conn, seen.vpath)
     _remember_stat(conn, seen)
     if last is None and sha is None:
         return None  # never seen and absent: nothing to keep
     if last is not None and last.sha == sha:
-        if source != "external" and last.source == "external" and when - last.time < RELABEL_SECONDS:
+        if relabel and last.source == "external" and when - last.time < RELABEL_SECONDS:
             conn.execute("UPDATE versions SET source=? WHERE id=?", (source, last.id))
         return None
     if seen.data is not None and sha is not None:
@@ -129,8 +133,11 @@ def _remember_stat(conn: sqlite3.Connection, seen: Observed) -> None:
         )
 
 
-def keep(root: Path | str, observed: Iterable[Observed], source: str) -> None:
-    """Keep each observed content as a version from `source` (best effort: never raises)."""
+def keep(
+    root: Path | str, observed: Iterable[Observed], source: str, *, written: frozenset[str] = frozenset()
+) -> None:
+    """Keep each observed content as a version from `source` (best effort: never raises); `written`: the
+    memories whose content this source just changed (see record's relabel)."""
     items = list(observed)
     if not items:
         return
@@ -139,7 +146,7 @@ def keep(root: Path | str, observed: Iterable[Observed], source: str) -> None:
         when = now()
         with db.transaction() as conn:
             for seen in items:
-                record(conn, seen, source, when)
+                record(conn, seen, source, when, relabel=seen.vpath in written)
             retention.prune_total(conn)
     except HistoryUnavailable as exc:
         _report(db.root, exc.reason)
@@ -164,7 +171,13 @@ def kept(root: Path | str, vpaths: Iterable[str | None], source: str) -> Iterato
         yield
     finally:
         after = observe(root, [*paths, *(o.vpath for o in before)])
-        keep(root, after, source)
+        was = {o.vpath: o.data for o in before}
+        keep(
+            root,
+            after,
+            source,
+            written=frozenset(o.vpath for o in after if was.get(o.vpath, b"\0") != o.data),
+        )
 
 
 def _report(root: Path, reason: str) -> None:
