@@ -5,6 +5,7 @@ import * as vscode from "vscode";
 import { ServerClient } from "./client";
 import * as create from "./commands/create";
 import * as deletion from "./commands/delete";
+import * as history from "./commands/history";
 import * as preview from "./commands/preview";
 import * as reflect from "./commands/reflect";
 import * as review from "./commands/review";
@@ -30,10 +31,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   });
   server = client;
   const status = new StatusItem();
-  const tree = new MemoryTree(async () => {
-    if (!client.running) throw new Error("the server is not running");
-    return (await client.exec("kin.memory.list", {})).memories ?? [];
-  });
+  const tree = new MemoryTree(
+    async () => {
+      if (!client.running) throw new Error("the server is not running");
+      return (await client.exec("kin.memory.list", {})).memories ?? [];
+    },
+    async () => (client.running ? ((await client.exec("kin.memory.changes", {})).changes ?? []) : []),
+  );
   const refresh = () => tree.reload();
   const startQuietly = () => client.ensure().then(() => undefined, () => undefined); // the client reports its own failure
   let settle: NodeJS.Timeout | undefined;
@@ -53,7 +57,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
 
   const deps = { client, root, refresh };
-  for (const group of [search, reflect, sweep, review, create, deletion, preview, store]) {
+  for (const group of [search, reflect, sweep, review, create, deletion, preview, store, history]) {
     context.subscriptions.push(...group.register(deps));
   }
 

@@ -1,7 +1,7 @@
 // How the server's results read in the UI: quick-pick items, tree badges, status bar text, summaries.
 // No `vscode` import (unit-tested in plain Node); the UI layer turns these plain values into widgets.
 import * as path from "node:path";
-import type { Category, Conflict, IndexPreviewResult, MemoryEntry, ProposalChange, SearchHit } from "./protocol";
+import type { Category, Conflict, HistoryVersion, IndexPreviewResult, MemoryEntry, ProposalChange, QueueEntry, SearchHit } from "./protocol";
 
 export const CATEGORIES = ["project-fact", "preference", "episodic", "session"] as const satisfies readonly Category[];
 
@@ -218,4 +218,39 @@ export function conflictSummary(conflicts: readonly Conflict[]): string {
 /** The message after applying: how many of the chosen changes were written, and what was not, and why. */
 export function applyReport(applied: number, chosen: number, conflicts: readonly Conflict[]): string {
   return `Kin Memory: applied ${applied} of ${plural(chosen, "change", "changes")}.${conflictSummary(conflicts)}`;
+}
+
+/** "3 min ago", "2 h ago", "5 d ago" for an epoch-seconds time (history and the review queue). */
+export function formatSince(time: number, nowMs: number = Date.now()): string {
+  const days = (nowMs / 1000 - time) / 86400;
+  if (!Number.isFinite(days)) return "";
+  if (days < 1 / 1440) return "just now";
+  if (days < 1 / 24) return `${Math.round(days * 1440)} min ago`;
+  return `${formatAge(days)} ago`;
+}
+
+export interface VersionPick {
+  label: string;
+  description: string;
+  version: number;
+  deleted: boolean;
+}
+
+/** One quick-pick row per kept version, newest first: number, who wrote it, when, size. */
+export function versionItems(versions: readonly HistoryVersion[], nowMs: number = Date.now()): VersionPick[] {
+  return versions.map((v, i) => ({
+    label: `${i === 0 ? "$(circle-filled) " : ""}Version ${v.version}`,
+    description: [v.deleted ? "deleted" : `${v.bytes} bytes`, `by ${v.source}`, formatSince(v.time, nowMs)].join(" · "),
+    version: v.version,
+    deleted: v.deleted,
+  }));
+}
+
+/** The tree's line for one queued change: what happened, by whom, since when. */
+export function changeDescription(c: Pick<QueueEntry, "kind" | "source" | "since">, nowMs: number = Date.now()): string {
+  return `${c.kind} by ${c.source} · ${formatSince(c.since, nowMs)}`;
+}
+
+export function changesBadgeTooltip(count: number): string {
+  return count === 1 ? "1 memory changed since your last review" : `${count} memories changed since your last review`;
 }

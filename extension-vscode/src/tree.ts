@@ -1,12 +1,17 @@
 // The "Kin Memory" view: memories grouped by category with lifecycle badges, fetched from the server and
-// refreshed when the store changes on disk. Its header shows the store root the server reported.
+// refreshed when the store changes on disk. Its header shows the store root the server reported. Above the
+// categories, a "Changes" section lists what changed since the last review (with a count badge on the view).
 import * as os from "node:os";
 import * as vscode from "vscode";
 import { displayRoot } from "./paths";
-import { countStatuses, groupByCategory, memoryBadge } from "./present";
-import type { MemoryEntry } from "./protocol";
+import { changeDescription, changesBadgeTooltip, countStatuses, groupByCategory, memoryBadge } from "./present";
+import type { MemoryEntry, QueueEntry } from "./protocol";
 
-type Node = { kind: "category"; category: string; memories: MemoryEntry[] } | { kind: "memory"; memory: MemoryEntry };
+type Node =
+  | { kind: "category"; category: string; memories: MemoryEntry[] }
+  | { kind: "memory"; memory: MemoryEntry }
+  | { kind: "changes"; changes: QueueEntry[] }
+  | { kind: "change"; change: QueueEntry };
 
 export const VIEW_ID = "kinMemory.memories";
 const QUIET_MS = 300; // bursts of file events and diagnostics become one listing request
@@ -19,13 +24,17 @@ export class MemoryTree implements vscode.TreeDataProvider<Node>, vscode.Disposa
   readonly onDidLoad = this.loaded.event;
   readonly view: vscode.TreeView<Node>;
   private memories: MemoryEntry[] = [];
+  private changes: QueueEntry[] = [];
   private loading: Promise<void> | undefined;
   private again = false;
   private timer: NodeJS.Timeout | undefined;
   private watcher: vscode.FileSystemWatcher | undefined;
 
   /** `fetch` lists the store; it throws while the server is not running (the last listing stays). */
-  constructor(private readonly fetch: () => Promise<MemoryEntry[]>) {
+  constructor(
+    private readonly fetch: () => Promise<MemoryEntry[]>,
+    private readonly fetchChanges: () => Promise<QueueEntry[]> = () => Promise.resolve([]),
+  ) {
     this.view = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: this, showCollapseAll: true });
   }
 
@@ -70,6 +79,9 @@ export class MemoryTree implements vscode.TreeDataProvider<Node>, vscode.Disposa
         try {
           this.memories = await this.fetch();
           ok = true;
+          this.changes = await this.fetchChanges();
+          const n = this.changes.length;
+          this.view.badge = n ? { value: n, tooltip: changesBadgeTooltip(n) } : undefined;
         } catch {
           // The server is not running or (re)starting: keep the last listing.
         }
@@ -83,12 +95,33 @@ export class MemoryTree implements vscode.TreeDataProvider<Node>, vscode.Disposa
 
   getChildren(node?: Node): Node[] {
     if (!node) {
-      return groupByCategory(this.memories).map((g) => ({ kind: "category", category: g.category, memories: g.memories }));
+      const changes: Node[] = this.changes.length ? [{ kind: "changes", changes: this.changes }] : [];
+      return [...changes, ...groupByCategory(this.memories).map((g): Node => ({ kind: "category", category: g.category, memories: g.memories }))];
     }
+    if (node.kind === "changes") return node.changes.map((change) => ({ kind: "change", change }));
     return node.kind === "category" ? node.memories.map((memory) => ({ kind: "memory", memory })) : [];
   }
 
   getTreeItem(node: Node): vscode.TreeItem {
+    if (node.kind === "changes") {
+      const item = new vscode.TreeItem("Changes", vscode.TreeItemCollapsibleState.Expanded);
+      item.description = `${node.changes.length} since your last review`;
+      item.contextValue = "changes";
+      item.iconPath = new vscode.ThemeIcon("diff");
+      item.id = "changes";
+      return item;
+    }
+    if (node.kind === "change") {
+      const c = node.change;
+      const item = new vscode.TreeItem(c.path.replace(/^\/memories\//, ""), vscode.TreeItemCollapsibleState.None);
+      item.id = "change:" + c.path;
+      item.description = changeDescription(c);
+      item.contextValue = "change";
+      item.iconPath = new vscode.ThemeIcon(c.kind === "created" ? "diff-added" : c.kind === "deleted" ? "diff-removed" : "diff-modified");
+      item.tooltip = `${c.path}\n${changeDescription(c)}`;
+      item.command = { command: "kinMemory.openChange", title: "Show the change", arguments: [node] };
+      return item;
+    }
     if (node.kind === "category") {
       const item = new vscode.TreeItem(node.category, vscode.TreeItemCollapsibleState.Expanded);
       const c = countStatuses(node.memories);

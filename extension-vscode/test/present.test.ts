@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   countStatuses, formatAge, groupByCategory, memoryBadge, plainSnippet, previewSummary, searchItems, printablePath, statusBarText, sweepQuestion, sweepSummary, sweptReport,
-  changeLabel, conflictSummary, applyReport, proposalTitle, reviewQuestion,
+  changeLabel, conflictSummary, applyReport, proposalTitle, reviewQuestion, versionItems, changeDescription, changesBadgeTooltip,
 } from "../src/present";
 import type { MemoryEntry, Status } from "../src/protocol";
 
@@ -108,4 +108,26 @@ test("the review: a title per proposal, a question counting and listing its chan
   assert.match(many.detail, /• delete \/memories\/11\.md\n…and 3 more$/);
   assert.equal(applyReport(2, 2, []), "Kin Memory: applied 2 of 2 changes.");
   assert.equal(applyReport(0, 1, [{ path: "/memories/a.md", reason: "it changed" }]), "Kin Memory: applied 0 of 1 change. Not applied: /memories/a.md (it changed).");
+});
+
+test("versionItems: newest first, deleted versions say so, with who wrote it and when", () => {
+  const now = 1_000_000_000_000;
+  const items = versionItems(
+    [
+      { version: 9, time: now / 1000 - 120, source: "tool", bytes: 0, deleted: true },
+      { version: 4, time: now / 1000 - 3 * 86400, source: "external", bytes: 52, deleted: false },
+    ],
+    now,
+  );
+  assert.deepEqual(items.map((i) => [i.label, i.description, i.deleted]), [
+    ["$(circle-filled) Version 9", "deleted · by tool · 2 min ago", true],
+    ["Version 4", "52 bytes · by external · 3 d ago", false],
+  ]);
+});
+
+test("changeDescription and the badge tooltip read as sentences", () => {
+  const now = 1_000_000_000_000;
+  assert.equal(changeDescription({ kind: "changed", source: "external", since: now / 1000 - 7200 }, now), "changed by external · 2 h ago");
+  assert.equal(changesBadgeTooltip(1), "1 memory changed since your last review");
+  assert.equal(changesBadgeTooltip(3), "3 memories changed since your last review");
 });
