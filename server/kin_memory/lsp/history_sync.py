@@ -61,6 +61,7 @@ class HistorySync:
         if event.overlay:
             return
         if event.kind == "reset":  # the store was reloaded (moved root, a folder came or went)
+            self.synced.clear()  # commands wait for this catch-up (a new root's first one marks it reviewed)
             self.idle.clear()
             self.worker.submit(self._start)
             return

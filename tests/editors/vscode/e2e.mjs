@@ -437,6 +437,73 @@ async function sweepChecks(page) {
   });
 }
 
+// -- history and the review queue -------------------------------------------------------------------
+async function historyChecks(page) {
+  const file = path.join(dirs.store, "facts", "deploy-pipeline.md");
+  const original = fs.readFileSync(file, "utf8");
+  const view = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /Kin Memory/i }) }).first();
+  const changeRow = view.locator(".monaco-list-row", { hasText: "facts/deploy-pipeline.md" }).filter({ hasText: /changed by/ }).first();
+
+  await step("changes: Accept all empties the Changes section and its badge", async () => {
+    if (!(await view.isVisible().catch(() => false))) { // a run of these checks alone: open a memory, then the view
+      await openFile(page, "rollback-drill.md");
+      await page.locator(".statusbar-item", { hasText: /stale/ }).first().click({ timeout: STEP_TIMEOUT });
+    }
+    await view.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
+    await runCommand(page, "Kin Memory: Accept all changes");
+    await poll(() => view.locator(".monaco-list-row", { hasText: /^Changes/ }).count(), (n) => n === 0,
+      "the Changes section is still shown after Accept all");
+  });
+
+  await step("changes: an external write appears in Changes with a count badge", async () => {
+    fs.writeFileSync(file, original + "\nThe agent added: canaries now run for twenty minutes.\n");
+    await changeRow.waitFor({ timeout: STEP_TIMEOUT });
+    if (!/external/.test(await changeRow.innerText())) throw new Error(`the change reads "${await changeRow.innerText()}"`);
+    const badge = page.locator(".activitybar .action-item .badge-content").filter({ hasText: /^1$/ }).first();
+    await badge.waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {
+      const all = await page.locator(".activitybar .badge-content").allInnerTexts().catch(() => []);
+      throw new Error(`no badge with 1 on the activity bar (badges: ${JSON.stringify(all)})`);
+    });
+  });
+
+  await step("changes: a click opens the diff of the reviewed text against the file now", async () => {
+    await changeRow.click();
+    const sides = await poll(() => diffSides(page), (all) => all.some((d) => /twenty minutes/.test(d.modified)),
+      "no diff editor shows the external write");
+    const diff = sides.find((d) => /twenty minutes/.test(d.modified));
+    if (/twenty minutes/.test(diff.original) || !/Deploy pipeline/.test(diff.original)) {
+      throw new Error(`the reviewed side reads "${diff.original.slice(0, 200)}"`);
+    }
+  });
+
+  await step("changes: Revert inline restores the reviewed text on disk and clears the change", async () => {
+    await poll(async () => {
+      await changeRow.hover().catch(() => undefined);
+      return changeRow.locator('.action-label[aria-label="Revert to the reviewed version"]').click({ timeout: 2000 })
+        .then(() => true, () => false);
+    }, (ok) => ok, "no Revert action on the change");
+    await poll(() => fs.readFileSync(file, "utf8"), (t) => t === original, "the file was not restored to its reviewed text");
+    await poll(() => changeRow.count(), (n) => n === 0, "the change is still listed after Revert");
+  });
+
+  await step("history: Show history lists the kept versions; comparing one opens a diff", async () => {
+    await page.keyboard.press("Escape");
+    await openFile(page, "deploy-pipeline.md");
+    await runCommand(page, "Kin Memory: Show history");
+    await page.locator(".quick-input-widget .quick-input-title", { hasText: "History of /memories/facts/deploy-pipeline.md" })
+      .waitFor({ timeout: STEP_TIMEOUT });
+    const rows = page.locator(".quick-input-widget .monaco-list-row");
+    await rows.filter({ hasText: "by restore" }).first().waitFor({ timeout: STEP_TIMEOUT });
+    const texts = await rows.allInnerTexts();
+    if (texts.length < 3 || !texts.some((t) => /by external/.test(t))) throw new Error(`the versions read ${JSON.stringify(texts)}`);
+    await rows.filter({ hasText: "by external" }).first().click();
+    await page.locator(".quick-input-widget .monaco-list-row", { hasText: "Compare with the current file" }).first().click();
+    await poll(() => diffSides(page), (all) => all.some((d) => /\(version \d+/.test(d.original) || d.original.includes("Deploy pipeline")),
+      "no diff editor opened for the version");
+    await page.screenshot({ path: path.join(ARTIFACTS, "vscode-history.png") }).catch(() => undefined);
+  });
+}
+
 // -- reflection: a scripted model server, three passes reviewed in the editor ----------------------
 // The model server is a separate process (tests/editors/fake_model.py) speaking the OpenAI chat-completions
 // wire format; it answers each request with the script's next step and counts the requests.
@@ -998,12 +1065,16 @@ async function main() {
   const page = context.pages()[0] ?? await context.newPage();
   let failure;
   try {
-    if (env.KIN_E2E_ONLY === "reflect") {
+    if (env.KIN_E2E_ONLY === "history") {
+      await openStore(page, port);
+      await historyChecks(page);
+    } else if (env.KIN_E2E_ONLY === "reflect") {
       await openStore(page, port);
       await reflectChecks(page);
     } else {
       await checks(page, port);
       await sweepChecks(page);
+      await historyChecks(page);
       await reflectChecks(page);
       await rootChecks(context, page, port);
       await page.screenshot({ path: path.join(ARTIFACTS, "vscode-second-window.png") }).catch(() => undefined);
