@@ -847,6 +847,7 @@ local function define_commands()
   cmd('KinMemoryReviewed', M.reviewed, { nargs = 0, desc = 'kin-memory: mark this memory reviewed' })
   cmd('KinMemoryPreview', M.preview, { nargs = 0, desc = 'kin-memory: preview the prompt block' })
   cmd('KinMemoryInfo', M.show_info, { nargs = 0, desc = 'kin-memory: where the store is and how it was found' })
+  require('kin_memory.history').define_commands()
 end
 
 --- Set everything up. Options: `cmd` (server command, default `{'kin-memory', 'serve'}`),

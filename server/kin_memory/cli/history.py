@@ -133,14 +133,13 @@ def _paths(args: argparse.Namespace) -> list[str] | None:
 def run_accept(args: argparse.Namespace) -> int:
     from .. import protocol
     from ..history.query import HistoryError
-    from ..history.review import accept, changes
+    from ..history.review import accept
 
     root = target(args).root
     _catch_up(root)
     paths = _paths(args)
     try:
-        queued = {c.path for c in changes(root)}
-        done = accept(root, sorted(queued) if paths is None else paths)
+        done = accept(root, paths)
     except HistoryError as exc:
         raise UsageError(str(exc)) from None
     if args.json:

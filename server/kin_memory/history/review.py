@@ -89,11 +89,14 @@ def changes(root: Path | str) -> list[QueuedChange]:
 
 
 def accept(root: Path | str, paths: list[str] | None) -> list[str]:
-    """Mark these memories (all of the queue when None) reviewed as they are now; the paths accepted."""
+    """Mark these memories (all of the queue when None) reviewed as they are now; the paths accepted
+    (those of them that were in the queue)."""
     try:
         with database(root).transaction() as conn:
             latest = _latest_all(conn)
-            wanted = list(latest) if paths is None else [p for p in dict.fromkeys(paths) if p in latest]
+            marks = dict(conn.execute("SELECT vpath, sha FROM reviewed").fetchall())
+            queued = [v for v, row in latest.items() if row[3] != marks.get(v)]
+            wanted = queued if paths is None else [p for p in dict.fromkeys(paths) if p in queued]
             for vpath in wanted:
                 sha = latest[vpath][3]
                 if sha is None:
