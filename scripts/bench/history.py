@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import random
 import shutil
 import sqlite3
@@ -55,7 +54,9 @@ def counts(root: Path) -> tuple[int, int, int]:
 
 
 def edit(root: Path, vpath: str, n: int, rnd: random.Random) -> float:
-    words = " ".join(rnd.choice(("cache", "deploy", "review", "canary", "index", "rollback")) for _ in range(8))
+    words = " ".join(
+        rnd.choice(("cache", "deploy", "review", "canary", "index", "rollback")) for _ in range(8)
+    )
     started = time.perf_counter()
     res = run_tool({"command": "insert", "path": vpath, "insert_line": 0 if n % 2 else 4,
                     "insert_text": f"Edit {n}: {words}."}, ToolContext(root=root))  # fmt: skip
@@ -104,9 +105,11 @@ def main() -> int:
         versions, blobs, stored = counts(root)
 
     added = versions - base_versions
+
     def ms(xs: list[float], q: float) -> float:
         ordered = sorted(xs)
         return ordered[min(len(ordered) - 1, int(len(ordered) * q))] * 1000
+
     print(f"store: {len(files):,} memories, {store_bytes / 1e6:.1f} MB of files")
     print(f"first catch-up (baseline, every memory kept once): {baseline_s:.2f} s, database {base_db / 1e6:.2f} MB "
           f"({base_db / len(files):.0f} bytes per memory, content {base_stored / 1e6:.2f} MB compressed)")  # fmt: skip
