@@ -74,6 +74,13 @@ export interface PathsParams {
   all?: boolean;
 }
 
+export interface RestampParams {
+  /** the workspace stamp to replace (a moved repository's old path) */
+  stamp: string;
+  /** the new stamp: the repository's path now, or "global" */
+  to: string;
+}
+
 export interface ToolResult {
   content: string;
   isError: boolean;
@@ -317,6 +324,10 @@ export interface CommandMap {
   "kin.memory.acceptChanges": [PathsParams, PathsResult];
   /** bring memories back to their reviewed content */
   "kin.memory.revertChanges": [PathsParams, PathsResult];
+  /** the store's safe fixes, as one proposal */
+  "kin.memory.fixAll": [EmptyParams, ProposalResult];
+  /** a new stamp for every memory of a moved repository */
+  "kin.memory.restamp": [RestampParams, ProposalResult];
 }
 
 export type CommandName = keyof CommandMap;

@@ -109,6 +109,12 @@ class PathsParams:
     all: bool = False  # every change of the queue (paths are then ignored)
 
 
+@attrs.frozen
+class RestampParams:
+    stamp: str  # the workspace stamp to replace (a moved repository's old path)
+    to: str  # the new stamp: the repository's path now, or "global"
+
+
 # -- results -------------------------------------------------------------------------------------
 
 
@@ -352,6 +358,13 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("kin.memory.acceptChanges", PathsParams, PathsResult, "mark changes reviewed"),
     CommandSpec(
         "kin.memory.revertChanges", PathsParams, PathsResult, "bring memories back to their reviewed content"
+    ),
+    CommandSpec("kin.memory.fixAll", EmptyParams, ProposalResult, "the store's safe fixes, as one proposal"),
+    CommandSpec(
+        "kin.memory.restamp",
+        RestampParams,
+        ProposalResult,
+        "a new stamp for every memory of a moved repository",
     ),
 )
 BY_NAME: dict[str, CommandSpec] = {c.name: c for c in COMMANDS}

@@ -56,6 +56,10 @@
 ---@field paths? string[]
 ---@field all? boolean # every change of the queue (paths are then ignored)
 
+---@class KinMemory.RestampParams
+---@field stamp string # the workspace stamp to replace (a moved repository's old path)
+---@field to string # the new stamp: the repository's path now, or "global"
+
 ---@class KinMemory.ToolResult
 ---@field content string
 ---@field isError boolean
@@ -222,5 +226,7 @@
 ---| "kin.memory.changes" # EmptyParams -> ChangesResult: what changed since it was last reviewed
 ---| "kin.memory.acceptChanges" # PathsParams -> PathsResult: mark changes reviewed
 ---| "kin.memory.revertChanges" # PathsParams -> PathsResult: bring memories back to their reviewed content
+---| "kin.memory.fixAll" # EmptyParams -> ProposalResult: the store's safe fixes, as one proposal
+---| "kin.memory.restamp" # RestampParams -> ProposalResult: a new stamp for every memory of a moved repository
 
 return {}

@@ -23,6 +23,7 @@ SUBCOMMAND_MODULES = (
     "kin_memory.cli.reflect",
     "kin_memory.cli.proposal",
     "kin_memory.cli.history",
+    "kin_memory.cli.bulk",
 )
 
 

@@ -13,6 +13,7 @@ from lsprotocol.converters import get_converter
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
+from .commands.bulk import BulkCommands
 from .commands.history import HistoryCommands
 from .commands.proposals import ProposalCommands
 from .commands.recall import RecallCommands
@@ -103,6 +104,7 @@ def create_server(root: str | None = None, workspace: str | None = None,
         ProposalCommands(session, documents),
         history,
         HistoryCommands(session, documents, history),
+        BulkCommands(session),
     )
     for unit in units:
         unit.register(server)
