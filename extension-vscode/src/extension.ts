@@ -3,6 +3,7 @@
 // server's, and where the store is), tree.ts (the view), status.ts (the status bar), commands/*.
 import * as vscode from "vscode";
 import { ServerClient } from "./client";
+import * as bulk from "./commands/bulk";
 import * as create from "./commands/create";
 import * as deletion from "./commands/delete";
 import * as history from "./commands/history";
@@ -57,7 +58,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
 
   const deps = { client, root, refresh };
-  for (const group of [search, reflect, sweep, review, create, deletion, preview, store, history]) {
+  for (const group of [search, reflect, sweep, review, create, deletion, preview, store, history, bulk]) {
     context.subscriptions.push(...group.register(deps));
   }
 

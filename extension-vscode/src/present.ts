@@ -199,12 +199,13 @@ export function proposalTitle(p: { id: string }): string {
  * summary and the changes it covers (the first `max`, then how many more), as plain text.
  */
 export function reviewQuestion(
-  p: { summary: string; changes: readonly Pick<ProposalChange, "kind" | "path" | "newPath">[] }, max = 12,
+  p: { summary: string; source?: string; changes: readonly Pick<ProposalChange, "kind" | "path" | "newPath">[] }, max = 12,
 ): { message: string; detail: string } {
+  const who = p.source === "fix" ? "the bulk fix" : "the reflection";
   const listed = p.changes.slice(0, max).map((c) => "• " + changeLabel(c));
   if (p.changes.length > max) listed.push(`…and ${p.changes.length - max} more`);
   return {
-    message: `Kin Memory: the reflection proposes ${plural(p.changes.length, "change", "changes")}. Their diffs are open; nothing is written until you apply.`,
+    message: `Kin Memory: ${who} proposes ${plural(p.changes.length, "change", "changes")}. Their diffs are open; nothing is written until you apply.`,
     detail: `${plainSnippet(p.summary, 600)}\n\n${listed.join("\n")}`,
   };
 }

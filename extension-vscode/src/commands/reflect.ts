@@ -11,6 +11,7 @@ import type { ProposalChange, ProposalResult } from "../protocol";
 import { type Client, command } from "./command";
 
 const SCHEME = "kin-memory-proposal";
+export const REVIEW_PROPOSAL = "kinMemory.reviewProposal";
 
 export function register(deps: { client: Client; refresh: () => void }): vscode.Disposable[] {
   const { client } = deps;
@@ -29,6 +30,8 @@ export function register(deps: { client: Client; refresh: () => void }): vscode.
     changed,
     provider,
     command("kinMemory.reflect", (file?: unknown) => reflect(deps, review, file), (e) => client.report(e)),
+    // The same review for any proposal (bulk fixes): internal, hidden from the palette.
+    command(REVIEW_PROPOSAL, (proposal: unknown) => reviewProposal(deps, review, proposal as ProposalResult), (e) => client.report(e)),
   ];
 }
 
@@ -74,6 +77,13 @@ async function reflect(
     void vscode.window.showInformationMessage(`Kin Memory: the reflection proposes no changes. ${proposal.summary}`);
     return;
   }
+  await reviewProposal({ client, refresh }, review, proposal);
+}
+
+/** Shows a proposal's diffs and asks: Apply all, Apply selected…, Discard (Cancel keeps it for later). */
+async function reviewProposal(
+  { client, refresh }: { client: Client; refresh: () => void }, review: Review, proposal: ProposalResult,
+): Promise<void> {
   await review.show(proposal);
   const question = reviewQuestion(proposal);
   let choice = await vscode.window.showInformationMessage(

@@ -451,6 +451,8 @@ async function historyChecks(page) {
     }
     await view.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
     await runCommand(page, "Kin Memory: Accept all changes");
+    // the command answers with a status bar message: wait for it, so nothing written next is accepted too
+    await page.locator(".statusbar-item", { hasText: /Kin Memory: accepted \d+ changes/ }).first().waitFor({ timeout: STEP_TIMEOUT });
     await poll(() => view.locator(".monaco-list-row", { hasText: /^Changes/ }).count(), (n) => n === 0,
       "the Changes section is still shown after Accept all");
   });
@@ -501,6 +503,35 @@ async function historyChecks(page) {
     await poll(() => diffSides(page), (all) => all.some((d) => /\(version \d+/.test(d.original) || d.original.includes("Deploy pipeline")),
       "no diff editor opened for the version");
     await page.screenshot({ path: path.join(ARTIFACTS, "vscode-history.png") }).catch(() => undefined);
+  });
+}
+
+// -- bulk fixes -------------------------------------------------------------------------------------
+async function bulkChecks(page) {
+  await step("fix all from the palette: one proposal for the store's safe fixes, applied as reviewed", async () => {
+    const casing = path.join(dirs.store, "facts", "casing.md");
+    const typo = path.join(dirs.store, "episodes", "typo.md");
+    const untouched = path.join(dirs.store, "facts", "deploy-pipeline.md");
+    const before = fs.readFileSync(untouched, "utf8");
+    fs.writeFileSync(casing, "---\ncategory: Project-Fact\nworkspace: global\n---\n\n# Casing\n");
+    fs.writeFileSync(typo, "---\ncategory: epsiodic\nworkspace: global\n---\n\n# Typo\n");
+    await runCommand(page, "Kin Memory: Fix all safe problems in the store");
+    const dialog = page.locator(".monaco-dialog-box", { hasText: "the bulk fix proposes" }).first();
+    await dialog.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
+    const listed = await dialog.innerText();
+    if (!listed.includes("/memories/facts/casing.md") || !listed.includes("/memories/episodes/typo.md") || listed.includes("deploy-pipeline")) {
+      throw new Error(`the review lists ${JSON.stringify(listed.slice(0, 400))}`);
+    }
+    const sides = await poll(() => diffSides(page), (all) => all.some((d) => /category: episodic/.test(d.modified)),
+      "the review does not show the typo's fix");
+    if (!sides.some((d) => /category: project-fact/.test(d.modified))) throw new Error("the review does not show the casing fix");
+    await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Apply all$/ }).first().click();
+    await toast(page, "Kin Memory: applied");
+    await poll(() => fs.readFileSync(typo, "utf8"), (t) => t.includes("category: episodic\n"), "the typo was not fixed on disk");
+    if (!fs.readFileSync(casing, "utf8").includes("category: project-fact\n")) throw new Error("the casing was not fixed on disk");
+    if (fs.readFileSync(untouched, "utf8") !== before) throw new Error("a memory without a safe fix was rewritten");
+    fs.rmSync(casing);
+    fs.rmSync(typo);
   });
 }
 
@@ -1068,6 +1099,7 @@ async function main() {
     if (env.KIN_E2E_ONLY === "history") {
       await openStore(page, port);
       await historyChecks(page);
+      await bulkChecks(page);
     } else if (env.KIN_E2E_ONLY === "reflect") {
       await openStore(page, port);
       await reflectChecks(page);
@@ -1075,6 +1107,7 @@ async function main() {
       await checks(page, port);
       await sweepChecks(page);
       await historyChecks(page);
+      await bulkChecks(page);
       await reflectChecks(page);
       await rootChecks(context, page, port);
       await page.screenshot({ path: path.join(ARTIFACTS, "vscode-second-window.png") }).catch(() => undefined);
