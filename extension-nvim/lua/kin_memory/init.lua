@@ -848,6 +848,7 @@ local function define_commands()
   cmd('KinMemoryPreview', M.preview, { nargs = 0, desc = 'kin-memory: preview the prompt block' })
   cmd('KinMemoryInfo', M.show_info, { nargs = 0, desc = 'kin-memory: where the store is and how it was found' })
   require('kin_memory.history').define_commands()
+  require('kin_memory.bulk').define_commands()
 end
 
 --- Set everything up. Options: `cmd` (server command, default `{'kin-memory', 'serve'}`),
