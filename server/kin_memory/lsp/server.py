@@ -28,6 +28,7 @@ from .features.documents import Documents
 from .features.hover import Hover
 from .features.lens import CodeLens
 from .features.lifecycle import Lifecycle
+from .features.renames import Renames
 from .features.symbols import Symbols
 from .history_sync import HistorySync
 from .progress import Progress
@@ -105,6 +106,7 @@ def create_server(root: str | None = None, workspace: str | None = None,
         history,
         HistoryCommands(session, documents, history),
         BulkCommands(session),
+        Renames(session, documents.version, converter),
     )
     for unit in units:
         unit.register(server)
