@@ -23,6 +23,12 @@ export interface SearchParams {
   limit?: number;
   /** "none" (or "") is the operator's unfiltered view */
   workspace?: string | null;
+  /** only memories of this category */
+  category?: Category | null;
+  /** only memories in this lifecycle state */
+  status?: Status | null;
+  /** only memories written or touched this recently */
+  maxAgeDays?: number | null;
 }
 
 export interface WorkspaceParams {
@@ -99,6 +105,7 @@ export interface SearchHit {
 export interface SearchResult {
   results: SearchHit[];
   complete: boolean;
+  hidden: number;
 }
 
 export interface MemoryEntry {

@@ -55,6 +55,9 @@ class SearchParams:
     query: str
     limit: int = attrs.field(default=5, validator=attrs.validators.ge(1))
     workspace: str | None = None  # "none" (or "") is the operator's unfiltered view
+    category: Category | None = None  # only memories of this category
+    status: Status | None = None  # only memories in this lifecycle state
+    max_age_days: float | None = None  # only memories written or touched this recently
 
 
 @attrs.frozen
@@ -141,6 +144,8 @@ class SearchResult:
     # False when the index was still catching up with the store after the bounded wait: the results
     # may miss memories (an empty list then means "not found yet", never "no such memory").
     complete: bool = True
+    # Matches the workspace filter hid (memories of other workspaces); 0 in the operator's view.
+    hidden: int = 0
 
 
 @attrs.frozen

@@ -22,6 +22,9 @@
 ---@field query string
 ---@field limit? integer
 ---@field workspace? string|nil # "none" (or "") is the operator's unfiltered view
+---@field category? KinMemory.Category|nil # only memories of this category
+---@field status? KinMemory.Status|nil # only memories in this lifecycle state
+---@field maxAgeDays? number|nil # only memories written or touched this recently
 
 ---@class KinMemory.WorkspaceParams
 ---@field workspace? string|nil
@@ -76,6 +79,7 @@
 ---@class KinMemory.SearchResult
 ---@field results KinMemory.SearchHit[]
 ---@field complete boolean
+---@field hidden integer
 
 ---@class KinMemory.MemoryEntry
 ---@field path string
