@@ -535,6 +535,45 @@ async function bulkChecks(page) {
   });
 }
 
+// -- search filters ---------------------------------------------------------------------------------
+async function filterChecks(page) {
+  const here = path.join(tmp, "repo-here");
+  const there = path.join(tmp, "repo-there");
+  const mine = path.join(dirs.store, "facts", "gateway-here.md");
+  const theirs = path.join(dirs.store, "facts", "gateway-there.md");
+  await step("search: the workspace filter hides another workspace's memory and the hint shows it in one click", async () => {
+    fs.mkdirSync(here, { recursive: true });
+    fs.mkdirSync(there, { recursive: true });
+    fs.writeFileSync(mine, `---\ncategory: project-fact\nworkspace: ${fs.realpathSync(here)}\n---\n\n# Zebragate here\n\nThe zebragate retries twice.\n`);
+    fs.writeFileSync(theirs, `---\ncategory: project-fact\nworkspace: ${fs.realpathSync(there)}\n---\n\n# Zebragate there\n\nThe zebragate retries forever.\n`);
+    writeSettings({ ...reflectionSettings(), "kinMemory.workspace": fs.realpathSync(here) }); // this window works on repo-here
+    const rows = page.locator(".quick-input-widget .monaco-list-row");
+    await poll(async () => {
+      await page.keyboard.press("Escape");
+      await runCommand(page, "Kin Memory: Search memories");
+      await page.locator(".quick-input-widget input").first().fill("zebragate");
+      return rows.filter({ hasText: "1 more in other workspaces" }).first().waitFor({ timeout: 3000 }).then(() => true, () => false);
+    }, (ok) => ok, "no hint that a match in another workspace was hidden");
+    const listed = await rows.allInnerTexts();
+    if (!listed.some((t) => t.includes("gateway-here.md")) || listed.some((t) => t.includes("gateway-there.md"))) {
+      throw new Error(`the filtered results read ${JSON.stringify(listed)}`);
+    }
+    await rows.filter({ hasText: "1 more in other workspaces" }).first().click();
+    await rows.filter({ hasText: "gateway-there.md" }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await rows.filter({ hasText: "Only this workspace" }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await page.keyboard.press("Escape");
+  });
+  await step("search: category: narrows the results", async () => {
+    await runCommand(page, "Kin Memory: Search memories");
+    await page.locator(".quick-input-widget input").first().fill("zebragate category:episodic");
+    await page.locator(".quick-input-widget .monaco-list-row", { hasText: "No memories match" }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await page.keyboard.press("Escape");
+    writeSettings(reflectionSettings());
+    fs.rmSync(mine);
+    fs.rmSync(theirs);
+  });
+}
+
 // -- reflection: a scripted model server, three passes reviewed in the editor ----------------------
 // The model server is a separate process (tests/editors/fake_model.py) speaking the OpenAI chat-completions
 // wire format; it answers each request with the script's next step and counts the requests.
@@ -1100,6 +1139,7 @@ async function main() {
       await openStore(page, port);
       await historyChecks(page);
       await bulkChecks(page);
+      await filterChecks(page);
     } else if (env.KIN_E2E_ONLY === "reflect") {
       await openStore(page, port);
       await reflectChecks(page);
@@ -1108,6 +1148,7 @@ async function main() {
       await sweepChecks(page);
       await historyChecks(page);
       await bulkChecks(page);
+      await filterChecks(page);
       await reflectChecks(page);
       await rootChecks(context, page, port);
       await page.screenshot({ path: path.join(ARTIFACTS, "vscode-second-window.png") }).catch(() => undefined);
