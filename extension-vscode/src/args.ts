@@ -2,32 +2,16 @@
 // import (unit-tested in plain Node); the types come from the generated protocol mirror, so a renamed
 // or retyped server parameter breaks the build here rather than at run time.
 import * as path from "node:path";
-import type { Category, MarkReviewedParams, ReflectParams, SearchParams, Status, SweepParams, ToolParams } from "./protocol";
+import type { Category, MarkReviewedParams, ReflectParams, SearchParams, SweepParams, ToolParams } from "./protocol";
 import { CATEGORY_INFO } from "./present";
 
 /**
- * The search request for what the user typed: `category:…`, `status:…` and `age:<N` (days) words are
- * filters, the rest is the query; `everywhere` is the operator's view (every workspace's memories).
+ * The search request for what the user typed (`category:…`, `status:…` and `age:<N` words in it are
+ * filters the server reads); `everywhere` is the operator's view (every workspace's memories).
  */
 export function searchArgs(query: string, limit = 20, everywhere = false): SearchParams {
-  const args: SearchParams = { query: "", limit };
-  const words: string[] = [];
-  for (const word of query.trim().split(/\s+/)) {
-    const m = /^(category|status|age):<?(.+)$/i.exec(word);
-    const key = m?.[1].toLowerCase();
-    if (key === "category" && (CATEGORY_NAMES as readonly string[]).includes(m![2])) args.category = m![2] as Category;
-    else if (key === "status" && (STATUSES as readonly string[]).includes(m![2])) args.status = m![2] as Status;
-    else if (key === "age" && /^\d+(\.\d+)?d?$/.test(m![2])) args.maxAgeDays = parseFloat(m![2]);
-    else if (word) words.push(word);
-  }
-  const filtered = args.category !== undefined || args.status !== undefined || args.maxAgeDays !== undefined;
-  args.query = filtered ? words.join(" ") : query.trim(); // unfiltered: exactly what was typed
-  if (everywhere) args.workspace = "none";
-  return args;
+  return everywhere ? { query: query.trim(), limit, workspace: "none" } : { query: query.trim(), limit };
 }
-
-const CATEGORY_NAMES = ["project-fact", "preference", "episodic", "session"] as const;
-const STATUSES = ["ok", "stale", "expiring", "expired"] as const;
 
 export function reflectArgs(transcript: string): ReflectParams {
   return { transcript };

@@ -4,6 +4,7 @@ click away rather than silently missing."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -22,6 +23,34 @@ class HitFilter:
     @property
     def active(self) -> bool:
         return self.category is not None or self.status is not None or self.max_age_days is not None
+
+
+_WORD = re.compile(r"^(category|status|age):<?(\S+)$", re.IGNORECASE)
+_CATEGORIES = ("project-fact", "preference", "episodic", "session")
+_STATUSES = ("ok", "stale", "expiring", "expired")
+
+
+def parse_query(query: str, base: HitFilter) -> tuple[str, HitFilter]:
+    """`category:…`, `status:…` and `age:<N` (days) words typed in a query are filters (what every
+    editor's search box accepts); the rest is the query. Explicit parameters win over typed words."""
+    words: list[str] = []
+    category, status, age = base.category, base.status, base.max_age_days
+    typed = False
+    for word in query.split():
+        m = _WORD.match(word)
+        key, value = (m[1].lower(), m[2]) if m else ("", "")
+        if key == "category" and value in _CATEGORIES:
+            category, typed = category or value, True
+        elif key == "status" and value in _STATUSES:
+            status, typed = status or value, True
+        elif key == "age" and re.fullmatch(r"\d+(\.\d+)?d?", value):
+            age, typed = age if age is not None else float(value.rstrip("d")), True
+        else:
+            words.append(word)
+    if not typed:
+        return query, base
+    merged = HitFilter(category=category, status=status, max_age_days=age)
+    return " ".join(words), merged
 
 
 def keep(hit: Hit, f: HitFilter, now: float, t: Thresholds) -> bool:
