@@ -16,6 +16,7 @@ import sqlite3
 import threading
 import time
 import zlib
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,6 +137,13 @@ class HistoryDB:
             self._inode = os.lstat(self.path).st_ino
         return self._conn
 
+    def close(self) -> None:
+        with self.lock:
+            if self._conn is not None:
+                with contextlib.suppress(Exception):
+                    self._conn.close()
+                self._conn = None
+
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """The connection inside one write transaction, under the process lock; any failure is
@@ -240,17 +248,23 @@ def _reason(exc: BaseException) -> str:
     return text if text and len(text) < 120 else "the database refused it"
 
 
-_DBS: dict[str, HistoryDB] = {}
+_DBS: OrderedDict[str, HistoryDB] = OrderedDict()
 _DBS_LOCK = threading.Lock()
+OPEN_STORES = 4  # connections kept open (3 descriptors each); a process works on one store, tests on many
 
 
 def database(root: Path | str) -> HistoryDB:
-    """The store's version database (one object per store and process)."""
+    """The store's version database (one object per store and process; the least recently used beyond
+    OPEN_STORES is closed, and reopened when used again)."""
     key = os.path.realpath(os.fspath(root))
     with _DBS_LOCK:
         db = _DBS.get(key)
         if db is None:
             db = _DBS[key] = HistoryDB(Path(key))
+        _DBS.move_to_end(key)
+        while len(_DBS) > OPEN_STORES:
+            _key, old = _DBS.popitem(last=False)
+            old.close()
         return db
 
 
