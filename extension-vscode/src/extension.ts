@@ -7,6 +7,7 @@ import * as bulk from "./commands/bulk";
 import * as create from "./commands/create";
 import * as deletion from "./commands/delete";
 import * as history from "./commands/history";
+import * as memoryMenu from "./commands/memory_menu";
 import * as preview from "./commands/preview";
 import * as reflect from "./commands/reflect";
 import * as review from "./commands/review";
@@ -61,6 +62,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   for (const group of [search, reflect, sweep, review, create, deletion, preview, store, history, bulk]) {
     context.subscriptions.push(...group.register(deps));
   }
+  context.subscriptions.push(...memoryMenu.register({ ...deps, tree }));
 
   context.subscriptions.push(
     vscode.workspace.onDidOpenTextDocument(async (doc) => {

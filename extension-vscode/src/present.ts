@@ -255,3 +255,64 @@ export function changeDescription(c: Pick<QueueEntry, "kind" | "source" | "since
 export function changesBadgeTooltip(count: number): string {
   return count === 1 ? "1 memory changed since your last review" : `${count} memories changed since your last review`;
 }
+
+/** What the tree shows: every chosen value of a kind matches (any of them), and every kind must match. */
+export interface TreeFilter {
+  categories: string[];
+  statuses: string[];
+  workspace?: "this" | "other";
+  maxAgeDays?: number;
+}
+
+export const NO_FILTER: TreeFilter = { categories: [], statuses: [] };
+
+export function isFiltering(f: TreeFilter): boolean {
+  return f.categories.length > 0 || f.statuses.length > 0 || f.workspace !== undefined || f.maxAgeDays !== undefined;
+}
+
+export function filterMemories(memories: readonly MemoryEntry[], f: TreeFilter): MemoryEntry[] {
+  return memories.filter((m) =>
+    (!f.categories.length || f.categories.includes(m.category))
+    && (!f.statuses.length || f.statuses.includes(m.status))
+    && (f.workspace === undefined || (f.workspace === "this") === m.visible)
+    && (f.maxAgeDays === undefined || m.ageDays <= f.maxAgeDays));
+}
+
+/** The filter in a few words, for the view's description ("" when nothing is filtered). */
+export function describeFilter(f: TreeFilter): string {
+  const parts = [...f.categories, ...f.statuses];
+  if (f.workspace) parts.push(f.workspace === "this" ? "this workspace" : "other workspaces");
+  if (f.maxAgeDays !== undefined) parts.push(`≤ ${f.maxAgeDays} d old`);
+  return parts.length ? `filtered: ${parts.join(", ")}` : "";
+}
+
+export interface FilterPick {
+  label: string;
+  description?: string;
+  group: "category" | "status" | "workspace" | "age";
+  value: string;
+  picked: boolean;
+}
+
+/** The filter's quick-pick rows, the current choices picked. */
+export function filterItems(f: TreeFilter): FilterPick[] {
+  const rows: FilterPick[] = [];
+  for (const c of CATEGORIES) rows.push({ label: c, description: "category", group: "category", value: c, picked: f.categories.includes(c) });
+  for (const s of ["stale", "expiring", "expired", "ok"]) rows.push({ label: s, description: "status", group: "status", value: s, picked: f.statuses.includes(s) });
+  rows.push({ label: "this workspace", description: "visible here (and global)", group: "workspace", value: "this", picked: f.workspace === "this" });
+  rows.push({ label: "other workspaces", description: "hidden from this window", group: "workspace", value: "other", picked: f.workspace === "other" });
+  for (const d of [7, 30, 90]) rows.push({ label: `younger than ${d} days`, description: "age", group: "age", value: String(d), picked: f.maxAgeDays === d });
+  return rows;
+}
+
+/** The filter the picked rows make (two workspace or age rows: the first of each counts). */
+export function filterFrom(picked: readonly Pick<FilterPick, "group" | "value">[]): TreeFilter {
+  const f: TreeFilter = { categories: [], statuses: [] };
+  for (const p of picked) {
+    if (p.group === "category") f.categories.push(p.value);
+    else if (p.group === "status") f.statuses.push(p.value);
+    else if (p.group === "workspace") f.workspace ??= p.value as "this" | "other";
+    else if (p.group === "age") f.maxAgeDays ??= Number(p.value);
+  }
+  return f;
+}

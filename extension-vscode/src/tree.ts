@@ -4,7 +4,10 @@
 import * as os from "node:os";
 import * as vscode from "vscode";
 import { displayRoot } from "./paths";
-import { changeDescription, changesBadgeTooltip, countStatuses, groupByCategory, memoryBadge } from "./present";
+import {
+  changeDescription, changesBadgeTooltip, countStatuses, describeFilter, filterMemories, groupByCategory, isFiltering,
+  memoryBadge, NO_FILTER, type TreeFilter,
+} from "./present";
 import type { MemoryEntry, QueueEntry } from "./protocol";
 
 type Node =
@@ -25,6 +28,7 @@ export class MemoryTree implements vscode.TreeDataProvider<Node>, vscode.Disposa
   readonly view: vscode.TreeView<Node>;
   private memories: MemoryEntry[] = [];
   private changes: QueueEntry[] = [];
+  private filterState: TreeFilter = NO_FILTER;
   private loading: Promise<void> | undefined;
   private again = false;
   private timer: NodeJS.Timeout | undefined;
@@ -58,6 +62,18 @@ export class MemoryTree implements vscode.TreeDataProvider<Node>, vscode.Disposa
     w.onDidDelete(later);
     w.onDidChange(later);
     this.watcher = w;
+  }
+
+  get filter(): TreeFilter {
+    return this.filterState;
+  }
+
+  /** Shows only the memories the filter keeps (the Changes section is never filtered). */
+  setFilter(f: TreeFilter): void {
+    this.filterState = f;
+    this.view.description = describeFilter(f);
+    void vscode.commands.executeCommand("setContext", "kinMemory.treeFiltered", isFiltering(f));
+    this.changed.fire(undefined);
   }
 
   /** {@link reload} after a quiet moment. */
@@ -96,7 +112,7 @@ export class MemoryTree implements vscode.TreeDataProvider<Node>, vscode.Disposa
   getChildren(node?: Node): Node[] {
     if (!node) {
       const changes: Node[] = this.changes.length ? [{ kind: "changes", changes: this.changes }] : [];
-      return [...changes, ...groupByCategory(this.memories).map((g): Node => ({ kind: "category", category: g.category, memories: g.memories }))];
+      return [...changes, ...groupByCategory(filterMemories(this.memories, this.filterState)).map((g): Node => ({ kind: "category", category: g.category, memories: g.memories }))];
     }
     if (node.kind === "changes") return node.changes.map((change) => ({ kind: "change", change }));
     return node.kind === "category" ? node.memories.map((memory) => ({ kind: "memory", memory })) : [];
@@ -113,9 +129,12 @@ export class MemoryTree implements vscode.TreeDataProvider<Node>, vscode.Disposa
     }
     if (node.kind === "change") {
       const c = node.change;
-      const item = new vscode.TreeItem(c.path.replace(/^\/memories\//, ""), vscode.TreeItemCollapsibleState.None);
+      // The file's name, its folder in the description: the memory's own row below keeps the full path.
+      const rel = c.path.replace(/^\/memories\//, "");
+      const slash = rel.lastIndexOf("/");
+      const item = new vscode.TreeItem(rel.slice(slash + 1), vscode.TreeItemCollapsibleState.None);
       item.id = "change:" + c.path;
-      item.description = changeDescription(c);
+      item.description = (slash >= 0 ? `in ${rel.slice(0, slash)} · ` : "") + changeDescription(c);
       item.contextValue = "change";
       item.iconPath = new vscode.ThemeIcon(c.kind === "created" ? "diff-added" : c.kind === "deleted" ? "diff-removed" : "diff-modified");
       item.tooltip = `${c.path}\n${changeDescription(c)}`;

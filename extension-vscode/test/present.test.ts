@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   countStatuses, formatAge, groupByCategory, memoryBadge, plainSnippet, previewSummary, searchItems, printablePath, statusBarText, sweepQuestion, sweepSummary, sweptReport,
-  changeLabel, conflictSummary, applyReport, proposalTitle, reviewQuestion, versionItems, changeDescription, changesBadgeTooltip,
+  changeLabel, conflictSummary, applyReport, proposalTitle, reviewQuestion, versionItems, changeDescription, changesBadgeTooltip, filterMemories, filterFrom, filterItems, describeFilter,
 } from "../src/present";
 import type { MemoryEntry, Status } from "../src/protocol";
 
@@ -130,4 +130,21 @@ test("changeDescription and the badge tooltip read as sentences", () => {
   assert.equal(changeDescription({ kind: "changed", source: "external", since: now / 1000 - 7200 }, now), "changed by external · 2 h ago");
   assert.equal(changesBadgeTooltip(1), "1 memory changed since your last review");
   assert.equal(changesBadgeTooltip(3), "3 memories changed since your last review");
+});
+
+test("filterMemories: any chosen value of a kind, every kind; describeFilter and the pick round trip", () => {
+  const all = [
+    mem("/memories/facts/a.md", "project-fact", "stale", { ageDays: 200 }),
+    mem("/memories/episodes/b.md", "episodic", "expiring", { ageDays: 38, visible: false }),
+    mem("/memories/prefs/c.md", "preference", "ok", { ageDays: 2 }),
+  ];
+  const paths = (f: Parameters<typeof filterMemories>[1]) => filterMemories(all, f).map((m) => m.path);
+  assert.deepEqual(paths({ categories: [], statuses: [] }), all.map((m) => m.path));
+  assert.deepEqual(paths({ categories: ["episodic", "preference"], statuses: [] }), ["/memories/episodes/b.md", "/memories/prefs/c.md"]);
+  assert.deepEqual(paths({ categories: ["episodic", "preference"], statuses: [], workspace: "this" }), ["/memories/prefs/c.md"]);
+  assert.deepEqual(paths({ categories: [], statuses: ["stale"], maxAgeDays: 30 }), []);
+  const f = filterFrom(filterItems({ categories: ["episodic"], statuses: [], maxAgeDays: 30 }).filter((r) => r.picked));
+  assert.deepEqual(f, { categories: ["episodic"], statuses: [], maxAgeDays: 30 });
+  assert.equal(describeFilter(f), "filtered: episodic, ≤ 30 d old");
+  assert.equal(describeFilter({ categories: [], statuses: [] }), "");
 });

@@ -442,7 +442,7 @@ async function historyChecks(page) {
   const file = path.join(dirs.store, "facts", "deploy-pipeline.md");
   const original = fs.readFileSync(file, "utf8");
   const view = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /Kin Memory/i }) }).first();
-  const changeRow = view.locator(".monaco-list-row", { hasText: "facts/deploy-pipeline.md" }).filter({ hasText: /changed by/ }).first();
+  const changeRow = view.locator(".monaco-list-row", { hasText: "deploy-pipeline.md" }).filter({ hasText: /changed by/ }).first();
 
   await step("changes: Accept all empties the Changes section and its badge", async () => {
     if (!(await view.isVisible().catch(() => false))) { // a run of these checks alone: open a memory, then the view
@@ -551,6 +551,7 @@ async function filterChecks(page) {
     await poll(async () => {
       await page.keyboard.press("Escape");
       await runCommand(page, "Kin Memory: Search memories");
+      await page.locator(".quick-input-widget .quick-input-title", { hasText: "Search memories" }).waitFor({ timeout: STEP_TIMEOUT });
       await page.locator(".quick-input-widget input").first().fill("zebragate");
       return rows.filter({ hasText: "1 more in other workspaces" }).first().waitFor({ timeout: 3000 }).then(() => true, () => false);
     }, (ok) => ok, "no hint that a match in another workspace was hidden");
@@ -565,12 +566,25 @@ async function filterChecks(page) {
   });
   await step("search: category: narrows the results", async () => {
     await runCommand(page, "Kin Memory: Search memories");
+    await page.locator(".quick-input-widget .quick-input-title", { hasText: "Search memories" }).waitFor({ timeout: STEP_TIMEOUT });
     await page.locator(".quick-input-widget input").first().fill("zebragate category:episodic");
     await page.locator(".quick-input-widget .monaco-list-row", { hasText: "No memories match" }).first().waitFor({ timeout: STEP_TIMEOUT });
     await page.keyboard.press("Escape");
     writeSettings(reflectionSettings());
     fs.rmSync(mine);
     fs.rmSync(theirs);
+  });
+  await step("tree: Filter the tree… keeps the chosen category; Clear shows everything again", async () => {
+    const view = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /Kin Memory/i }) }).first();
+    const category = (name) => view.locator(".monaco-list-row", { hasText: new RegExp("^" + escapeRe(name)) }).first();
+    await category("project-fact").waitFor({ timeout: STEP_TIMEOUT });
+    await runCommand(page, "Kin Memory: Filter the tree");
+    await page.locator(".quick-input-widget .monaco-list-row", { hasText: "episodic" }).first().click();
+    await page.locator(".quick-input-widget .quick-input-action a, .quick-input-widget .monaco-button", { hasText: /^OK$/ }).first().click();
+    await poll(() => category("project-fact").count(), (n) => n === 0, "the filter kept the project facts");
+    await category("episodic").waitFor({ timeout: STEP_TIMEOUT });
+    await runCommand(page, "Kin Memory: Clear the tree filter");
+    await category("project-fact").waitFor({ timeout: STEP_TIMEOUT });
   });
 }
 
