@@ -42,7 +42,7 @@ def execute(client: RawClient, command: str, arg: object) -> dict:
     return reply["result"]
 
 
-def eventually(fn, timeout: float = 10.0):
+def eventually(fn, timeout: float = 20.0):
     deadline = time.monotonic() + timeout
     while True:
         value = fn()

@@ -14,6 +14,7 @@ from .db import HistoryDB, Retention
 
 _KEYS = {"versions": "keep_versions", "days": "keep_days", "max_bytes": "max_bytes"}
 CHUNK = 256  # versions looked at per round when the store is over its total size
+RETRY_BYTES = 1024 * 1024  # kept since a prune could not get under the bound, before it tries again
 
 
 def limits(conn: sqlite3.Connection) -> Retention:
@@ -72,21 +73,33 @@ def total(conn: sqlite3.Connection) -> int:
 
 
 def prune_total(conn: sqlite3.Connection) -> None:
-    """While the stored content is over `max_bytes`, drop the oldest versions first (of any memory)."""
+    """While the stored content is over `max_bytes`, drop the oldest versions first (of any memory).
+
+    Only superseded versions can go (a memory's newest is what it holds now), so a store whose current
+    contents alone exceed the bound cannot get under it: the total reached then is remembered, and the
+    next attempt waits until a megabyte more was kept (a tool write never walks 100k versions for nothing).
+    """
     r = limits(conn)
-    if total(conn) <= r.max_bytes:
+    now_total = total(conn)
+    if now_total <= r.max_bytes:
+        return
+    floor = int(HistoryDB.meta(conn, "prune_floor") or 0)
+    if floor and now_total < floor + RETRY_BYTES:
         return
     after = 0
     while total(conn) > r.max_bytes:
         rows = conn.execute(
-            "SELECT id, vpath, sha FROM versions WHERE id > ? ORDER BY id LIMIT ?", (after, CHUNK)
+            "SELECT id, vpath, sha FROM versions WHERE id > ? AND id NOT IN "
+            "(SELECT max(id) FROM versions GROUP BY vpath) ORDER BY id LIMIT ?",
+            (after, CHUNK),
         ).fetchall()
         if not rows:
-            return  # only protected versions are left
+            break  # only protected versions are left
         for vid, vpath, sha in rows:
             after = vid
             if vid in _protected(conn, vpath, HistoryDB.versions(conn, vpath)):
                 continue
             _drop(conn, [vid], {sha} if sha else set())
             if total(conn) <= r.max_bytes:
-                return
+                break
+    HistoryDB.set_meta(conn, "prune_floor", str(total(conn)) if total(conn) > r.max_bytes else "0")

@@ -28,7 +28,7 @@ from ..session import Session
 from .base import CommandFailed, register_command
 
 T = TypeVar("T")
-CURRENT_WAIT = 5.0  # seconds a command waits for queued captures (a write just seen by the watcher)
+CURRENT_WAIT = 10.0  # seconds a command waits for queued captures (a write just seen by the watcher)
 
 
 class HistoryCommands:
@@ -86,7 +86,8 @@ class HistoryCommands:
         return protocol.RestoreResult(path=vpath, bytes=written)
 
     async def changes(self, _params: protocol.EmptyParams) -> protocol.ChangesResult:
-        await self._run(self._catch_up)
+        # The watcher's captures keep the versions current (waited for in _run): no scan of the store here,
+        # the tree asks after every burst of file events.
         found = await self._run(review.changes, self.session.root)
         return protocol.ChangesResult(changes=[
             protocol.QueueEntry(path=c.path, uri=self.session.uri_of(c.path), kind=c.kind, since=c.since,
