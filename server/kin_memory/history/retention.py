@@ -72,22 +72,32 @@ def total(conn: sqlite3.Connection) -> int:
     return int(HistoryDB.meta(conn, "total") or 0)
 
 
-def prune_total(conn: sqlite3.Connection) -> None:
-    """While the stored content is over `max_bytes`, drop the oldest versions first (of any memory).
+def current_bytes(conn: sqlite3.Connection) -> int:
+    """Stored bytes of what the memories hold now (their newest versions): not history, never dropped."""
+    row = conn.execute(
+        "SELECT total(stored) FROM blobs WHERE sha IN (SELECT sha FROM versions WHERE id IN "
+        "(SELECT max(id) FROM versions GROUP BY vpath))"
+    ).fetchone()
+    return int(row[0] or 0)
 
-    Only superseded versions can go (a memory's newest is what it holds now), so a store whose current
-    contents alone exceed the bound cannot get under it: the total reached then is remembered, and the
-    next attempt waits until a megabyte more was kept (a tool write never walks 100k versions for nothing).
+
+def prune_total(conn: sqlite3.Connection) -> None:
+    """While the previous versions take more than `max_bytes` (the memories' current contents are not
+    counted: they are the store itself), drop the oldest first, of any memory.
+
+    The check is one counter read while the whole store is under the bound; past it, the current
+    contents are measured once per megabyte kept, so a tool write on a large store stays cheap.
     """
     r = limits(conn)
     now_total = total(conn)
     if now_total <= r.max_bytes:
         return
     floor = int(HistoryDB.meta(conn, "prune_floor") or 0)
-    if floor and now_total < floor + RETRY_BYTES:
+    if floor and now_total < floor + min(RETRY_BYTES, max(r.max_bytes // 10, 1)):
         return
+    budget = r.max_bytes + current_bytes(conn)
     after = 0
-    while total(conn) > r.max_bytes:
+    while total(conn) > budget:
         rows = conn.execute(
             "SELECT id, vpath, sha FROM versions WHERE id > ? AND id NOT IN "
             "(SELECT max(id) FROM versions GROUP BY vpath) ORDER BY id LIMIT ?",
@@ -100,6 +110,7 @@ def prune_total(conn: sqlite3.Connection) -> None:
             if vid in _protected(conn, vpath, HistoryDB.versions(conn, vpath)):
                 continue
             _drop(conn, [vid], {sha} if sha else set())
-            if total(conn) <= r.max_bytes:
+            if total(conn) <= budget:
                 break
-    HistoryDB.set_meta(conn, "prune_floor", str(total(conn)) if total(conn) > r.max_bytes else "0")
+    # under the bound, or nothing more can go: look again once a megabyte more is kept
+    HistoryDB.set_meta(conn, "prune_floor", str(total(conn)))
