@@ -69,6 +69,10 @@ export interface HistoryParams {
   path: string;
 }
 
+export interface ChangesParams {
+  rescan?: boolean;
+}
+
 export interface VersionParams {
   path: string;
   version: number;
@@ -326,7 +330,7 @@ export interface CommandMap {
   /** write a kept version back */
   "kin.memory.restore": [VersionParams, RestoreResult];
   /** what changed since it was last reviewed */
-  "kin.memory.changes": [EmptyParams, ChangesResult];
+  "kin.memory.changes": [ChangesParams, ChangesResult];
   /** mark changes reviewed */
   "kin.memory.acceptChanges": [PathsParams, PathsResult];
   /** bring memories back to their reviewed content */

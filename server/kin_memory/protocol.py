@@ -101,6 +101,13 @@ class HistoryParams:
 
 
 @attrs.frozen
+class ChangesParams:
+    # Look at the disk first (a scan of the store): for an explicit request; a view refreshed after
+    # file events relies on the watcher's captures instead.
+    rescan: bool = False
+
+
+@attrs.frozen
 class VersionParams:
     path: str
     version: int
@@ -359,7 +366,9 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("kin.memory.history", HistoryParams, HistoryResult, "a memory's kept versions, newest first"),
     CommandSpec("kin.memory.version", VersionParams, VersionContentResult, "one kept version's content"),
     CommandSpec("kin.memory.restore", VersionParams, RestoreResult, "write a kept version back"),
-    CommandSpec("kin.memory.changes", EmptyParams, ChangesResult, "what changed since it was last reviewed"),
+    CommandSpec(
+        "kin.memory.changes", ChangesParams, ChangesResult, "what changed since it was last reviewed"
+    ),
     CommandSpec("kin.memory.acceptChanges", PathsParams, PathsResult, "mark changes reviewed"),
     CommandSpec(
         "kin.memory.revertChanges", PathsParams, PathsResult, "bring memories back to their reviewed content"

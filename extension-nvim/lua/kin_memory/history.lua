@@ -151,7 +151,7 @@ H.last_changes = {}
 
 --- :KinMemoryChanges: everything changed since the last review, as the quickfix list.
 function H.changes(callback)
-  core().execute('kin.memory.changes', {}, function(result)
+  core().execute('kin.memory.changes', { rescan = true }, function(result)
     local changes = result.changes or {}
     H.last_changes = {}
     local items = {}

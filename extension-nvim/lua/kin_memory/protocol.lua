@@ -51,6 +51,9 @@
 ---@class KinMemory.HistoryParams
 ---@field path string # a virtual path (/memories/...)
 
+---@class KinMemory.ChangesParams
+---@field rescan? boolean
+
 ---@class KinMemory.VersionParams
 ---@field path string
 ---@field version integer
@@ -227,7 +230,7 @@
 ---| "kin.memory.history" # HistoryParams -> HistoryResult: a memory's kept versions, newest first
 ---| "kin.memory.version" # VersionParams -> VersionContentResult: one kept version's content
 ---| "kin.memory.restore" # VersionParams -> RestoreResult: write a kept version back
----| "kin.memory.changes" # EmptyParams -> ChangesResult: what changed since it was last reviewed
+---| "kin.memory.changes" # ChangesParams -> ChangesResult: what changed since it was last reviewed
 ---| "kin.memory.acceptChanges" # PathsParams -> PathsResult: mark changes reviewed
 ---| "kin.memory.revertChanges" # PathsParams -> PathsResult: bring memories back to their reviewed content
 ---| "kin.memory.fixAll" # EmptyParams -> ProposalResult: the store's safe fixes, as one proposal

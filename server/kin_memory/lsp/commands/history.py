@@ -85,9 +85,11 @@ class HistoryCommands:
         self.documents.external_change(self.session.path_of(vpath))
         return protocol.RestoreResult(path=vpath, bytes=written)
 
-    async def changes(self, _params: protocol.EmptyParams) -> protocol.ChangesResult:
-        # The watcher's captures keep the versions current (waited for in _run): no scan of the store here,
-        # the tree asks after every burst of file events.
+    async def changes(self, params: protocol.ChangesParams) -> protocol.ChangesResult:
+        # The watcher's captures keep the versions current (waited for in _run); a scan of the store only
+        # when asked (an explicit request), not for a view refreshed after every burst of file events.
+        if params.rescan:
+            await self._run(self._catch_up)
         found = await self._run(review.changes, self.session.root)
         return protocol.ChangesResult(changes=[
             protocol.QueueEntry(path=c.path, uri=self.session.uri_of(c.path), kind=c.kind, since=c.since,
