@@ -133,5 +133,7 @@ def test_an_explicit_request_with_rescan_sees_a_write_the_watcher_has_not_report
     (store / "prefs" / "tone.md").write_text(memory("preference", "# Tone\n\nterse, and no emoji\n"))
     [change] = execute(client, "kin.memory.changes", {"rescan": True})["changes"]  # at once: no waiting
     assert (change["path"], change["kind"]) == ("/memories/prefs/tone.md", "changed")
-    bad = client.call("workspace/executeCommand", {"command": "kin.memory.changes", "arguments": [{"rescan": "yes"}]})
+    bad = client.call(
+        "workspace/executeCommand", {"command": "kin.memory.changes", "arguments": [{"rescan": "yes"}]}
+    )
     assert bad["error"]["code"] == -32602
