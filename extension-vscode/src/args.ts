@@ -5,8 +5,12 @@ import * as path from "node:path";
 import type { Category, MarkReviewedParams, ReflectParams, SearchParams, SweepParams, ToolParams } from "./protocol";
 import { CATEGORY_INFO } from "./present";
 
-export function searchArgs(query: string, limit = 20): SearchParams {
-  return { query: query.trim(), limit };
+/**
+ * The search request for what the user typed (`category:…`, `status:…` and `age:<N` words in it are
+ * filters the server reads); `everywhere` is the operator's view (every workspace's memories).
+ */
+export function searchArgs(query: string, limit = 20, everywhere = false): SearchParams {
+  return everywhere ? { query: query.trim(), limit, workspace: "none" } : { query: query.trim(), limit };
 }
 
 export function reflectArgs(transcript: string): ReflectParams {

@@ -3,8 +3,11 @@
 // server's, and where the store is), tree.ts (the view), status.ts (the status bar), commands/*.
 import * as vscode from "vscode";
 import { ServerClient } from "./client";
+import * as bulk from "./commands/bulk";
 import * as create from "./commands/create";
 import * as deletion from "./commands/delete";
+import * as history from "./commands/history";
+import * as memoryMenu from "./commands/memory_menu";
 import * as preview from "./commands/preview";
 import * as reflect from "./commands/reflect";
 import * as review from "./commands/review";
@@ -31,10 +34,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   });
   server = client;
   const status = new StatusItem();
-  const tree = new MemoryTree(async () => {
-    if (!client.running) throw new Error("the server is not running");
-    return (await client.exec("kin.memory.list", {})).memories ?? [];
-  });
+  const tree = new MemoryTree(
+    async () => {
+      if (!client.running) throw new Error("the server is not running");
+      return (await client.exec("kin.memory.list", {})).memories ?? [];
+    },
+    async () => (client.running ? ((await client.exec("kin.memory.changes", {})).changes ?? []) : []),
+  );
   const candidates = new CandidatesView(async () => {
     if (!client.running) throw new Error("the server is not running");
     return (await client.exec("kin.memory.consolidationCandidates", {})).candidates ?? [];
@@ -60,9 +66,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
 
   const deps = { client, root, refresh };
-  for (const group of [search, reflect, sweep, review, create, deletion, preview, store]) {
+  for (const group of [search, reflect, sweep, review, create, deletion, preview, store, history, bulk]) {
     context.subscriptions.push(...group.register(deps));
   }
+  context.subscriptions.push(...memoryMenu.register({ ...deps, tree }));
 
   context.subscriptions.push(
     vscode.workspace.onDidOpenTextDocument(async (doc) => {

@@ -1,7 +1,7 @@
 // How the server's results read in the UI: quick-pick items, tree badges, status bar text, summaries.
 // No `vscode` import (unit-tested in plain Node); the UI layer turns these plain values into widgets.
 import * as path from "node:path";
-import type { Category, Conflict, IndexPreviewResult, MemoryEntry, ProposalChange, SearchHit } from "./protocol";
+import type { Category, Conflict, HistoryVersion, IndexPreviewResult, MemoryEntry, ProposalChange, QueueEntry, SearchHit } from "./protocol";
 
 export const CATEGORIES = ["project-fact", "preference", "episodic", "session"] as const satisfies readonly Category[];
 
@@ -205,7 +205,9 @@ export function candidateLabel(c: { kind: string; paths: readonly string[]; reas
 
 /** A pass by its proposal's source, as a sentence names it: "the reflection", "the consolidation". */
 export function passName(source: string): string {
-  const names: Record<string, string> = { reflect: "the reflection", init: "the initialization", consolidate: "the consolidation" };
+  const names: Record<string, string> = {
+    reflect: "the reflection", init: "the initialization", consolidate: "the consolidation", fix: "the bulk fix",
+  };
   return names[source] ?? "the proposal";
 }
 
@@ -236,4 +238,100 @@ export function conflictSummary(conflicts: readonly Conflict[]): string {
 /** The message after applying: how many of the chosen changes were written, and what was not, and why. */
 export function applyReport(applied: number, chosen: number, conflicts: readonly Conflict[]): string {
   return `Kin Memory: applied ${applied} of ${plural(chosen, "change", "changes")}.${conflictSummary(conflicts)}`;
+}
+
+/** "3 min ago", "2 h ago", "5 d ago" for an epoch-seconds time (history and the review queue). */
+export function formatSince(time: number, nowMs: number = Date.now()): string {
+  const days = (nowMs / 1000 - time) / 86400;
+  if (!Number.isFinite(days)) return "";
+  if (days < 1 / 1440) return "just now";
+  if (days < 1 / 24) return `${Math.round(days * 1440)} min ago`;
+  return `${formatAge(days)} ago`;
+}
+
+export interface VersionPick {
+  label: string;
+  description: string;
+  version: number;
+  deleted: boolean;
+}
+
+/** One quick-pick row per kept version, newest first: number, who wrote it, when, size. */
+export function versionItems(versions: readonly HistoryVersion[], nowMs: number = Date.now()): VersionPick[] {
+  return versions.map((v, i) => ({
+    label: `${i === 0 ? "$(circle-filled) " : ""}Version ${v.version}`,
+    description: [v.deleted ? "deleted" : `${v.bytes} bytes`, `by ${v.source}`, formatSince(v.time, nowMs)].join(" · "),
+    version: v.version,
+    deleted: v.deleted,
+  }));
+}
+
+/** The tree's line for one queued change: what happened, by whom, since when. */
+export function changeDescription(c: Pick<QueueEntry, "kind" | "source" | "since">, nowMs: number = Date.now()): string {
+  return `${c.kind} by ${c.source} · ${formatSince(c.since, nowMs)}`;
+}
+
+export function changesBadgeTooltip(count: number): string {
+  return count === 1 ? "1 memory changed since your last review" : `${count} memories changed since your last review`;
+}
+
+/** What the tree shows: every chosen value of a kind matches (any of them), and every kind must match. */
+export interface TreeFilter {
+  categories: string[];
+  statuses: string[];
+  workspace?: "this" | "other";
+  maxAgeDays?: number;
+}
+
+export const NO_FILTER: TreeFilter = { categories: [], statuses: [] };
+
+export function isFiltering(f: TreeFilter): boolean {
+  return f.categories.length > 0 || f.statuses.length > 0 || f.workspace !== undefined || f.maxAgeDays !== undefined;
+}
+
+export function filterMemories(memories: readonly MemoryEntry[], f: TreeFilter): MemoryEntry[] {
+  return memories.filter((m) =>
+    (!f.categories.length || f.categories.includes(m.category))
+    && (!f.statuses.length || f.statuses.includes(m.status))
+    && (f.workspace === undefined || (f.workspace === "this") === m.visible)
+    && (f.maxAgeDays === undefined || m.ageDays <= f.maxAgeDays));
+}
+
+/** The filter in a few words, for the view's description ("" when nothing is filtered). */
+export function describeFilter(f: TreeFilter): string {
+  const parts = [...f.categories, ...f.statuses];
+  if (f.workspace) parts.push(f.workspace === "this" ? "this workspace" : "other workspaces");
+  if (f.maxAgeDays !== undefined) parts.push(`≤ ${f.maxAgeDays} d old`);
+  return parts.length ? `filtered: ${parts.join(", ")}` : "";
+}
+
+export interface FilterPick {
+  label: string;
+  description?: string;
+  group: "category" | "status" | "workspace" | "age";
+  value: string;
+  picked: boolean;
+}
+
+/** The filter's quick-pick rows, the current choices picked. */
+export function filterItems(f: TreeFilter): FilterPick[] {
+  const rows: FilterPick[] = [];
+  for (const c of CATEGORIES) rows.push({ label: c, description: "category", group: "category", value: c, picked: f.categories.includes(c) });
+  for (const s of ["stale", "expiring", "expired", "ok"]) rows.push({ label: s, description: "status", group: "status", value: s, picked: f.statuses.includes(s) });
+  rows.push({ label: "this workspace", description: "visible here (and global)", group: "workspace", value: "this", picked: f.workspace === "this" });
+  rows.push({ label: "other workspaces", description: "hidden from this window", group: "workspace", value: "other", picked: f.workspace === "other" });
+  for (const d of [7, 30, 90]) rows.push({ label: `younger than ${d} days`, description: "age", group: "age", value: String(d), picked: f.maxAgeDays === d });
+  return rows;
+}
+
+/** The filter the picked rows make (two workspace or age rows: the first of each counts). */
+export function filterFrom(picked: readonly Pick<FilterPick, "group" | "value">[]): TreeFilter {
+  const f: TreeFilter = { categories: [], statuses: [] };
+  for (const p of picked) {
+    if (p.group === "category") f.categories.push(p.value);
+    else if (p.group === "status") f.statuses.push(p.value);
+    else if (p.group === "workspace") f.workspace ??= p.value as "this" | "other";
+    else if (p.group === "age") f.maxAgeDays ??= Number(p.value);
+  }
+  return f;
 }

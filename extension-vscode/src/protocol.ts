@@ -6,6 +6,8 @@ export type Status = "ok" | "stale" | "expiring" | "expired";
 export type ChangeKind = "create" | "edit" | "rename" | "delete";
 export type CandidateKind = "duplicate" | "contradiction" | "stale" | "promote";
 export type IndexStateName = "building" | "ready" | "unavailable";
+export type HistorySource = "tool" | "proposal" | "sweep" | "edit" | "external" | "restore";
+export type QueueKind = "created" | "changed" | "deleted";
 export type RootSource = "argument" | "KIN_MEMORY_DIR" | "editor setting" | "global settings" | "default";
 
 /** Commands that take `{}` (or no argument at all). */
@@ -22,6 +24,12 @@ export interface SearchParams {
   limit?: number;
   /** "none" (or "") is the operator's unfiltered view */
   workspace?: string | null;
+  /** only memories of this category */
+  category?: Category | null;
+  /** only memories in this lifecycle state */
+  status?: Status | null;
+  /** only memories written or touched this recently */
+  maxAgeDays?: number | null;
 }
 
 export interface WorkspaceParams {
@@ -62,6 +70,33 @@ export interface MarkReviewedParams {
   uri: string;
 }
 
+export interface HistoryParams {
+  /** a virtual path (/memories/...) */
+  path: string;
+}
+
+export interface ChangesParams {
+  rescan?: boolean;
+}
+
+export interface VersionParams {
+  path: string;
+  version: number;
+}
+
+export interface PathsParams {
+  paths?: string[];
+  /** every change of the queue (paths are then ignored) */
+  all?: boolean;
+}
+
+export interface RestampParams {
+  /** the workspace stamp to replace (a moved repository's old path) */
+  stamp: string;
+  /** the new stamp: the repository's path now, or "global" */
+  to: string;
+}
+
 export interface ToolResult {
   content: string;
   isError: boolean;
@@ -80,6 +115,7 @@ export interface SearchHit {
 export interface SearchResult {
   results: SearchHit[];
   complete: boolean;
+  hidden: number;
 }
 
 export interface MemoryEntry {
@@ -173,6 +209,63 @@ export interface SweepResult {
   changed: string[];
 }
 
+export interface HistoryVersion {
+  /** stable: a version keeps its number while it is kept */
+  version: number;
+  /** epoch seconds, when it was kept */
+  time: number;
+  /** who wrote this content */
+  source: HistorySource;
+  bytes: number;
+  /** the memory did not exist (a deletion) */
+  deleted: boolean;
+}
+
+export interface HistoryResult {
+  path: string;
+  /** newest first */
+  versions: HistoryVersion[];
+}
+
+export interface VersionContentResult {
+  path: string;
+  version: number;
+  /** the version's content (UTF-8; bytes that are not UTF-8 read as U+FFFD) */
+  text: string;
+}
+
+export interface RestoreResult {
+  path: string;
+  /** written, exactly the version's bytes */
+  bytes: number;
+}
+
+export interface QueueEntry {
+  path: string;
+  uri: string;
+  kind: QueueKind;
+  /** when the first unreviewed version was kept */
+  since: number;
+  /** who wrote the newest version */
+  source: HistorySource;
+  /** unified diff, reviewed content → now */
+  diff: string;
+  /** the newest version */
+  version: number;
+  /** a kept version holding the reviewed content */
+  reviewedVersion: number | null;
+}
+
+export interface ChangesResult {
+  changes: QueueEntry[];
+}
+
+export interface PathsResult {
+  /** the memories the command applied to */
+  paths: string[];
+  conflicts: Conflict[];
+}
+
 export interface OkResult {
   ok: boolean;
 }
@@ -256,6 +349,22 @@ export interface CommandMap {
   "kin.memory.reindex": [EmptyParams, ReindexResult];
   /** the store root, workspaces and index state */
   "kin.memory.info": [EmptyParams, InfoResult];
+  /** a memory's kept versions, newest first */
+  "kin.memory.history": [HistoryParams, HistoryResult];
+  /** one kept version's content */
+  "kin.memory.version": [VersionParams, VersionContentResult];
+  /** write a kept version back */
+  "kin.memory.restore": [VersionParams, RestoreResult];
+  /** what changed since it was last reviewed */
+  "kin.memory.changes": [ChangesParams, ChangesResult];
+  /** mark changes reviewed */
+  "kin.memory.acceptChanges": [PathsParams, PathsResult];
+  /** bring memories back to their reviewed content */
+  "kin.memory.revertChanges": [PathsParams, PathsResult];
+  /** the store's safe fixes, as one proposal */
+  "kin.memory.fixAll": [EmptyParams, ProposalResult];
+  /** a new stamp for every memory of a moved repository */
+  "kin.memory.restamp": [RestampParams, ProposalResult];
 }
 
 export type CommandName = keyof CommandMap;

@@ -25,6 +25,9 @@ export const USER_LEVEL_KEYS = [
   "reflection.apiKeyEnv",
   "reflection.maxToolCalls",
   "reflection.timeoutSeconds",
+  "history.keepVersions",
+  "history.keepDays",
+  "history.maxMegabytes",
 ] as const;
 
 export type UserLevelKey = (typeof USER_LEVEL_KEYS)[number];

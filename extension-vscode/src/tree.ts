@@ -1,12 +1,20 @@
 // The "Kin Memory" view: memories grouped by category with lifecycle badges, fetched from the server and
-// refreshed when the store changes on disk. Its header shows the store root the server reported.
+// refreshed when the store changes on disk. Its header shows the store root the server reported. Above the
+// categories, a "Changes" section lists what changed since the last review (with a count badge on the view).
 import * as os from "node:os";
 import * as vscode from "vscode";
 import { displayRoot } from "./paths";
-import { countStatuses, groupByCategory, memoryBadge } from "./present";
-import type { MemoryEntry } from "./protocol";
+import {
+  changeDescription, changesBadgeTooltip, countStatuses, describeFilter, filterMemories, groupByCategory, isFiltering,
+  memoryBadge, NO_FILTER, type TreeFilter,
+} from "./present";
+import type { MemoryEntry, QueueEntry } from "./protocol";
 
-type Node = { kind: "category"; category: string; memories: MemoryEntry[] } | { kind: "memory"; memory: MemoryEntry };
+type Node =
+  | { kind: "category"; category: string; memories: MemoryEntry[] }
+  | { kind: "memory"; memory: MemoryEntry }
+  | { kind: "changes"; changes: QueueEntry[] }
+  | { kind: "change"; change: QueueEntry };
 
 export const VIEW_ID = "kinMemory.memories";
 const QUIET_MS = 300; // bursts of file events and diagnostics become one listing request
@@ -19,13 +27,18 @@ export class MemoryTree implements vscode.TreeDataProvider<Node>, vscode.Disposa
   readonly onDidLoad = this.loaded.event;
   readonly view: vscode.TreeView<Node>;
   private memories: MemoryEntry[] = [];
+  private changes: QueueEntry[] = [];
+  private filterState: TreeFilter = NO_FILTER;
   private loading: Promise<void> | undefined;
   private again = false;
   private timer: NodeJS.Timeout | undefined;
   private watcher: vscode.FileSystemWatcher | undefined;
 
   /** `fetch` lists the store; it throws while the server is not running (the last listing stays). */
-  constructor(private readonly fetch: () => Promise<MemoryEntry[]>) {
+  constructor(
+    private readonly fetch: () => Promise<MemoryEntry[]>,
+    private readonly fetchChanges: () => Promise<QueueEntry[]> = () => Promise.resolve([]),
+  ) {
     this.view = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: this, showCollapseAll: true });
   }
 
@@ -51,6 +64,18 @@ export class MemoryTree implements vscode.TreeDataProvider<Node>, vscode.Disposa
     this.watcher = w;
   }
 
+  get filter(): TreeFilter {
+    return this.filterState;
+  }
+
+  /** Shows only the memories the filter keeps (the Changes section is never filtered). */
+  setFilter(f: TreeFilter): void {
+    this.filterState = f;
+    this.view.description = describeFilter(f);
+    void vscode.commands.executeCommand("setContext", "kinMemory.treeFiltered", isFiltering(f));
+    this.changed.fire(undefined);
+  }
+
   /** {@link reload} after a quiet moment. */
   reloadSoon(): void {
     clearTimeout(this.timer);
@@ -70,6 +95,9 @@ export class MemoryTree implements vscode.TreeDataProvider<Node>, vscode.Disposa
         try {
           this.memories = await this.fetch();
           ok = true;
+          this.changes = await this.fetchChanges();
+          const n = this.changes.length;
+          this.view.badge = n ? { value: n, tooltip: changesBadgeTooltip(n) } : undefined;
         } catch {
           // The server is not running or (re)starting: keep the last listing.
         }
@@ -83,12 +111,36 @@ export class MemoryTree implements vscode.TreeDataProvider<Node>, vscode.Disposa
 
   getChildren(node?: Node): Node[] {
     if (!node) {
-      return groupByCategory(this.memories).map((g) => ({ kind: "category", category: g.category, memories: g.memories }));
+      const changes: Node[] = this.changes.length ? [{ kind: "changes", changes: this.changes }] : [];
+      return [...changes, ...groupByCategory(filterMemories(this.memories, this.filterState)).map((g): Node => ({ kind: "category", category: g.category, memories: g.memories }))];
     }
+    if (node.kind === "changes") return node.changes.map((change) => ({ kind: "change", change }));
     return node.kind === "category" ? node.memories.map((memory) => ({ kind: "memory", memory })) : [];
   }
 
   getTreeItem(node: Node): vscode.TreeItem {
+    if (node.kind === "changes") {
+      const item = new vscode.TreeItem("Changes", vscode.TreeItemCollapsibleState.Expanded);
+      item.description = `${node.changes.length} since your last review`;
+      item.contextValue = "changes";
+      item.iconPath = new vscode.ThemeIcon("diff");
+      item.id = "changes";
+      return item;
+    }
+    if (node.kind === "change") {
+      const c = node.change;
+      // The file's name, its folder in the description: the memory's own row below keeps the full path.
+      const rel = c.path.replace(/^\/memories\//, "");
+      const slash = rel.lastIndexOf("/");
+      const item = new vscode.TreeItem(rel.slice(slash + 1), vscode.TreeItemCollapsibleState.None);
+      item.id = "change:" + c.path;
+      item.description = (slash >= 0 ? `in ${rel.slice(0, slash)} · ` : "") + changeDescription(c);
+      item.contextValue = "change";
+      item.iconPath = new vscode.ThemeIcon(c.kind === "created" ? "diff-added" : c.kind === "deleted" ? "diff-removed" : "diff-modified");
+      item.tooltip = `${c.path}\n${changeDescription(c)}`;
+      item.command = { command: "kinMemory.openChange", title: "Show the change", arguments: [node] };
+      return item;
+    }
     if (node.kind === "category") {
       const item = new vscode.TreeItem(node.category, vscode.TreeItemCollapsibleState.Expanded);
       const c = countStatuses(node.memories);

@@ -12,6 +12,7 @@ const mem = (p: string, category: string, status: Status, over: Partial<MemoryEn
 test("command arguments have the SPEC shapes", () => {
   assert.deepEqual(searchArgs("  deploy  topology "), { query: "deploy  topology", limit: 20 });
   assert.deepEqual(searchArgs("x", 5), { query: "x", limit: 5 });
+  assert.deepEqual(searchArgs(" category:episodic x ", 5, true), { query: "category:episodic x", limit: 5, workspace: "none" });
   assert.deepEqual(reflectArgs("/t/chat.jsonl"), { transcript: "/t/chat.jsonl" });
   assert.deepEqual(sweepArgs(true), { dryRun: true });
   assert.deepEqual(sweepArgs(false, "a1b2"), { dryRun: false, token: "a1b2" });

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import {
   countStatuses, formatAge, groupByCategory, memoryBadge, plainSnippet, previewSummary, searchItems, printablePath, statusBarText, sweepQuestion, sweepSummary, sweptReport,
   changeLabel, conflictSummary, applyReport, proposalTitle, reviewQuestion, candidateLabel, passName,
+  versionItems, changeDescription, changesBadgeTooltip, filterMemories, filterFrom, filterItems, describeFilter,
 } from "../src/present";
 import type { MemoryEntry, Status } from "../src/protocol";
 
@@ -120,4 +121,43 @@ test("other passes: named by their source, a consolidation's one line per change
   const item = candidateLabel({ kind: "contradiction", paths: ["/memories/facts/db.md", "/memories/facts/x\n.md"], reason: "they disagree:\nport 1 vs 2" });
   assert.equal(item.label, "contradiction: db.md, x\\x0a.md");
   assert.equal(item.detail, "they disagree: port 1 vs 2");
+});
+
+test("versionItems: newest first, deleted versions say so, with who wrote it and when", () => {
+  const now = 1_000_000_000_000;
+  const items = versionItems(
+    [
+      { version: 9, time: now / 1000 - 120, source: "tool", bytes: 0, deleted: true },
+      { version: 4, time: now / 1000 - 3 * 86400, source: "external", bytes: 52, deleted: false },
+    ],
+    now,
+  );
+  assert.deepEqual(items.map((i) => [i.label, i.description, i.deleted]), [
+    ["$(circle-filled) Version 9", "deleted · by tool · 2 min ago", true],
+    ["Version 4", "52 bytes · by external · 3 d ago", false],
+  ]);
+});
+
+test("changeDescription and the badge tooltip read as sentences", () => {
+  const now = 1_000_000_000_000;
+  assert.equal(changeDescription({ kind: "changed", source: "external", since: now / 1000 - 7200 }, now), "changed by external · 2 h ago");
+  assert.equal(changesBadgeTooltip(1), "1 memory changed since your last review");
+  assert.equal(changesBadgeTooltip(3), "3 memories changed since your last review");
+});
+
+test("filterMemories: any chosen value of a kind, every kind; describeFilter and the pick round trip", () => {
+  const all = [
+    mem("/memories/facts/a.md", "project-fact", "stale", { ageDays: 200 }),
+    mem("/memories/episodes/b.md", "episodic", "expiring", { ageDays: 38, visible: false }),
+    mem("/memories/prefs/c.md", "preference", "ok", { ageDays: 2 }),
+  ];
+  const paths = (f: Parameters<typeof filterMemories>[1]) => filterMemories(all, f).map((m) => m.path);
+  assert.deepEqual(paths({ categories: [], statuses: [] }), all.map((m) => m.path));
+  assert.deepEqual(paths({ categories: ["episodic", "preference"], statuses: [] }), ["/memories/episodes/b.md", "/memories/prefs/c.md"]);
+  assert.deepEqual(paths({ categories: ["episodic", "preference"], statuses: [], workspace: "this" }), ["/memories/prefs/c.md"]);
+  assert.deepEqual(paths({ categories: [], statuses: ["stale"], maxAgeDays: 30 }), []);
+  const f = filterFrom(filterItems({ categories: ["episodic"], statuses: [], maxAgeDays: 30 }).filter((r) => r.picked));
+  assert.deepEqual(f, { categories: ["episodic"], statuses: [], maxAgeDays: 30 });
+  assert.equal(describeFilter(f), "filtered: episodic, ≤ 30 d old");
+  assert.equal(describeFilter({ categories: [], statuses: [] }), "");
 });

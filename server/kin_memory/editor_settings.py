@@ -42,6 +42,15 @@ class ServerLaunchSettings:
 
 
 @attrs.frozen
+class HistorySettings:
+    """How many previous versions of each memory the version store keeps (see history/retention.py)."""
+
+    keep_versions: int = attrs.field(default=20, validator=_positive_int)
+    keep_days: float = attrs.field(default=90.0, validator=_positive)
+    max_megabytes: float = attrs.field(default=50.0, validator=_positive)
+
+
+@attrs.frozen
 class Settings:
     memory_dir: str | None = None
     workspace: str | None = None  # overrides the active workspace
@@ -51,6 +60,7 @@ class Settings:
     tool_mode: ToolMode = "auto"
     severity: dict[str, Level] = attrs.field(factory=dict)  # code → level or "off"
     reflection: ReflectionSettings = attrs.field(factory=ReflectionSettings)
+    history: HistorySettings = attrs.field(factory=HistorySettings)
     server: ServerLaunchSettings = attrs.field(factory=ServerLaunchSettings)
 
 

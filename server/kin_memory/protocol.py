@@ -26,6 +26,8 @@ Status = Literal["ok", "stale", "expiring", "expired"]
 ChangeKind = Literal["create", "edit", "rename", "delete"]
 CandidateKind = Literal["duplicate", "contradiction", "stale", "promote"]
 IndexStateName = Literal["building", "ready", "unavailable"]
+HistorySource = Literal["tool", "proposal", "sweep", "edit", "external", "restore"]
+QueueKind = Literal["created", "changed", "deleted"]
 RootSource = Literal["argument", "KIN_MEMORY_DIR", "editor setting", "global settings", "default"]
 
 
@@ -54,6 +56,9 @@ class SearchParams:
     query: str
     limit: int = attrs.field(default=5, validator=attrs.validators.ge(1))
     workspace: str | None = None  # "none" (or "") is the operator's unfiltered view
+    category: Category | None = None  # only memories of this category
+    status: Status | None = None  # only memories in this lifecycle state
+    max_age_days: float | None = None  # only memories written or touched this recently
 
 
 @attrs.frozen
@@ -96,6 +101,36 @@ class MarkReviewedParams:
     uri: str
 
 
+@attrs.frozen
+class HistoryParams:
+    path: str  # a virtual path (/memories/...)
+
+
+@attrs.frozen
+class ChangesParams:
+    # Look at the disk first (a scan of the store): for an explicit request; a view refreshed after
+    # file events relies on the watcher's captures instead.
+    rescan: bool = False
+
+
+@attrs.frozen
+class VersionParams:
+    path: str
+    version: int
+
+
+@attrs.frozen
+class PathsParams:
+    paths: list[str] = attrs.field(factory=list)
+    all: bool = False  # every change of the queue (paths are then ignored)
+
+
+@attrs.frozen
+class RestampParams:
+    stamp: str  # the workspace stamp to replace (a moved repository's old path)
+    to: str  # the new stamp: the repository's path now, or "global"
+
+
 # -- results -------------------------------------------------------------------------------------
 
 
@@ -122,6 +157,8 @@ class SearchResult:
     # False when the index was still catching up with the store after the bounded wait: the results
     # may miss memories (an empty list then means "not found yet", never "no such memory").
     complete: bool = True
+    # Matches the workspace filter hid (memories of other workspaces); 0 in the operator's view.
+    hidden: int = 0
 
 
 @attrs.frozen
@@ -214,6 +251,57 @@ class SweepResult:
     kept: int
     token: str | None = None
     changed: list[str] = attrs.field(factory=list)
+
+
+@attrs.frozen
+class HistoryVersion:
+    version: int  # stable: a version keeps its number while it is kept
+    time: float  # epoch seconds, when it was kept
+    source: HistorySource  # who wrote this content
+    bytes: int
+    deleted: bool  # the memory did not exist (a deletion)
+
+
+@attrs.frozen
+class HistoryResult:
+    path: str
+    versions: list[HistoryVersion]  # newest first
+
+
+@attrs.frozen
+class VersionContentResult:
+    path: str
+    version: int
+    text: str  # the version's content (UTF-8; bytes that are not UTF-8 read as U+FFFD)
+
+
+@attrs.frozen
+class RestoreResult:
+    path: str
+    bytes: int  # written, exactly the version's bytes
+
+
+@attrs.frozen
+class QueueEntry:
+    path: str
+    uri: str
+    kind: QueueKind
+    since: float  # when the first unreviewed version was kept
+    source: HistorySource  # who wrote the newest version
+    diff: str  # unified diff, reviewed content → now
+    version: int  # the newest version
+    reviewed_version: int | None  # a kept version holding the reviewed content
+
+
+@attrs.frozen
+class ChangesResult:
+    changes: list[QueueEntry]
+
+
+@attrs.frozen
+class PathsResult:
+    paths: list[str]  # the memories the command applied to
+    conflicts: list[Conflict] = attrs.field(factory=list)
 
 
 @attrs.frozen
@@ -314,6 +402,23 @@ COMMANDS: tuple[CommandSpec, ...] = (
     ),
     CommandSpec("kin.memory.reindex", EmptyParams, ReindexResult, "rebuild the recall index"),
     CommandSpec("kin.memory.info", EmptyParams, InfoResult, "the store root, workspaces and index state"),
+    CommandSpec("kin.memory.history", HistoryParams, HistoryResult, "a memory's kept versions, newest first"),
+    CommandSpec("kin.memory.version", VersionParams, VersionContentResult, "one kept version's content"),
+    CommandSpec("kin.memory.restore", VersionParams, RestoreResult, "write a kept version back"),
+    CommandSpec(
+        "kin.memory.changes", ChangesParams, ChangesResult, "what changed since it was last reviewed"
+    ),
+    CommandSpec("kin.memory.acceptChanges", PathsParams, PathsResult, "mark changes reviewed"),
+    CommandSpec(
+        "kin.memory.revertChanges", PathsParams, PathsResult, "bring memories back to their reviewed content"
+    ),
+    CommandSpec("kin.memory.fixAll", EmptyParams, ProposalResult, "the store's safe fixes, as one proposal"),
+    CommandSpec(
+        "kin.memory.restamp",
+        RestampParams,
+        ProposalResult,
+        "a new stamp for every memory of a moved repository",
+    ),
 )
 BY_NAME: dict[str, CommandSpec] = {c.name: c for c in COMMANDS}
 

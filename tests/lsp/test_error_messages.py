@@ -20,6 +20,10 @@ FAILING: dict[str, dict] = {
     "kin.memory.markReviewed": {"uri": "file:///etc/passwd"},
     "kin.memory.tool": {"command": "view", "path": "/memories/../etc"},
     "kin.memory.search": {"query": "x", "limit": 0},
+    "kin.memory.history": {"path": "/memories/../etc"},
+    "kin.memory.version": {"path": "/memories/facts/a.md", "version": 424242},
+    "kin.memory.restore": {"path": "/memories/facts/a.md", "version": 424242},
+    "kin.memory.acceptChanges": {"paths": ["/memories/../etc"]},
 }
 
 

@@ -448,21 +448,31 @@ function M.format_result(item)
 end
 
 --- :KinMemorySearch [query]: ranked recall, pick one with vim.ui.select, open it.
-function M.search(query)
+function M.search(query, everywhere)
   if not query or not query:match('%S') then
     vim.ui.input({ prompt = 'Search memories: ' }, function(input)
       if input and input:match('%S') then
-        M.search(input)
+        M.search(input, everywhere)
       end
     end)
     return
   end
-  M.execute('kin.memory.search', { query = query, limit = M.options.search_limit }, function(result)
+  -- `category:…`, `status:…` and `age:<N` words in the query are filters (read by the server);
+  -- with `everywhere` (:KinMemorySearch!) every workspace's memories are searched.
+  local arg = { query = query, limit = M.options.search_limit }
+  if everywhere then
+    arg.workspace = 'none'
+  end
+  M.execute('kin.memory.search', arg, function(result)
     local results = type(result) == 'table' and result.results or nil
     local incomplete = type(result) == 'table' and result.complete == false
     if incomplete then
       -- the index was still catching up: an empty or short list is not "no such memory"
       notify('indexing… the results may be incomplete; search again in a moment', vim.log.levels.WARN)
+    end
+    local hidden = type(result) == 'table' and tonumber(result.hidden) or 0
+    if hidden > 0 then
+      notify(('%d more in other workspaces: :KinMemorySearch! %s shows them'):format(hidden, one_line(query)))
     end
     if type(results) ~= 'table' or #results == 0 then
       if not incomplete then
@@ -920,8 +930,8 @@ end
 local function define_commands()
   local cmd = vim.api.nvim_create_user_command
   cmd('KinMemorySearch', function(o)
-    M.search(o.args)
-  end, { nargs = '*', desc = 'kin-memory: search memories (ranked recall)' })
+    M.search(o.args, o.bang)
+  end, { nargs = '*', bang = true, desc = 'kin-memory: search memories (ranked recall; ! for every workspace)' })
   cmd('KinMemoryReflect', function(o)
     M.reflect(o.args)
   end, { nargs = 1, complete = 'file', desc = 'kin-memory: reflect on a transcript (asks before applying)' })
@@ -936,6 +946,8 @@ local function define_commands()
   cmd('KinMemoryReviewed', M.reviewed, { nargs = 0, desc = 'kin-memory: mark this memory reviewed' })
   cmd('KinMemoryPreview', M.preview, { nargs = 0, desc = 'kin-memory: preview the prompt block' })
   cmd('KinMemoryInfo', M.show_info, { nargs = 0, desc = 'kin-memory: where the store is and how it was found' })
+  require('kin_memory.history').define_commands()
+  require('kin_memory.bulk').define_commands()
 end
 
 --- Set everything up. Options: `cmd` (server command, default `{'kin-memory', 'serve'}`),

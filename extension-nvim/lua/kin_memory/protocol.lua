@@ -7,6 +7,8 @@
 ---@alias KinMemory.ChangeKind "create"|"edit"|"rename"|"delete"
 ---@alias KinMemory.CandidateKind "duplicate"|"contradiction"|"stale"|"promote"
 ---@alias KinMemory.IndexStateName "building"|"ready"|"unavailable"
+---@alias KinMemory.HistorySource "tool"|"proposal"|"sweep"|"edit"|"external"|"restore"
+---@alias KinMemory.QueueKind "created"|"changed"|"deleted"
 ---@alias KinMemory.RootSource "argument"|"KIN_MEMORY_DIR"|"editor setting"|"global settings"|"default"
 
 --- Commands that take `{}` (or no argument at all).
@@ -21,6 +23,9 @@
 ---@field query string
 ---@field limit? integer
 ---@field workspace? string|nil # "none" (or "") is the operator's unfiltered view
+---@field category? KinMemory.Category|nil # only memories of this category
+---@field status? KinMemory.Status|nil # only memories in this lifecycle state
+---@field maxAgeDays? number|nil # only memories written or touched this recently
 
 ---@class KinMemory.WorkspaceParams
 ---@field workspace? string|nil
@@ -47,6 +52,24 @@
 ---@class KinMemory.MarkReviewedParams
 ---@field uri string
 
+---@class KinMemory.HistoryParams
+---@field path string # a virtual path (/memories/...)
+
+---@class KinMemory.ChangesParams
+---@field rescan? boolean
+
+---@class KinMemory.VersionParams
+---@field path string
+---@field version integer
+
+---@class KinMemory.PathsParams
+---@field paths? string[]
+---@field all? boolean # every change of the queue (paths are then ignored)
+
+---@class KinMemory.RestampParams
+---@field stamp string # the workspace stamp to replace (a moved repository's old path)
+---@field to string # the new stamp: the repository's path now, or "global"
+
 ---@class KinMemory.ToolResult
 ---@field content string
 ---@field isError boolean
@@ -63,6 +86,7 @@
 ---@class KinMemory.SearchResult
 ---@field results KinMemory.SearchHit[]
 ---@field complete boolean
+---@field hidden integer
 
 ---@class KinMemory.MemoryEntry
 ---@field path string
@@ -131,6 +155,43 @@
 ---@field token string|nil
 ---@field changed string[]
 
+---@class KinMemory.HistoryVersion
+---@field version integer # stable: a version keeps its number while it is kept
+---@field time number # epoch seconds, when it was kept
+---@field source KinMemory.HistorySource # who wrote this content
+---@field bytes integer
+---@field deleted boolean # the memory did not exist (a deletion)
+
+---@class KinMemory.HistoryResult
+---@field path string
+---@field versions KinMemory.HistoryVersion[] # newest first
+
+---@class KinMemory.VersionContentResult
+---@field path string
+---@field version integer
+---@field text string # the version's content (UTF-8; bytes that are not UTF-8 read as U+FFFD)
+
+---@class KinMemory.RestoreResult
+---@field path string
+---@field bytes integer # written, exactly the version's bytes
+
+---@class KinMemory.QueueEntry
+---@field path string
+---@field uri string
+---@field kind KinMemory.QueueKind
+---@field since number # when the first unreviewed version was kept
+---@field source KinMemory.HistorySource # who wrote the newest version
+---@field diff string # unified diff, reviewed content → now
+---@field version integer # the newest version
+---@field reviewedVersion integer|nil # a kept version holding the reviewed content
+
+---@class KinMemory.ChangesResult
+---@field changes KinMemory.QueueEntry[]
+
+---@class KinMemory.PathsResult
+---@field paths string[] # the memories the command applied to
+---@field conflicts KinMemory.Conflict[]
+
 ---@class KinMemory.OkResult
 ---@field ok boolean
 
@@ -183,5 +244,13 @@
 ---| "kin.memory.indexPreview" # WorkspaceParams -> IndexPreviewResult: the prompt block the agent inlines
 ---| "kin.memory.reindex" # EmptyParams -> ReindexResult: rebuild the recall index
 ---| "kin.memory.info" # EmptyParams -> InfoResult: the store root, workspaces and index state
+---| "kin.memory.history" # HistoryParams -> HistoryResult: a memory's kept versions, newest first
+---| "kin.memory.version" # VersionParams -> VersionContentResult: one kept version's content
+---| "kin.memory.restore" # VersionParams -> RestoreResult: write a kept version back
+---| "kin.memory.changes" # ChangesParams -> ChangesResult: what changed since it was last reviewed
+---| "kin.memory.acceptChanges" # PathsParams -> PathsResult: mark changes reviewed
+---| "kin.memory.revertChanges" # PathsParams -> PathsResult: bring memories back to their reviewed content
+---| "kin.memory.fixAll" # EmptyParams -> ProposalResult: the store's safe fixes, as one proposal
+---| "kin.memory.restamp" # RestampParams -> ProposalResult: a new stamp for every memory of a moved repository
 
 return {}

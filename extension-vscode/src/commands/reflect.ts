@@ -13,6 +13,7 @@ import * as passes from "./passes";
 import type { StoreRoot } from "../root";
 
 const SCHEME = "kin-memory-proposal";
+export const REVIEW_PROPOSAL = "kinMemory.reviewProposal";
 
 export function register(deps: { client: Client; root: StoreRoot; refresh: () => void }): vscode.Disposable[] {
   const { client } = deps;
@@ -32,6 +33,8 @@ export function register(deps: { client: Client; root: StoreRoot; refresh: () =>
     provider,
     command("kinMemory.reflect", (file?: unknown) => reflect(deps, review, file), (e) => client.report(e)),
     ...passes.register(deps, review),
+    // The same review for any proposal (bulk fixes): internal, hidden from the palette.
+    command(REVIEW_PROPOSAL, (proposal: unknown) => reviewProposal(deps, review, proposal as ProposalResult), (e) => client.report(e)),
   ];
 }
 
@@ -87,6 +90,13 @@ export async function decide(
     void vscode.window.showInformationMessage(`Kin Memory: ${passName(proposal.source)} proposes no changes. ${proposal.summary}`);
     return;
   }
+  await reviewProposal({ client, refresh }, review, proposal);
+}
+
+/** Shows a proposal's diffs and asks: Apply all, Apply selected…, Discard (Cancel keeps it for later). */
+async function reviewProposal(
+  { client, refresh }: { client: Client; refresh: () => void }, review: Review, proposal: ProposalResult,
+): Promise<void> {
   await review.show(proposal);
   const question = reviewQuestion(proposal);
   let choice = await vscode.window.showInformationMessage(

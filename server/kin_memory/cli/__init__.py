@@ -24,6 +24,8 @@ SUBCOMMAND_MODULES = (
     "kin_memory.cli.init",
     "kin_memory.cli.consolidate",
     "kin_memory.cli.proposal",
+    "kin_memory.cli.history",
+    "kin_memory.cli.bulk",
 )
 
 

@@ -20,8 +20,9 @@ class Fix:
 
     title: str
     edits: tuple[TextEdit, ...] = ()
-    command: str | None = None  # "markReviewed", "delete"
+    command: str | None = None  # "markReviewed", "delete", "restampAll"
     preferred: bool = False
+    argument: tuple[tuple[str, str], ...] = ()  # the command's argument as pairs (restampAll: stamp, to)
 
 
 @dataclass(frozen=True)

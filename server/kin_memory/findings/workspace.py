@@ -139,7 +139,20 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
                     "KM301",
                     entry.value_span,
                     f"workspace {stamp} no longer exists (moved or deleted repo?): this memory has gone quiet",
-                    (*restamp, make_global),
+                    (
+                        *restamp,
+                        make_global,
+                        Fix(
+                            f"Re-stamp every memory stamped {stamp}…",
+                            command="restampAll",
+                            argument=(("stamp", stamp),),
+                        ),
+                        Fix(
+                            f"Make every memory stamped {stamp} global",
+                            command="restampAll",
+                            argument=(("stamp", stamp), ("to", GLOBAL)),
+                        ),
+                    ),  # fmt: skip
                 )
             )
         else:

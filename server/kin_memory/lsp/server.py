@@ -25,7 +25,9 @@ from .features.documents import Documents
 from .features.hover import Hover
 from .features.lens import CodeLens
 from .features.lifecycle import Lifecycle
+from .features.renames import Renames
 from .features.symbols import Symbols
+from .history_sync import HistorySync
 from .progress import Progress
 from .publisher import DiagnosticsPublisher
 from .recall_sync import RecallSync
@@ -84,6 +86,7 @@ def create_server(root: str | None = None, workspace: str | None = None,
             documents.loop.call_soon_threadsafe(server.window_log_message, params)
 
     recall = RecallSync(session, diagnostics.publish_extra, say, lambda: server.waiting())
+    history = HistorySync(session)
     units = (
         Lifecycle(session, documents, diagnostics, recall, progress, startup or InProcessStartup()),
         documents,
@@ -100,6 +103,10 @@ def create_server(root: str | None = None, workspace: str | None = None,
         LazyCommands(names.REFLECT, lambda: _group("reflect").ReflectCommand(session, progress)),
         LazyCommands(names.PASSES, lambda: _group("passes").PassCommands(session, progress)),
         LazyCommands(names.PROPOSALS, lambda: _group("proposals").ProposalCommands(session, documents)),
+        history,
+        LazyCommands(names.HISTORY, lambda: _group("history").HistoryCommands(session, documents, history)),
+        LazyCommands(names.BULK, lambda: _group("bulk").BulkCommands(session)),
+        Renames(session, documents.version, converter),
     )
     for unit in units:
         unit.register(server)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..history.versions import kept
 from ..store.memory import MAX_READ_BYTES, from_text
 from ..store.paths import real_path
 from ..store.reader import Refused, read_file
@@ -48,7 +49,8 @@ def apply_proposal(root: Path, proposal: Proposal, paths: Collection[str] | None
         reason = conflict_of(root, proposal, change)
         if reason is None:
             try:
-                _write(root, change)
+                with kept(root, [change.path, change.new_path], "proposal"):  # the previous version first
+                    _write(root, change)
             except GuardError as exc:
                 reason = exc.message
             except OSError as exc:

@@ -11,10 +11,11 @@ from .index import Hit
 
 
 def search_result(
-    hits: Sequence[tuple[Hit, str]], uri_of: Callable[[str], str], complete: bool = True
+    hits: Sequence[tuple[Hit, str]], uri_of: Callable[[str], str], complete: bool = True, hidden: int = 0
 ) -> SearchResult:
     return SearchResult(
         complete=complete,
+        hidden=hidden,
         results=[
             SearchHit(path=h.vpath, uri=uri_of(h.vpath), category=h.category, workspace=h.workspace,
                       title=h.title, snippet=snip, score=float(f"{h.score:.6g}"))

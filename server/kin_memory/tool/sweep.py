@@ -136,7 +136,7 @@ def apply_sweep(
     t = t or Thresholds()
     now = time.time() if now is None else now
     result = SweepResult()
-    ctx = ToolContext(root=root)
+    ctx = ToolContext(root=root, source="sweep")
     total = len(plan.expired)
     for done, item in enumerate(plan.expired, 1):
         if cancelled is not None and cancelled():

@@ -437,6 +437,157 @@ async function sweepChecks(page) {
   });
 }
 
+// -- history and the review queue -------------------------------------------------------------------
+async function historyChecks(page) {
+  const file = path.join(dirs.store, "facts", "deploy-pipeline.md");
+  const original = fs.readFileSync(file, "utf8");
+  const view = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /Kin Memory/i }) }).first();
+  const changeRow = view.locator(".monaco-list-row", { hasText: "deploy-pipeline.md" }).filter({ hasText: /changed by/ }).first();
+
+  await step("changes: Accept all empties the Changes section and its badge", async () => {
+    if (!(await view.isVisible().catch(() => false))) { // a run of these checks alone: open a memory, then the view
+      await openFile(page, "rollback-drill.md");
+      await page.locator(".statusbar-item", { hasText: /stale/ }).first().click({ timeout: STEP_TIMEOUT });
+    }
+    await view.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
+    await runCommand(page, "Kin Memory: Accept all changes");
+    // the command answers with a status bar message: wait for it, so nothing written next is accepted too
+    await page.locator(".statusbar-item", { hasText: /Kin Memory: accepted \d+ changes/ }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await poll(() => view.locator(".monaco-list-row", { hasText: /^Changes/ }).count(), (n) => n === 0,
+      "the Changes section is still shown after Accept all");
+  });
+
+  await step("changes: an external write appears in Changes with a count badge", async () => {
+    fs.writeFileSync(file, original + "\nThe agent added: canaries now run for twenty minutes.\n");
+    await changeRow.waitFor({ timeout: STEP_TIMEOUT });
+    if (!/external/.test(await changeRow.innerText())) throw new Error(`the change reads "${await changeRow.innerText()}"`);
+    const badge = page.locator(".activitybar .action-item .badge-content").filter({ hasText: /^1$/ }).first();
+    await badge.waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {
+      const all = await page.locator(".activitybar .badge-content").allInnerTexts().catch(() => []);
+      throw new Error(`no badge with 1 on the activity bar (badges: ${JSON.stringify(all)})`);
+    });
+  });
+
+  await step("changes: a click opens the diff of the reviewed text against the file now", async () => {
+    await changeRow.click();
+    const sides = await poll(() => diffSides(page), (all) => all.some((d) => /twenty minutes/.test(d.modified)),
+      "no diff editor shows the external write");
+    const diff = sides.find((d) => /twenty minutes/.test(d.modified));
+    if (/twenty minutes/.test(diff.original) || !/Deploy pipeline/.test(diff.original)) {
+      throw new Error(`the reviewed side reads "${diff.original.slice(0, 200)}"`);
+    }
+  });
+
+  await step("changes: Revert inline restores the reviewed text on disk and clears the change", async () => {
+    await poll(async () => {
+      await changeRow.hover().catch(() => undefined);
+      return changeRow.locator('.action-label[aria-label="Revert to the reviewed version"]').click({ timeout: 2000 })
+        .then(() => true, () => false);
+    }, (ok) => ok, "no Revert action on the change");
+    await poll(() => fs.readFileSync(file, "utf8"), (t) => t === original, "the file was not restored to its reviewed text");
+    await poll(() => changeRow.count(), (n) => n === 0, "the change is still listed after Revert");
+  });
+
+  await step("history: Show history lists the kept versions; comparing one opens a diff", async () => {
+    await page.keyboard.press("Escape");
+    await openFile(page, "deploy-pipeline.md");
+    await runCommand(page, "Kin Memory: Show history");
+    await page.locator(".quick-input-widget .quick-input-title", { hasText: "History of /memories/facts/deploy-pipeline.md" })
+      .waitFor({ timeout: STEP_TIMEOUT });
+    const rows = page.locator(".quick-input-widget .monaco-list-row");
+    await rows.filter({ hasText: "by restore" }).first().waitFor({ timeout: STEP_TIMEOUT });
+    const texts = await rows.allInnerTexts();
+    if (texts.length < 3 || !texts.some((t) => /by external/.test(t))) throw new Error(`the versions read ${JSON.stringify(texts)}`);
+    await rows.filter({ hasText: "by external" }).first().click();
+    await page.locator(".quick-input-widget .monaco-list-row", { hasText: "Compare with the current file" }).first().click();
+    await poll(() => diffSides(page), (all) => all.some((d) => /\(version \d+/.test(d.original) || d.original.includes("Deploy pipeline")),
+      "no diff editor opened for the version");
+    await page.screenshot({ path: path.join(ARTIFACTS, "vscode-history.png") }).catch(() => undefined);
+  });
+}
+
+// -- bulk fixes -------------------------------------------------------------------------------------
+async function bulkChecks(page) {
+  await step("fix all from the palette: one proposal for the store's safe fixes, applied as reviewed", async () => {
+    const casing = path.join(dirs.store, "facts", "casing.md");
+    const typo = path.join(dirs.store, "episodes", "typo.md");
+    const untouched = path.join(dirs.store, "facts", "deploy-pipeline.md");
+    const before = fs.readFileSync(untouched, "utf8");
+    fs.writeFileSync(casing, "---\ncategory: Project-Fact\nworkspace: global\n---\n\n# Casing\n");
+    fs.writeFileSync(typo, "---\ncategory: epsiodic\nworkspace: global\n---\n\n# Typo\n");
+    await runCommand(page, "Kin Memory: Fix all safe problems in the store");
+    const dialog = page.locator(".monaco-dialog-box", { hasText: "the bulk fix proposes" }).first();
+    await dialog.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
+    const listed = await dialog.innerText();
+    if (!listed.includes("/memories/facts/casing.md") || !listed.includes("/memories/episodes/typo.md") || listed.includes("deploy-pipeline")) {
+      throw new Error(`the review lists ${JSON.stringify(listed.slice(0, 400))}`);
+    }
+    const sides = await poll(() => diffSides(page), (all) => all.some((d) => /category: episodic/.test(d.modified)),
+      "the review does not show the typo's fix");
+    if (!sides.some((d) => /category: project-fact/.test(d.modified))) throw new Error("the review does not show the casing fix");
+    await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Apply all$/ }).first().click();
+    await toast(page, "Kin Memory: applied");
+    await poll(() => fs.readFileSync(typo, "utf8"), (t) => t.includes("category: episodic\n"), "the typo was not fixed on disk");
+    if (!fs.readFileSync(casing, "utf8").includes("category: project-fact\n")) throw new Error("the casing was not fixed on disk");
+    if (fs.readFileSync(untouched, "utf8") !== before) throw new Error("a memory without a safe fix was rewritten");
+    fs.rmSync(casing);
+    fs.rmSync(typo);
+  });
+}
+
+// -- search filters ---------------------------------------------------------------------------------
+async function filterChecks(page) {
+  const here = path.join(tmp, "repo-here");
+  const there = path.join(tmp, "repo-there");
+  const mine = path.join(dirs.store, "facts", "gateway-here.md");
+  const theirs = path.join(dirs.store, "facts", "gateway-there.md");
+  await step("search: the workspace filter hides another workspace's memory and the hint shows it in one click", async () => {
+    fs.mkdirSync(here, { recursive: true });
+    fs.mkdirSync(there, { recursive: true });
+    fs.writeFileSync(mine, `---\ncategory: project-fact\nworkspace: ${fs.realpathSync(here)}\n---\n\n# Zebragate here\n\nThe zebragate retries twice.\n`);
+    fs.writeFileSync(theirs, `---\ncategory: project-fact\nworkspace: ${fs.realpathSync(there)}\n---\n\n# Zebragate there\n\nThe zebragate retries forever.\n`);
+    writeSettings({ ...reflectionSettings(), "kinMemory.workspace": fs.realpathSync(here) }); // this window works on repo-here
+    const rows = page.locator(".quick-input-widget .monaco-list-row");
+    await poll(async () => {
+      await page.keyboard.press("Escape");
+      await runCommand(page, "Kin Memory: Search memories");
+      await page.locator(".quick-input-widget .quick-input-title", { hasText: "Search memories" }).waitFor({ timeout: STEP_TIMEOUT });
+      await page.locator(".quick-input-widget input").first().fill("zebragate");
+      return rows.filter({ hasText: "1 more in other workspaces" }).first().waitFor({ timeout: 3000 }).then(() => true, () => false);
+    }, (ok) => ok, "no hint that a match in another workspace was hidden");
+    const listed = await rows.allInnerTexts();
+    if (!listed.some((t) => t.includes("gateway-here.md")) || listed.some((t) => t.includes("gateway-there.md"))) {
+      throw new Error(`the filtered results read ${JSON.stringify(listed)}`);
+    }
+    await rows.filter({ hasText: "1 more in other workspaces" }).first().click();
+    await rows.filter({ hasText: "gateway-there.md" }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await rows.filter({ hasText: "Only this workspace" }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await page.keyboard.press("Escape");
+  });
+  await step("search: category: narrows the results", async () => {
+    await runCommand(page, "Kin Memory: Search memories");
+    await page.locator(".quick-input-widget .quick-input-title", { hasText: "Search memories" }).waitFor({ timeout: STEP_TIMEOUT });
+    await page.locator(".quick-input-widget input").first().fill("zebragate category:episodic");
+    await page.locator(".quick-input-widget .monaco-list-row", { hasText: "No memories match" }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await page.keyboard.press("Escape");
+    writeSettings(reflectionSettings());
+    fs.rmSync(mine);
+    fs.rmSync(theirs);
+  });
+  await step("tree: Filter the tree… keeps the chosen category; Clear shows everything again", async () => {
+    const view = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /Kin Memory/i }) }).first();
+    const category = (name) => view.locator(".monaco-list-row", { hasText: new RegExp("^" + escapeRe(name)) }).first();
+    await category("project-fact").waitFor({ timeout: STEP_TIMEOUT });
+    await runCommand(page, "Kin Memory: Filter the tree");
+    await page.locator(".quick-input-widget .monaco-list-row", { hasText: "episodic" }).first().click();
+    await page.locator(".quick-input-widget .quick-input-action a, .quick-input-widget .monaco-button", { hasText: /^OK$/ }).first().click();
+    await poll(() => category("project-fact").count(), (n) => n === 0, "the filter kept the project facts");
+    await category("episodic").waitFor({ timeout: STEP_TIMEOUT });
+    await runCommand(page, "Kin Memory: Clear the tree filter");
+    await category("project-fact").waitFor({ timeout: STEP_TIMEOUT });
+  });
+}
+
 // -- reflection: a scripted model server, three passes reviewed in the editor ----------------------
 // The model server is a separate process (tests/editors/fake_model.py) speaking the OpenAI chat-completions
 // wire format; it answers each request with the script's next step and counts the requests.
@@ -1138,13 +1289,21 @@ async function main() {
   const page = context.pages()[0] ?? await context.newPage();
   let failure;
   try {
-    if (env.KIN_E2E_ONLY === "reflect") {
+    if (env.KIN_E2E_ONLY === "history") {
+      await openStore(page, port);
+      await historyChecks(page);
+      await bulkChecks(page);
+      await filterChecks(page);
+    } else if (env.KIN_E2E_ONLY === "reflect") {
       await openStore(page, port);
       await reflectChecks(page);
       await passChecks(page);
     } else {
       await checks(page, port);
       await sweepChecks(page);
+      await historyChecks(page);
+      await bulkChecks(page);
+      await filterChecks(page);
       await reflectChecks(page);
       await passChecks(page);
       await rootChecks(context, page, port);

@@ -17,6 +17,8 @@ GROUPS = {
     "sweep": ("SweepCommand", names.SWEEP),
     "reflect": ("ReflectCommand", names.REFLECT),
     "passes": ("PassCommands", names.PASSES),
+    "history": ("HistoryCommands", names.HISTORY),
+    "bulk": ("BulkCommands", names.BULK),
     "proposals": ("ProposalCommands", names.PROPOSALS),
 }
 

@@ -10,3 +10,12 @@ SWEEP = ("kin.memory.sweep",)
 REFLECT = ("kin.memory.reflect",)
 PASSES = ("kin.memory.init", "kin.memory.consolidationCandidates", "kin.memory.consolidate")
 PROPOSALS = ("kin.memory.applyProposal", "kin.memory.discardProposal", "kin.memory.listProposals")
+HISTORY = (
+    "kin.memory.history",
+    "kin.memory.version",
+    "kin.memory.restore",
+    "kin.memory.changes",
+    "kin.memory.acceptChanges",
+    "kin.memory.revertChanges",
+)
+BULK = ("kin.memory.fixAll", "kin.memory.restamp")

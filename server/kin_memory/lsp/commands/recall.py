@@ -12,6 +12,7 @@ from concurrent.futures import Executor
 from pygls.lsp.server import LanguageServer
 
 from ... import protocol
+from ...recall.filters import OVERFETCH, HitFilter, hidden_count, narrowed, parse_query
 from ...recall.results import index_preview_result, search_result
 from ...store.context import workspace_argument
 from ...store.home import home_relative
@@ -59,10 +60,20 @@ class RecallCommands:
         await self._require_enabled(loop)
         # A wrong "no match" is worse than a slow answer: wait (bounded) for the index to catch up.
         current = await loop.run_in_executor(None, self.recall.wait_current, CURRENT_WAIT)
-        hits = await loop.run_in_executor(
-            self.pool, lambda: self.recall.recall.search(params.query, active, limit)
+        query, f = parse_query(params.query, HitFilter(params.category, params.status, params.max_age_days))
+        ctx = self.session.context()
+        fetch = limit * OVERFETCH if f.active else limit
+
+        def run(view: tuple[str, ...]) -> list:
+            found = self.recall.recall.search(query, view, fetch)
+            return narrowed(found, f, ctx.now, ctx.thresholds, limit) if f.active else found
+
+        hits = await loop.run_in_executor(self.pool, run, active)
+        # "n more in other workspaces": the same search in the operator's view (none when that is this one)
+        everywhere = await loop.run_in_executor(self.pool, run, ()) if active else hits
+        return search_result(
+            hits, self.session.uri_of, complete=current, hidden=hidden_count(hits, everywhere)
         )
-        return search_result(hits, self.session.uri_of, complete=current)
 
     async def index_preview(self, params: protocol.WorkspaceParams) -> protocol.IndexPreviewResult:
         active = self._active(params.workspace)

@@ -13,6 +13,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from ...findings.model import Fix
+from ...proposals.bulk import safe_edits
 from ..convert import range_json
 from ..handlers import handler
 from ..session import Session
@@ -20,6 +21,8 @@ from .diagnostics import Diagnostics
 
 # Handled by the editor, not the server: a confirmation, then `kin.memory.tool {command: "delete", path}`.
 CONFIRM_DELETE = "kinMemory.confirmDelete"
+RESTAMP = "kinMemory.restamp"
+FIX_ALL = lsp.CodeActionKind.SourceFixAll + ".kinMemory"  # source.fixAll.kinMemory
 
 
 class CodeActions:
@@ -29,7 +32,7 @@ class CodeActions:
         self.converter = converter  # lsprotocol's cattrs converter (the server's)
 
     def register(self, server: LanguageServer) -> None:
-        options = lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix])
+        options = lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL])
         server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, options)(handler(self.actions))
 
     def actions(self, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
@@ -39,6 +42,12 @@ class CodeActions:
         if vpath is None or memory is None:
             return []
         version = self.diagnostics.versions(uri)
+        only = params.context.only or []
+        if only and not any(lsp.CodeActionKind.QuickFix.startswith(k) for k in only):
+            # a source action request: the file's safe fixes in one edit, when asked for
+            if any(FIX_ALL.startswith(k) for k in only):
+                return self.fix_all(memory, uri, version)
+            return []
         findings = self.diagnostics.findings_for(vpath)
         out = []
         for finding, data in zip(findings, self.diagnostics.to_json(findings, memory.lines), strict=True):
@@ -46,6 +55,21 @@ class CodeActions:
             if _overlaps(diagnostic.range, params.range):
                 out += [self.action(fix, diagnostic, uri, version, memory.lines) for fix in finding.fixes]
         return out
+
+    def fix_all(self, memory, uri: str, version: int | None) -> list[lsp.CodeAction]:
+        """`source.fixAll.kinMemory`: every safe fix of this file (see proposals/bulk.py) as one edit."""
+        edits = safe_edits(memory, self.session.context())
+        if not edits:
+            return []
+        document = lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
+        text_edits = [
+            lsp.TextEdit(range=self.converter.structure(range_json(e.span, memory.lines, self.session.encoding), lsp.Range),
+                         new_text=e.new_text)
+            for e in edits
+        ]  # fmt: skip
+        return [lsp.CodeAction(title="Fix all safe problems (fences, categories)", kind=FIX_ALL,
+                               edit=lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(text_document=document,
+                                                                                             edits=text_edits)]))]  # fmt: skip
 
     def action(
         self, fix: Fix, diagnostic: lsp.Diagnostic, uri: str, version: int | None, lines: Sequence[str]
@@ -74,6 +98,10 @@ class CodeActions:
                 command=CONFIRM_DELETE,
                 arguments=[{"uri": uri, "path": self.session.vpath_of(uri)}],
             )
+        elif fix.command == "restampAll":
+            # The editor's own command: it asks where the repository went (unless `to` is given), then
+            # reviews the one proposal `kin.memory.restamp` makes for every memory with that stamp.
+            action.command = lsp.Command(title=fix.title, command=RESTAMP, arguments=[dict(fix.argument)])
         elif fix.command == "markReviewed":
             action.command = lsp.Command(
                 title=fix.title, command="kin.memory.markReviewed", arguments=[{"uri": uri}]

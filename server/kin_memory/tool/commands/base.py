@@ -33,6 +33,7 @@ class ToolContext:
     disabled_by: str | None = None
     confirm: Callable[[str], bool] | None = None
     editor: Editor | None = None
+    source: str = "tool"  # who the history says wrote what this call writes (the sweep says "sweep")
 
 
 @dataclass

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from ...history.versions import kept
 from .. import audit, messages
 from .base import MODES, MUTATIONS, Editor, ToolContext, ToolFailure, ToolResult
 from .create import create
@@ -50,7 +51,11 @@ def run_tool(input: object, ctx: ToolContext) -> ToolResult:  # noqa: A002 - the
     command = input.get("command")
     if not isinstance(command, str) or command not in HANDLERS:
         return ToolResult(messages.unknown_command(command), True)
-    result = _handle(command, input, ctx)
+    if command in MUTATIONS and ctx.mode != "plan":
+        with kept(ctx.root, _audit_paths(input), ctx.source):  # the previous version first (history)
+            result = _handle(command, input, ctx)
+    else:
+        result = _handle(command, input, ctx)
     if command in MUTATIONS:
         audit.record(ctx.root, command, _audit_paths(input), "error" if result.is_error else "ok")
     return result

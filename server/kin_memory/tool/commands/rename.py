@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from kin_memory.store.paths import virtual_of_rel
 from kin_memory.store.store import MAX_DEPTH, folder_too_deep
 
 from .. import messages
@@ -73,4 +74,7 @@ def rename(inp: ToolInput, ctx: ToolContext) -> str:
     _check(old, new, old_path, new_path)
     writing.before_write(old.lexical)
     _move(old, new, old_path, new_path)
+    from ..relink import follow_rename  # links to it follow (late: relink imports these commands)
+
+    follow_rename(ctx, virtual_of_rel("/".join(old.parts)), virtual_of_rel("/".join(new.parts)))
     return messages.rename_ok(old_path, new_path)

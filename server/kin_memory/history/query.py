@@ -1,0 +1,54 @@
+"""Reading history: a memory's versions, newest first, and one version's content."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .db import HistoryDB, HistoryUnavailable, database
+
+
+class HistoryError(Exception):
+    """Why a history request cannot be answered; the message is a sentence naming virtual paths only."""
+
+
+@dataclass(frozen=True)
+class Version:
+    version: int
+    time: float
+    source: str
+    bytes: int
+    deleted: bool
+    sha: str | None
+
+
+def history_of(root: Path | str, vpath: str) -> list[Version]:
+    """The kept versions of one memory, newest first (empty when none was ever kept)."""
+    try:
+        with database(root).transaction() as conn:
+            rows = HistoryDB.versions(conn, vpath)
+            return [
+                Version(r.id, r.time, r.source, HistoryDB.blob_size(conn, r.sha) if r.sha else 0, r.sha is None,
+                        r.sha)
+                for r in rows
+            ]  # fmt: skip
+    except HistoryUnavailable as exc:
+        raise HistoryError(f"The history of {vpath} cannot be read: {exc.reason}.") from None
+
+
+def content_of(root: Path | str, vpath: str, version: int) -> bytes:
+    """The exact bytes `vpath` had at `version`; HistoryError when it is not one of its versions, is its
+    deletion, or its content was dropped by retention."""
+    try:
+        with database(root).transaction() as conn:
+            row = HistoryDB.version(conn, version)
+            if row is None or row.vpath != vpath:
+                raise HistoryError(f"{vpath} has no version {version}.")
+            if row.sha is None:
+                raise HistoryError(f"Version {version} of {vpath} is its deletion: it has no content.")
+            data = HistoryDB.blob(conn, row.sha)
+    except HistoryUnavailable as exc:
+        raise HistoryError(f"The history of {vpath} cannot be read: {exc.reason}.") from None
+    if data is None:
+        raise HistoryError(f"The content of version {version} of {vpath} is no longer kept.")
+    return data

@@ -1,0 +1,83 @@
+"""Catching up with the disk: what changed while nothing was watching (the server was not running, a
+command line wrote) is kept as "external" versions, and the very first time the whole store is kept and
+marked reviewed, so the review queue starts empty and every later change has something to diff against.
+
+Only files whose (mtime, size) differ from what was last seen are read again: a catch-up over an
+unchanged store of 10,000 memories is a scan and one query.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..store.store import scan
+from .db import HistoryDB, HistoryUnavailable, database, now
+from .versions import Observed, observe, record
+
+BATCH = 500  # memories kept per transaction (the server's captures interleave between batches)
+
+
+@dataclass(frozen=True)
+class SyncStats:
+    read: int  # files read because they changed since last seen
+    kept: int  # versions kept
+    first: bool  # the first catch-up of this store: everything was marked reviewed
+
+
+def _seen(root: Path) -> dict[str, tuple[int, int]]:
+    with database(root).transaction() as conn:
+        return {v: (m, s) for v, m, s in conn.execute("SELECT vpath, mtime_ns, size FROM files")}
+
+
+def _changed(root: Path, seen: dict[str, tuple[int, int]]) -> tuple[list[str], list[str]]:
+    """(memories to read again, memories gone since last seen)."""
+    files, _problems = scan(root)
+    present: set[str] = set()
+    todo: list[str] = []
+    for path, vpath, _is_index in files:
+        present.add(vpath)
+        try:
+            st = os.stat(path, follow_symlinks=False)
+        except OSError:
+            continue
+        if seen.get(vpath) != (st.st_mtime_ns, st.st_size):
+            todo.append(vpath)
+    return todo, sorted(set(seen) - present)
+
+
+def catch_up(root: Path | str) -> SyncStats:
+    """Keep every change made while nothing was watching; the first time, mark the store reviewed.
+    Raises HistoryUnavailable when the version database cannot be used."""
+    root = Path(os.path.realpath(os.fspath(root)))
+    db = database(root)
+    with db.transaction() as conn:
+        first = HistoryDB.meta(conn, "baseline") is None
+    todo, gone = _changed(root, _seen(root))
+    kept = 0
+    for start in range(0, len(todo), BATCH):
+        observed = observe(root, todo[start : start + BATCH])
+        kept += _keep(db, observed)
+    kept += _keep(db, [Observed(v, None) for v in gone])
+    if first:
+        with db.transaction() as conn:
+            if HistoryDB.meta(conn, "baseline") is None:  # another process may have done it meanwhile
+                conn.execute(
+                    "INSERT OR REPLACE INTO reviewed(vpath, sha, time) SELECT v.vpath, v.sha, ? FROM versions v "
+                    "WHERE v.id IN (SELECT max(id) FROM versions GROUP BY vpath) AND v.sha IS NOT NULL",
+                    (now(),),
+                )
+                HistoryDB.set_meta(conn, "baseline", repr(now()))
+    return SyncStats(len(todo), kept, first)
+
+
+def _keep(db: HistoryDB, observed: list[Observed]) -> int:
+    if not observed:
+        return 0
+    when = now()
+    with db.transaction() as conn:
+        return sum(record(conn, seen, "external", when) is not None for seen in observed)
+
+
+__all__ = ["HistoryUnavailable", "SyncStats", "catch_up"]

@@ -1,0 +1,42 @@
+-- :KinMemoryFixAll: one proposal for the store's safe fixes (a category's casing, a typo'd category),
+-- reviewed in the review buffer; `a` writes exactly those and nothing else. :KinMemoryRestamp makes
+-- every memory of a moved repository global in one proposal.
+local T = dofile(vim.env.KIN_NVIM_HARNESS)
+
+T.run(function()
+  local casing, typo = T.path('facts/casing.md'), T.path('episodes/typo.md')
+  local moved1, moved2 = T.path('facts/moved1.md'), T.path('facts/moved2.md')
+  T.write(casing, '---\ncategory: Project-Fact\nworkspace: global\n---\n# Casing\n')
+  T.write(typo, '---\ncategory: epsiodic\nworkspace: global\n---\n# Typo\n')
+  T.write(moved1, '---\ncategory: project-fact\nworkspace: /gone/repo\n---\n# One\n')
+  T.write(moved2, '---\ncategory: project-fact\nworkspace: /gone/repo\n---\n# Two\n')
+  local untouched = T.read(T.path('facts/build.md'))
+  T.open('facts/build.md')
+  T.wait(function()
+    return T.diags(vim.fn.bufadd(typo), 'KM201')[1]
+  end, 'KM201 on the typo (the store is loaded)')
+
+  vim.cmd('KinMemoryFixAll')
+  local review = T.wait(T.review_buffer, 'the review buffer')
+  local shown = T.buf_text(review)
+  T.check(shown:find('-category: Project-Fact', 1, true) and shown:find('+category: project-fact', 1, true)
+    and shown:find('+category: episodic', 1, true), 'the review shows both fixes:\n%s', shown)
+  T.check(not shown:find('build.md', 1, true), 'a memory with nothing safe to fix is not in the review:\n%s', shown)
+  T.press('a')
+  T.wait(function()
+    return T.noted('applied %d+ of %d+')
+  end, 'the apply report')
+  T.eq(T.read(casing), '---\ncategory: project-fact\nworkspace: global\n---\n# Casing\n', 'casing fixed on disk')
+  T.eq(T.read(typo), '---\ncategory: episodic\nworkspace: global\n---\n# Typo\n', 'typo fixed on disk')
+  T.eq(T.read(T.path('facts/build.md')), untouched, 'facts/build.md untouched')
+
+  vim.cmd('KinMemoryRestamp /gone/repo global')
+  review = T.wait(T.review_buffer, 'the re-stamp review')
+  shown = T.buf_text(review)
+  T.check(shown:find('moved1.md', 1, true) and shown:find('moved2.md', 1, true), 'both memories listed:\n%s', shown)
+  T.press('a')
+  T.wait(function()
+    return T.read(moved2):find('workspace: global', 1, true)
+  end, 'the re-stamp to be written')
+  T.check(T.read(moved1):find('workspace: global\n', 1, true), 'moved1 made global: %s', T.read(moved1))
+end)
