@@ -37,9 +37,10 @@ def test_the_groups_cover_every_command_once() -> None:
 
 def test_building_the_server_loads_no_command_group() -> None:
     code = (
-        "import sys; from kin_memory.lsp.server import create_server; create_server(); "
+        "import os, sys; from kin_memory.lsp.server import create_server; create_server(); "
         "print(sorted(m for m in sys.modules if m.startswith(('kin_memory.lsp.commands.', "
-        "'kin_memory.proposals', 'kin_memory.reflect', 'kin_memory.tool.', 'kin_memory.recall.results'))))"
+        "'kin_memory.proposals', 'kin_memory.reflect', 'kin_memory.recall.results'))), "
+        "flush=True); os._exit(0)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "['kin_memory.lsp.commands.base', 'kin_memory.lsp.commands.names']"

@@ -13,7 +13,6 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from ...findings.model import Fix
-from ...proposals.bulk import safe_edits
 from ..convert import range_json
 from ..handlers import handler
 from ..session import Session
@@ -58,6 +57,8 @@ class CodeActions:
 
     def fix_all(self, memory, uri: str, version: int | None) -> list[lsp.CodeAction]:
         """`source.fixAll.kinMemory`: every safe fix of this file (see proposals/bulk.py) as one edit."""
+        from ...proposals.bulk import safe_edits  # loaded with the first fix-all
+
         edits = safe_edits(memory, self.session.context())
         if not edits:
             return []

@@ -9,7 +9,6 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from ...findings.model import TextEdit
-from ...proposals.bulk import apply_edits
 from ...store.frontmatter import Span, split_lines
 from ...store.memory import MAX_READ_BYTES
 from ...store.paths import INDEX_VPATH, relative_parts, virtual_of_rel
@@ -63,6 +62,8 @@ class Renames:
                 moves.append((old, new))
         if not moves:
             return None
+        from ...proposals.bulk import apply_edits  # the proposals machinery: loaded with the first rename
+
         store = self.session.store
         index = store.index_file()
         targets = [m.vpath for m in store.memories()] + ([index.vpath] if index is not None else [])
