@@ -5,19 +5,51 @@ edit through the editor) and its previous version is kept. Files that are not UT
 
 from __future__ import annotations
 
+import os
+import stat
+from pathlib import Path
+
 from ..history.versions import kept
 from ..proposals.bulk import apply_edits
+from ..store.memory import MAX_READ_BYTES
+from ..store.paths import rel_of_virtual
 from ..store.relink import mentions, relink
 from ..store.store import scan
 from .commands.base import ToolContext, ToolFailure
 from .commands.writing import commit_edit, read_text
 from .guard import GuardError, resolve
 
+_FLAGS = (
+    os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+def _names(path: Path, needles: tuple[bytes, ...]) -> bool:
+    """A cheap first look (most files never name the renamed path): the file as the scan listed it, a
+    regular file read up to its size (at most MAX_READ_BYTES); the edit itself reads it through the guard."""
+    try:
+        fd = os.open(path, _FLAGS)
+    except OSError:
+        return False
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        data = os.read(fd, min(st.st_size, MAX_READ_BYTES) + 1)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return any(n in data for n in needles)
+
 
 def follow_rename(ctx: ToolContext, old: str, new: str) -> list[str]:
     """Rewrite every link and reference to `old` so it names `new`; the memories changed."""
     planned = []
-    for _path, vpath, is_index in scan(ctx.root)[0]:
+    needles = (old.encode(), rel_of_virtual(old).encode())
+    for path, vpath, is_index in scan(ctx.root)[0]:
+        if not _names(path, needles):
+            continue
         try:
             t = resolve(ctx.root, vpath)
             text, st = read_text(t, missing="")
