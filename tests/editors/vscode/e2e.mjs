@@ -206,7 +206,8 @@ async function runCommand(page, label) {
   await palette(page, ">" + label);
   const row = page.locator(".quick-input-widget .monaco-list-row", { hasText: label }).first();
   await row.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
-  await page.keyboard.press("Enter");
+  // The row that matches, not whichever row has focus (a recently used command may be listed first).
+  await row.click();
 }
 
 async function openFile(page, name) {
