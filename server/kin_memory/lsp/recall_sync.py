@@ -11,8 +11,9 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ..findings import contradictions as km604
@@ -27,6 +28,8 @@ if TYPE_CHECKING:  # the index (SQLite, ranking) is loaded when first used, afte
 
 log = logging.getLogger("kin_memory.lsp")
 BURST_PAUSE = 0.05  # seconds the index writer waits between batches while the editor is sending
+BUFFER_SETTLE = 0.15  # seconds after a buffer opened or changed before the writer indexes it
+QUERY_YIELD = 0.1  # seconds at most the writer waits for running queries before each file
 
 Publish = Callable[[str, str, list[Finding]], None]  # (source, vpath, findings)
 Log = Callable[[str], None]
@@ -40,6 +43,8 @@ class RecallSync:
         self.publish = publish
         self.say = say
         self.waiting = waiting  # messages from the editor not yet handled
+        self._queries = 0  # recall queries running now (hover, search, symbols): the writer yields to them
+        self._buffer_touched = 0.0  # when an editor buffer last changed (opened or edited)
         self.writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kin-memory-index")
         self.pending: set[str] = set()
         self.lock = threading.Lock()
@@ -73,6 +78,8 @@ class RecallSync:
             return
         if event.vpath is None:
             return
+        if event.overlay:
+            self._buffer_touched = time.monotonic()
         with self.lock:
             self.pending.add(event.vpath)
             self.idle.clear()
@@ -118,6 +125,7 @@ class RecallSync:
         while True:
             if self.waiting():  # a burst of edits: gather more of it per batch, and leave the loop the CPU
                 time.sleep(BURST_PAUSE)
+            self._settle()
             with self.lock:
                 batch, self.pending = self.pending, set()
                 if not batch:
@@ -130,6 +138,7 @@ class RecallSync:
                     log.warning("recall vocabulary not read: %r", exc)
                 return
             for vpath in sorted(batch):
+                self._yield_to_queries()
                 try:
                     self._apply(vpath)
                 except Exception as exc:  # noqa: BLE001
@@ -151,6 +160,31 @@ class RecallSync:
             if visibility(memory.stamp, active).visible:  # another workspace's memory: judged in its own
                 found += km604.check(memory, self.recall.neighbour_bodies(memory, active))
             self.loop.call_soon_threadsafe(self.publish, "recall", vpath, found)
+
+    @contextmanager
+    def querying(self) -> Iterator[None]:
+        """Around a query someone waits for (hover, search, symbols): the index writer does not start
+        on a file meanwhile, as its Python work would share the interpreter with the query."""
+        with self.lock:
+            self._queries += 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self._queries -= 1
+
+    def _settle(self) -> None:
+        """Before a batch: let a buffer that was just opened or edited settle (a hover usually follows an
+        open at once, and typing goes on), for a bounded time."""
+        wait = self._buffer_touched + BUFFER_SETTLE - time.monotonic()
+        if wait > 0:
+            time.sleep(min(wait, BUFFER_SETTLE))
+
+    def _yield_to_queries(self) -> None:
+        """Before each file: let running queries finish, for a bounded time."""
+        deadline = time.monotonic() + QUERY_YIELD
+        while self._queries and time.monotonic() < deadline:
+            time.sleep(0.001)
 
     def wait_current(self, timeout: float) -> bool:
         """Wait until the startup load, the first sync and every pending change are indexed; whether

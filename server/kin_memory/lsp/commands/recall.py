@@ -65,7 +65,8 @@ class RecallCommands:
         fetch = limit * OVERFETCH if f.active else limit
 
         def run(view: tuple[str, ...]) -> list:
-            found = self.recall.recall.search(query, view, fetch)
+            with self.recall.querying():
+                found = self.recall.recall.search(query, view, fetch)
             return narrowed(found, f, ctx.now, ctx.thresholds, limit) if f.active else found
 
         hits = await loop.run_in_executor(self.pool, run, active)

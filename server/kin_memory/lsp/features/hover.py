@@ -50,7 +50,8 @@ class Hover:
     def related(self, memory: Memory, line: int, col: int) -> str | None:
         if not self.session.file_settings().memory_enabled:
             return None
-        found = self.recall.recall.related_to(memory, line, col, self.session.active())
+        with self.recall.querying():
+            found = self.recall.recall.related_to(memory, line, col, self.session.active())
         from ...recall.render import related_markdown
 
         return related_markdown(found, time.time()) if found else None

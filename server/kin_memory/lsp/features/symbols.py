@@ -89,4 +89,5 @@ class Symbols:
         `memory_enabled = false` turns recall off."""
         if not self.session.file_settings().memory_enabled:
             return []
-        return self.recall.recall.search(query, active, WORKSPACE_SYMBOLS, prefix_last=True)
+        with self.recall.querying():
+            return self.recall.recall.search(query, active, WORKSPACE_SYMBOLS, prefix_last=True)
