@@ -84,13 +84,17 @@ class Shards:
             shards.results.append(res_r)
         return shards
 
-    def collect(self, ctx: object, encoding: str, timeout: float = 120.0) -> list[ShardResult] | None:
-        """Send the check context, gather every worker's result; None if any worker fails."""
+    def collect(
+        self, ctx: object, encoding: str, timeout: float = 120.0, on_frames: OnFrames | None = None
+    ) -> list[ShardResult] | None:
+        """Send the check context, gather every worker's result; None if any worker fails. With
+        `on_frames`, each worker's diagnostics are handed over as they arrive (its files with findings
+        first, then chunks of frames) instead of kept in its result."""
         request = pickle.dumps((ctx, encoding))
         try:
             for fd in self.requests:
                 _send(fd, request)
-            results = [_receive(fd, time.monotonic() + timeout, self.root) for fd in self.results]
+            results = [_receive(fd, time.monotonic() + timeout, self.root, on_frames) for fd in self.results]
         except (OSError, EOFError, pickle.UnpicklingError, TimeoutError) as exc:
             log.warning("cold-start workers failed (%s): checking in-process", exc)
             results = None
@@ -173,7 +177,10 @@ def _read_exact(fd: int, n: int, deadline: float) -> bytes:
     return b"".join(chunks)
 
 
-def _receive(fd: int, deadline: float, root: Path) -> ShardResult:
+OnFrames = Callable[[list[str], bytes], None]  # (vpaths with findings, framed diagnostics)
+
+
+def _receive(fd: int, deadline: float, root: Path, on_frames: OnFrames | None = None) -> ShardResult:
     """One worker's result: its summary, then chunks of frames and records until "end". Records become
     compact memories as they arrive, so neither side ever holds the whole shard twice."""
     from ...store.memory import from_record
@@ -182,6 +189,8 @@ def _receive(fd: int, deadline: float, root: Path) -> ShardResult:
     result = pickle.loads(_read_exact(fd, length, deadline))
     if not isinstance(result, ShardResult):
         raise EOFError("worker sent an unexpected result")
+    if on_frames is not None:
+        on_frames(result.with_findings, b"")
     prefix = str(root)
     while True:
         (length,) = _HEADER.unpack(_read_exact(fd, _HEADER.size, deadline))
@@ -189,7 +198,10 @@ def _receive(fd: int, deadline: float, root: Path) -> ShardResult:
         if kind == "end":
             return result
         if kind == "frames":
-            result.frames.append(chunk)
+            if on_frames is not None:
+                on_frames([], chunk)
+            else:
+                result.frames.append(chunk)
         elif kind == "records":
             for vpath, mtime, size, record in chunk:
                 path = prefix + vpath[len("/memories") :]

@@ -17,7 +17,7 @@ from ...store.store import scan_names
 from ..convert import diagnostics_json
 from ..features.diagnostics import INDEX_VPATH, Diagnostics
 from ..session import Session
-from .shards import ShardResult, Shards
+from .shards import OnFrames, ShardResult, Shards
 
 log = logging.getLogger("kin_memory.lsp")
 
@@ -54,18 +54,23 @@ class ShardedStartup:
         self.shards = shards
         self.fallback: InProcessStartup | None = None  # when the workers could not be used
 
-    def _collect(self, session: Session) -> list[ShardResult] | None:
+    def _collect(self, session: Session, on_frames: OnFrames) -> list[ShardResult] | None:
         shards, self.shards = self.shards, None
         if shards is None:
             return None
         if shards.root != session.root:
             shards.close()
             return None
-        return shards.collect(session.context(), session.encoding)
+        return shards.collect(session.context(), session.encoding, on_frames=on_frames)
 
     async def first_check(self, session: Session, diagnostics: Diagnostics) -> tuple[int, str]:
         loop = asyncio.get_running_loop()
-        results = await loop.run_in_executor(None, self._collect, session)
+
+        def stream(vpaths: list[str], frames: bytes) -> None:  # from the collecting thread
+            loop.call_soon_threadsafe(self._publish_frames, session, diagnostics, vpaths, frames)
+
+        # Each worker's diagnostics go out as they arrive, before its records become the store.
+        results = await loop.run_in_executor(None, self._collect, session, stream)
         if results is None:
             self.fallback = InProcessStartup()
             return await self.fallback.first_check(session, diagnostics)
@@ -106,13 +111,16 @@ class ShardedStartup:
         for vpath in sorted(moved):
             store.refresh_path(real_path(root, vpath))
 
+    @staticmethod
+    def _publish_frames(session: Session, diagnostics: Diagnostics, vpaths: list[str], frames: bytes) -> None:
+        diagnostics.publisher.publish_bulk("file", frames, {session.uri_of(v) for v in vpaths})
+
     def _publish(self, session: Session, diagnostics: Diagnostics, results: list[ShardResult]) -> int:
-        """The shards' diagnostics, then MEMORY.md's (which needs the merged listing)."""
-        uris = {session.uri_of(v) for r in results for v in r.with_findings}
-        for r in results:
+        """MEMORY.md's diagnostics, which need the merged listing (the shards' own went out as they
+        arrived)."""
+        for r in results:  # kept only when nobody streamed them
             for frames in r.frames:
                 diagnostics.publisher.publish_bulk("file", frames, ())
-        diagnostics.publisher.publish_bulk("file", b"", uris)
         index_vpath = next((r.index_vpath for r in results if r.index_vpath), None)
         if index_vpath:
             index = session.store.refresh_path(session.path_of(index_vpath))[1]
