@@ -944,10 +944,12 @@ async function passChecks(page) {
     await page.screenshot({ path: path.join(ARTIFACTS, "vscode-init-review.png") }).catch(() => undefined);
     const requests = (await modelState()).requests;
     await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Apply all$/ }).first().click();
+    const expected = WIDGET_BUILD.replace("category: project-fact\n", `category: project-fact\nworkspace: ${realRepo}\n`);
+    // The file itself, not a toast: an earlier step's "applied 1 of 1 change." may still be on screen.
+    await poll(() => (fs.existsSync(widget) ? fs.readFileSync(widget, "utf8") : ""), (t) => t === expected,
+      `${widget} does not hold the reviewed fact`);
     const report = await toast(page, "Kin Memory: applied 1 of 1 change.");
     if (/Not applied/.test(report)) throw new Error(`the report reads "${report}"`);
-    const expected = WIDGET_BUILD.replace("category: project-fact\n", `category: project-fact\nworkspace: ${realRepo}\n`);
-    if (fs.readFileSync(widget, "utf8") !== expected) throw new Error(`${widget} holds ${JSON.stringify(fs.readFileSync(widget, "utf8"))}`);
     const state = await modelState();
     if (state.requests !== requests) throw new Error(`applying made ${state.requests - requests} model request(s)`);
     reflectNumbers.push(`init: ${requests - requests0} model requests for the pass, 0 for the apply; 1 file written; 0 conflicts`);
