@@ -3,7 +3,7 @@ SIZES ?= 10k
 
 .PHONY: bench
 bench:
-	.venv/bin/python scripts/bench/run.py --sizes $(SIZES) $(if $(PEERS),--peers,)
+	@. scripts/setup.sh && python scripts/bench/run.py --sizes $(SIZES) $(if $(PEERS),--peers,)
 
 # Recall quality on the labeled set in scripts/recall_eval: kin-memory against the bm25s library and a
 # word-count baseline (nDCG@5, MRR@5, Recall@5, workspace leaks). Installs the `eval` extra when missing.

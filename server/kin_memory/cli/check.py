@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     workspace = cli_workspace(args.workspace, root)
     ctx = cli_context(root, workspace)
     if args.duplicates or note:  # KM601 reads the recall index: not answered from a summary
-        part = _store_part(root, ctx, only, args.format, args.duplicates)[0]
+        part = _store_part(root, ctx, only, args.format, args.duplicates)
     else:
         part = _summarised_store_part(root, ctx, only, args.format)
     settings_rows: list[tuple[str, Finding]] = []
@@ -121,58 +121,145 @@ class Part:
     files: int = 0
 
 
-def _store_part(root: Path, ctx, only: Path | None, fmt: str, duplicates: bool):
+def _store_part(root: Path, ctx, only: Path | None, fmt: str, duplicates: bool) -> Part:
+    """The store's part of the output, every file looked up or checked (with KM601 when asked)."""
     from ..findings.store_level import scan_findings
-    from ..store.root import VIRTUAL_ROOT
 
-    store, results, checked = check_through_cache(root, ctx)
+    store, results, _ = check_through_cache(root, ctx, scan_names_of(root))
     if duplicates:
         _merge(results, _duplicates(root, store, ctx))
     _merge(results, scan_findings(store.scan_problems()))
-    rows: list[tuple[str, Finding]] = []
-    prefix = str(root)  # the store's paths by string: a Path per file costs more than the check itself
-    for vpath in sorted(results):
-        if not results[vpath]:
-            continue
-        path = prefix + vpath[len(VIRTUAL_ROOT) :]
-        if only is not None and only != Path(path) and only not in Path(path).parents:
-            continue
-        rows += [(path, f) for f in results[vpath]]
-    part = _render(rows, fmt)
-    part.files = len(results)
-    return part, store, checked
+    return _part_of(_segments(root, results, {}, only, fmt), len(results))
+
+
+def scan_names_of(root: Path):
+    from ..store.store import scan_names
+
+    return scan_names(root)
+
+
+# A summary is the check's output cut into one segment per file: [vpath, valid until, printed part,
+# severities]. Files without findings whose findings cannot change are left out.
+Segment = list
 
 
 def _summarised_store_part(root: Path, ctx, only: Path | None, fmt: str) -> Part:
     """The store's part of the output, from the summary of the last identical check when every file's
-    (mtime, size) is what it was then and no finding can have changed since (a stat per file)."""
+    (mtime, size) is what it was then (a stat per file). Files whose messages have aged since ("expires
+    … in 22 hours") are checked again, alone; on a big store some file's message ages every second, so
+    a summary that had to be redone whole would almost never be used."""
     import hashlib
 
     from ..findings.cache import FindingsCache, variant_key
     from ..findings.cached import stat_of
-    from ..store.store import scan_names
+    from ..findings.store_level import scan_findings
 
     cache = FindingsCache.open(root)
-    files, _ = scan_names(root)
-    listing = "\n".join(f"{vpath}\0{stat_of(path)}" for path, vpath, _ in sorted(files, key=lambda f: f[1]))
+    scanned = scan_names_of(root)
+    stats = {vpath: stat_of(path) for path, vpath, _ in scanned[0]}
+    listing = "\n".join(f"{vpath}\0{stats[vpath]}" for vpath in sorted(stats))
     how = f"{variant_key(ctx, 'cli')}\n{fmt}\n{os.getcwd()}\n{only}\n"
     key = hashlib.sha256((how + listing).encode("utf-8", "surrogatepass")).hexdigest()
     try:
         saved = cache.summary(key, ctx.now) if cache is not None else None
         if saved is not None:
-            try:
-                data = json.loads(saved)
-                return Part(data["out"], data["counts"], data["files"])
-            except (ValueError, KeyError, TypeError):
-                pass
-        part, store, checked = _store_part(root, ctx, only, fmt, False)
+            part = _from_summary(saved, root, ctx, only, fmt, cache, key)
+            if part is not None:
+                return part
+        store, results, checked = check_through_cache(root, ctx, scanned, cache)
+        _merge(results, scan_findings(store.scan_problems()))
+        untils = {c.vpath: c.until for c in checked.checked}
+        segments = _segments(root, results, untils, only, fmt)
         if cache is not None and checked.valid_until > ctx.now and not store.scan_problems():
-            output = json.dumps({"out": part.out, "counts": part.counts, "files": part.files}).encode()
-            cache.put_summary(key, ctx.now, checked.valid_until, checked.probes, output)
-        return part
+            _save_summary(cache, key, ctx.now, checked.probes, segments, len(results))
+        return _part_of(segments, len(results))
     finally:
         if cache is not None:
             cache.close()
+
+
+def _save_summary(
+    cache, key: str, now: float, probes: dict[str, str], segments: list[Segment], files: int
+) -> None:
+    until = min((seg[1] for seg in segments), default=float("inf"))
+    output = json.dumps({"files": files, "segments": segments}).encode()
+    cache.put_summary(key, now, until, probes, output)
+
+
+def _from_summary(saved: bytes, root: Path, ctx, only: Path | None, fmt: str, cache, key: str) -> Part | None:
+    """The summary's output with its aged segments redone; None when it cannot be used."""
+    from ..findings.cached import check_files
+    from ..store.paths import INDEX_VPATH
+    from ..store.root import VIRTUAL_ROOT
+
+    try:
+        data = json.loads(saved)
+        segments: list[Segment] = data["segments"]
+        files = int(data["files"])
+        aged = [i for i, seg in enumerate(segments) if not seg[1] > ctx.now]
+    except (ValueError, KeyError, TypeError, IndexError):
+        return None
+    if aged:
+        vpaths = [segments[i][0] for i in aged]
+        if INDEX_VPATH in vpaths:
+            return None
+        prefix = str(root)
+        redo = check_files(
+            [(prefix + v[len(VIRTUAL_ROOT) :], v) for v in vpaths], ctx, "cli", _payload, cache
+        )
+        assert redo is not None  # nothing to abandon
+        by_vpath = {c.vpath: c for c in redo.checked}
+        for i, vpath in zip(aged, vpaths, strict=True):
+            c = by_vpath.get(vpath)
+            if c is None or c.memory is None or not c.until > ctx.now:
+                return None  # vanished or odd since: the whole check says what happened
+            fresh = _segments(root, {vpath: _decode(c.payload)}, {vpath: c.until}, only, fmt)
+            segments[i] = fresh[0] if fresh else [vpath, float("inf"), [] if fmt == "json" else "", []]
+        redo.write_back(cache, ctx.now)
+        _save_summary(cache, key, ctx.now, {**_saved_probes(cache, key), **redo.probes}, segments, files)
+    return _part_of(segments, files)
+
+
+def _saved_probes(cache, key: str) -> dict[str, str]:
+    try:
+        row = cache.conn.execute("SELECT probes FROM summaries WHERE key = ?", (key,)).fetchone()
+        probes = json.loads(row[0]) if row else {}
+    except Exception:  # noqa: BLE001 - a summary without its probes is simply not reused
+        return {}
+    return probes if isinstance(probes, dict) else {}
+
+
+def _segments(
+    root: Path, results: dict[str, list[Finding]], untils: dict[str, float], only: Path | None, fmt: str
+) -> list[Segment]:
+    from ..store.root import VIRTUAL_ROOT
+
+    prefix = str(root)  # the store's paths by string: a Path per file costs more than the check itself
+    segments: list[Segment] = []
+    for vpath in sorted(results):
+        found = results[vpath]
+        until = untils.get(vpath, float("inf"))
+        path = prefix + vpath[len(VIRTUAL_ROOT) :]
+        if found and only is not None and only != Path(path) and only not in Path(path).parents:
+            found = []
+        if not found and until == float("inf"):
+            continue
+        piece = _render([(path, f) for f in found], fmt)
+        segments.append([vpath, until, piece.out, [f.severity for f in found]])
+    return segments
+
+
+def _part_of(segments: list[Segment], files: int) -> Part:
+    counts: dict[str, int] = {}
+    for seg in segments:
+        for severity in seg[3]:
+            counts[severity] = counts.get(severity, 0) + 1
+    pieces = [seg[2] for seg in segments]
+    if pieces and isinstance(pieces[0], list):
+        out: Any = [row for piece in pieces for row in piece]
+    else:
+        out = "".join(pieces)
+    return Part(out, counts, files)
 
 
 def _render(rows: list[tuple[str, Finding]], fmt: str) -> Part:
@@ -203,19 +290,22 @@ def _summary(counts: dict[str, int], files: int) -> None:
     print(f"{files} files checked: {summary}", file=sys.stderr)
 
 
-def check_through_cache(root: Path, ctx) -> tuple[Any, dict[str, list[Finding]], Any]:
-    """(the store, vpath → findings, the CachedCheck) for every file, unchanged files answered by the
-    findings cache (a stat each); what had to be checked is written back for the next run."""
+def check_through_cache(root: Path, ctx, scanned, cache=None) -> tuple[Any, dict[str, list[Finding]], Any]:
+    """(the store, vpath → findings, the CachedCheck) for every file of `scanned` (a `scan_names`),
+    unchanged files answered by the findings cache (a stat each; `cache` when the caller has it open);
+    what had to be checked is written back for the next run."""
     from ..findings.cache import FindingsCache
     from ..findings.cached import check_files
     from ..findings.run import check_memory
     from ..store.memory import load
     from ..store.paths import INDEX_VPATH
     from ..store.prompt_block import compose
-    from ..store.store import Store, scan_names
+    from ..store.store import Store
 
-    files, problems = scan_names(root)
-    cache = FindingsCache.open(root)
+    files, problems = scanned
+    owned = cache is None
+    if owned:
+        cache = FindingsCache.open(root)
     try:
         memories = [(path, vpath) for path, vpath, is_index in files if not is_index]
         checked = check_files(memories, ctx, "cli", _payload, cache)
@@ -233,7 +323,7 @@ def check_through_cache(root: Path, ctx) -> tuple[Any, dict[str, list[Finding]],
         store.adopt(disk, problems)
         checked.write_back(cache, ctx.now)
     finally:
-        if cache is not None:
+        if owned and cache is not None:
             cache.close()
     return store, results, checked
 

@@ -194,22 +194,24 @@ class FindingsCache:
     # -- whole-store summaries ----------------------------------------------------------------------
     # What a whole check printed, keyed by everything it depended on (the variant, how it was asked,
     # and every file's (vpath, mtime, size)): an unchanged store is then answered with a stat per file.
+    # A summary is kept whole while files' messages age ("expires … in 22 hours"): its caller redoes
+    # only the files whose own part of it has passed its validity.
     def summary(self, key: str, now: float) -> bytes | None:
         try:
             row = self.conn.execute(
-                "SELECT since, valid_until, probes, output FROM summaries WHERE key = ?", (key,)
+                "SELECT since, probes, output FROM summaries WHERE key = ?", (key,)
             ).fetchone()
         except sqlite3.Error:
             return None
-        if row is None or not row[0] <= now < row[1] or not isinstance(row[3], bytes):
+        if row is None or not row[0] <= now or not isinstance(row[2], bytes):
             return None
         try:
-            probes = json.loads(row[2])
+            probes = json.loads(row[1])
         except (ValueError, TypeError):
             return None
         if not isinstance(probes, dict) or any(stamp_probe(s, self.probes) != p for s, p in probes.items()):
             return None
-        return row[3]
+        return row[2]
 
     def put_summary(
         self, key: str, since: float, valid_until: float, probes: dict[str, str], output: bytes

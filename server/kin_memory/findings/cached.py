@@ -30,6 +30,7 @@ class Checked:
     memory: Memory | None
     payload: bytes
     record: Record | None  # the compact form, for whoever keeps the memory (None: read it whole)
+    until: float = math.inf  # the earliest instant this file's findings can change
 
 
 @dataclass
@@ -86,7 +87,7 @@ def check_files(
             if record[2] is not None:
                 result.probes.setdefault(str(record[2]), stamp_probe(record[2], probes))
             memory = from_record(path, vpath, mtime, size, record)
-            keep(Checked(vpath, memory, payload, record))
+            keep(Checked(vpath, memory, payload, record, until))
             continue
         whole = load(path, vpath)
         if whole.read_error and not os.path.lexists(path):
@@ -99,10 +100,11 @@ def check_files(
         if whole.stamp is not None:
             result.probes.setdefault(str(whole.stamp), probe)
         if fresh is None:
-            result.valid_until = ctx.now  # an odd file (unreadable, unusual values): no summary either
+            until = ctx.now  # an odd file (unreadable, unusual values): never answered from a summary
+            result.valid_until = until
         elif cache is not None:
             result.pending.append(
                 Entry(vpath, whole.mtime, whole.size, ctx.now, until, probe, fresh, payload)
             )
-        keep(Checked(vpath, whole.compacted(), payload, fresh))
+        keep(Checked(vpath, whole.compacted(), payload, fresh, until))
     return result
