@@ -231,3 +231,48 @@ def test_a_start_expects_hits_only_from_a_cache_this_code_wrote(store: Path) -> 
     conn.commit()
     conn.close()
     assert entries_of_this_code(store) == 0
+
+
+def test_cli_summary_redoes_only_the_files_whose_messages_aged(tmp_path: Path, monkeypatch) -> None:
+    """A big store always has some message about to age ("expires … in 22 hours"): the summary stays in
+    use, the aged file alone is checked again, and the output equals a check without any cache."""
+    import dataclasses
+
+    from kin_memory.cli import check as cli_check
+    from kin_memory.store import memory as memory_module
+
+    root = tmp_path / "memory"
+    for n in range(6):
+        write(root, f"facts/f{n}.md", memory("project-fact", f"# F{n}\n\nPort {n}.\n"), age_days=400)
+    write(root, "scratch/s.md", memory("session", "# S\n\nNow.\n"), age_days=0.3)  # expires within hours
+    monkeypatch.chdir(tmp_path)
+    ctx = Context(root=root)
+
+    def fresh(at: Context) -> cli_check.Part:
+        for suffix in ("", "-wal", "-shm"):
+            (root / HIDDEN_DIR / (DB_NAME + suffix)).unlink(missing_ok=True)
+        return cli_check._summarised_store_part(root, at, None, "text")
+
+    first = cli_check._summarised_store_part(root, ctx, None, "text")
+    later = dataclasses.replace(ctx, now=ctx.now + 3 * 3600, disk={})
+    reads: list[str] = []
+    real_load = memory_module.load
+
+    def counting_load(path, vpath, *args, **kwargs):
+        reads.append(vpath)
+        return real_load(path, vpath, *args, **kwargs)
+
+    def no_whole_check(*args, **kwargs):
+        raise AssertionError("the summary was not used")
+
+    with monkeypatch.context() as m:
+        m.setattr("kin_memory.findings.cached.load", counting_load)
+        m.setattr(cli_check, "check_through_cache", no_whole_check)
+        aged = cli_check._summarised_store_part(root, later, None, "text")
+    assert reads == ["/memories/scratch/s.md"]  # the facts' stale messages have not moved
+    assert aged.out != first.out and "KM403" in aged.out
+    assert (aged.out, aged.counts, aged.files) == (
+        (expect := fresh(later)).out,
+        expect.counts,
+        expect.files,
+    )
