@@ -62,7 +62,7 @@ def example_root() -> Path:
 
 def run(args: argparse.Namespace) -> int:
     from ..findings.catalog import ERROR
-    from ..findings.store_level import settings_findings
+    from ..findings.settings_files import settings_findings
     from ..store.context import cli_context
     from ..store.root import resolve_root
     from ..store.workspace import cli_workspace
@@ -133,26 +133,30 @@ def _store_part(root: Path, ctx, only: Path | None, fmt: str, duplicates: bool) 
 
 
 def scan_names_of(root: Path):
-    from ..store.store import scan_names
+    from ..store.scan import scan_names
 
     return scan_names(root)
 
 
-# A summary is the check's output cut into one segment per file: [vpath, valid until, printed part,
-# severities]. Files without findings whose findings cannot change are left out.
+# A summary is the check's output cut into one segment per file:
+#   [vpath, valid until, printed part, severities, findings rows, [category, mtime]]
+# the last two only for a file whose findings can age. Files without findings whose findings cannot
+# change are left out.
 Segment = list
+LIFECYCLE_CODES = frozenset({"KM400", "KM401", "KM402", "KM403", "KM404"})
+RESAVE_AGED = 20  # aged segments brought up to date on each run before the summary is written again
 
 
 def _summarised_store_part(root: Path, ctx, only: Path | None, fmt: str) -> Part:
     """The store's part of the output, from the summary of the last identical check when every file's
-    (mtime, size) is what it was then (a stat per file). Files whose messages have aged since ("expires
-    … in 22 hours") are checked again, alone; on a big store some file's message ages every second, so
-    a summary that had to be redone whole would almost never be used."""
+    (mtime, size) is what it was then (a stat per file). On a big store some file's message ages every
+    second ("expires … in 22 hours"), so a summary redone whole would almost never be used: an aged
+    lifecycle message is brought up to date from the file's category and mtime, and any other aged
+    file is checked again, alone."""
     import hashlib
 
     from ..findings.cache import FindingsCache, variant_key
-    from ..findings.cached import stat_of
-    from ..findings.store_level import scan_findings
+    from ..store.scan import stat_of
 
     cache = FindingsCache.open(root)
     scanned = scan_names_of(root)
@@ -166,16 +170,24 @@ def _summarised_store_part(root: Path, ctx, only: Path | None, fmt: str) -> Part
             part = _from_summary(saved, root, ctx, only, fmt, cache, key)
             if part is not None:
                 return part
+        from ..findings.store_level import scan_findings
+
         store, results, checked = check_through_cache(root, ctx, scanned, cache)
         _merge(results, scan_findings(store.scan_problems()))
-        untils = {c.vpath: c.until for c in checked.checked}
-        segments = _segments(root, results, untils, only, fmt)
+        segments = _segments(root, results, _ages(checked.checked), only, fmt)
         if cache is not None and checked.valid_until > ctx.now and not store.scan_problems():
             _save_summary(cache, key, ctx.now, checked.probes, segments, len(results))
         return _part_of(segments, len(results))
     finally:
         if cache is not None:
             cache.close()
+
+
+Ages = dict[str, tuple[float, str, float]]  # vpath -> (valid until, category, mtime)
+
+
+def _ages(checked) -> Ages:
+    return {c.vpath: (c.until, c.memory.category, c.memory.mtime) for c in checked if c.memory is not None}
 
 
 def _save_summary(
@@ -187,37 +199,82 @@ def _save_summary(
 
 
 def _from_summary(saved: bytes, root: Path, ctx, only: Path | None, fmt: str, cache, key: str) -> Part | None:
-    """The summary's output with its aged segments redone; None when it cannot be used."""
-    from ..findings.cached import check_files
-    from ..store.paths import INDEX_VPATH
-    from ..store.root import VIRTUAL_ROOT
-
+    """The summary's output with its aged segments brought up to date; None when it cannot be used."""
     try:
         data = json.loads(saved)
         segments: list[Segment] = data["segments"]
         files = int(data["files"])
         aged = [i for i, seg in enumerate(segments) if not seg[1] > ctx.now]
+        heavy = [i for i in aged if not _age_lightly(segments, i, root, ctx, only, fmt)]
     except (ValueError, KeyError, TypeError, IndexError):
         return None
-    if aged:
-        vpaths = [segments[i][0] for i in aged]
-        if INDEX_VPATH in vpaths:
-            return None
-        prefix = str(root)
-        redo = check_files(
-            [(prefix + v[len(VIRTUAL_ROOT) :], v) for v in vpaths], ctx, "cli", _payload, cache
-        )
-        assert redo is not None  # nothing to abandon
-        by_vpath = {c.vpath: c for c in redo.checked}
-        for i, vpath in zip(aged, vpaths, strict=True):
-            c = by_vpath.get(vpath)
-            if c is None or c.memory is None or not c.until > ctx.now:
-                return None  # vanished or odd since: the whole check says what happened
-            fresh = _segments(root, {vpath: _decode(c.payload)}, {vpath: c.until}, only, fmt)
-            segments[i] = fresh[0] if fresh else [vpath, float("inf"), [] if fmt == "json" else "", []]
-        redo.write_back(cache, ctx.now)
-        _save_summary(cache, key, ctx.now, {**_saved_probes(cache, key), **redo.probes}, segments, files)
+    probes: dict[str, str] = {}
+    if heavy and not _recheck(segments, heavy, root, ctx, only, fmt, cache, probes):
+        return None
+    if heavy or len(aged) > RESAVE_AGED:
+        _save_summary(cache, key, ctx.now, {**_saved_probes(cache, key), **probes}, segments, files)
     return _part_of(segments, files)
+
+
+def _age_lightly(segments: list[Segment], i: int, root: Path, ctx, only: Path | None, fmt: str) -> bool:
+    """Bring an aged segment up to date when only its lifecycle message moved (same code, new
+    wording): the file is unchanged, so nothing else in it can have. False when it needs a check."""
+    from ..findings.lifecycle_messages import lifecycle_message
+    from ..findings.model import Finding
+    from ..store.lifecycle import lifecycle, next_change
+    from ..store.span import Span
+
+    vpath, _, _, _, rows, life = segments[i]
+    if rows is None or life is None:
+        return False
+    at = [k for k, row in enumerate(rows) if row[0] in LIFECYCLE_CODES]
+    if len(at) != 1:
+        return False
+    category, mtime = life
+    said = lifecycle_message(category, lifecycle(category, mtime, ctx.now, ctx.thresholds), ctx.thresholds)
+    if said is None or said[0] != rows[at[0]][0]:
+        return False  # a new status: suppression or severity settings may treat it otherwise
+    rows = [list(row) for row in rows]
+    rows[at[0]][2] = said[1]
+    found = [
+        Finding(code, Span(*span), message, severity=severity) for code, severity, message, *span in rows
+    ]
+    until = next_change(category, mtime, ctx.now, ctx.thresholds)
+    fresh = _segments(root, {vpath: found}, {vpath: (until, category, mtime)}, only, fmt)
+    if not fresh:
+        return False
+    segments[i] = fresh[0]
+    return True
+
+
+def _recheck(
+    segments: list[Segment], todo: list[int], root: Path, ctx, only: Path | None, fmt: str, cache, probes
+) -> bool:
+    """Check the files of these segments again, alone (their findings cache entries are used when still
+    good); False when one vanished or became odd since: the whole check then says what happened."""
+    from ..findings.cached import check_files
+    from ..store.paths import INDEX_VPATH
+    from ..store.root import VIRTUAL_ROOT
+
+    vpaths = [segments[i][0] for i in todo]
+    if INDEX_VPATH in vpaths:
+        return False
+    prefix = str(root)
+    redo = check_files([(prefix + v[len(VIRTUAL_ROOT) :], v) for v in vpaths], ctx, "cli", _payload, cache)
+    assert redo is not None  # nothing to abandon
+    by_vpath = {c.vpath: c for c in redo.checked}
+    ages = _ages(redo.checked)
+    for i, vpath in zip(todo, vpaths, strict=True):
+        c = by_vpath.get(vpath)
+        if c is None or c.memory is None or not c.until > ctx.now:
+            return False
+        fresh = _segments(root, {vpath: _decode(c.payload)}, ages, only, fmt)
+        segments[i] = (
+            fresh[0] if fresh else [vpath, float("inf"), [] if fmt == "json" else "", [], None, None]
+        )
+    redo.write_back(cache, ctx.now)
+    probes.update(redo.probes)
+    return True
 
 
 def _saved_probes(cache, key: str) -> dict[str, str]:
@@ -230,7 +287,7 @@ def _saved_probes(cache, key: str) -> dict[str, str]:
 
 
 def _segments(
-    root: Path, results: dict[str, list[Finding]], untils: dict[str, float], only: Path | None, fmt: str
+    root: Path, results: dict[str, list[Finding]], ages: Ages, only: Path | None, fmt: str
 ) -> list[Segment]:
     from ..store.root import VIRTUAL_ROOT
 
@@ -238,15 +295,30 @@ def _segments(
     segments: list[Segment] = []
     for vpath in sorted(results):
         found = results[vpath]
-        until = untils.get(vpath, float("inf"))
+        until, category, mtime = ages.get(vpath, (float("inf"), "", 0.0))
         path = prefix + vpath[len(VIRTUAL_ROOT) :]
         if found and only is not None and only != Path(path) and only not in Path(path).parents:
             found = []
         if not found and until == float("inf"):
             continue
         piece = _render([(path, f) for f in found], fmt)
-        segments.append([vpath, until, piece.out, [f.severity for f in found]])
+        agable = until != float("inf")
+        rows = [_row(f) for f in found] if agable else None
+        segments.append(
+            [
+                vpath,
+                until,
+                piece.out,
+                [f.severity for f in found],
+                rows,
+                [category, mtime] if agable else None,
+            ]
+        )
     return segments
+
+
+def _row(f: Finding) -> list:
+    return [f.code, f.severity, f.message, f.span.line, f.span.col, f.span.end_line, f.span.end_col]
 
 
 def _part_of(segments: list[Segment], files: int) -> Part:

@@ -28,11 +28,14 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import astuple, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from ..store.context import Context
-from ..store.memory import Record
 from ..store.paths import HIDDEN_DIR, HiddenRefused, hidden_file_problem, open_hidden_dir
+
+if TYPE_CHECKING:
+    from ..store.memory import Record
 
 log = logging.getLogger("kin_memory.findings")
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from ..store.context import Context
 from ..store.lifecycle import next_change
 from ..store.memory import Memory, Record, StrPath, from_record, load, record_of
+from ..store.scan import stat_of as stat_of  # re-exported for the start-up's catch-up
 from .cache import Entry, FindingsCache, stamp_probe, variant_key
 from .model import Finding
 from .run import check_memory
@@ -46,14 +47,6 @@ class CachedCheck:
     def write_back(self, cache: FindingsCache | None, now: float) -> None:
         if cache is not None and (self.pending or self.gone):
             cache.store(self.variant, self.pending, now, self.gone)
-
-
-def stat_of(path: StrPath) -> tuple[float, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_mtime, st.st_size)
 
 
 def check_files(

@@ -2,48 +2,33 @@
 
 from __future__ import annotations
 
-from ..store.categories import EPISODIC, PROJECT_FACT, SESSION
+from ..store.categories import PROJECT_FACT
 from ..store.context import Context
 from ..store.lifecycle import lifecycle
 from ..store.memory import Memory
 from .edits import replace
+from .lifecycle_messages import lifecycle_message
 from .model import Finding, Fix, line_span
 
 
 def check(memory: Memory, ctx: Context) -> list[Finding]:
     if memory.is_index or memory.read_error:
         return []
-    t = ctx.thresholds
-    life = lifecycle(memory.category, memory.mtime, ctx.now, t)
+    life = lifecycle(memory.category, memory.mtime, ctx.now, ctx.thresholds)
+    said = lifecycle_message(memory.category, life, ctx.thresholds)
+    if said is None:
+        return []
+    code, message = said
     entry = memory.frontmatter.get("category") if memory.frontmatter.status == "ok" else None
     span = entry.value_span if entry else line_span(memory.lines, 0)
-    days = int(life.age_days)
     delete = Fix("Delete this memory", command="delete")
-    if memory.category == PROJECT_FACT and life.status == "stale":
-        return [
-            Finding(
-                "KM400",
-                span,
-                f"project fact untouched for {days} days (stale after {t.stale_days:g}): review it, "
-                "then mark it reviewed",
-                (Fix("Mark reviewed (touch the file)", command="markReviewed", preferred=True),),
-            )
-        ]
-    if memory.category == EPISODIC:
-        if life.status == "expired":
-            convert = (
-                (Fix("Convert to project-fact (keep it)", (replace(entry.value_span, PROJECT_FACT),)),)
-                if entry
-                else ()
-            )
-            return [Finding("KM402", span, f"episodic memory {life.label}", (delete, *convert))]
-        if life.status == "expiring":
-            return [Finding("KM401", span, f"episodic memory {life.label}")]
-    if memory.category == SESSION:
-        if life.status == "expired":
-            return [
-                Finding("KM404", span, f"session scratch {life.label}: the next sweep deletes it", (delete,))
-            ]
-        if life.status == "expiring":
-            return [Finding("KM403", span, f"session scratch {life.label}")]
-    return []
+    fixes: tuple[Fix, ...] = ()
+    if code == "KM400":
+        fixes = (Fix("Mark reviewed (touch the file)", command="markReviewed", preferred=True),)
+    elif code == "KM402" and entry is not None:
+        fixes = (delete, Fix("Convert to project-fact (keep it)", (replace(entry.value_span, PROJECT_FACT),)))
+    elif code == "KM402":
+        fixes = (delete,)
+    elif code == "KM404":
+        fixes = (delete,)
+    return [Finding(code, span, message, fixes)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..store.frontmatter import Span
+from ..store.span import Span
 from .catalog import default_severity
 
 

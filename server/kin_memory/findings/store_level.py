@@ -7,33 +7,19 @@ scan could not use). `kin-memory check` and the language server both call these.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..store.context import Context
 from ..store.frontmatter import Span
-from ..store.settings import EffectiveSettings, SettingsProblem
 from ..store.store import ScanProblem, Store
 from ..store.workspace import visibility
 from . import contradictions, duplicates
-from .model import Finding, Fix, TextEdit
+from .model import Finding
+from .settings_files import settings_findings as settings_findings  # re-exported
+from .settings_files import settings_problem_finding as settings_problem_finding
 
 if TYPE_CHECKING:  # recall is imported by the caller only when duplicates are wanted
     from ..recall.service import Recall
-
-
-def settings_problem_finding(problem: SettingsProblem) -> Finding:
-    span = Span(problem.line, problem.col, problem.line, max(problem.end_col, problem.col))
-    fixes: tuple[Fix, ...] = ()
-    if problem.code == "KM700":
-        remove = TextEdit(Span(problem.line, 0, problem.line + 1, 0), "")
-        fixes = (Fix("Remove `memory_dir` from the project settings", (remove,), preferred=True),)
-    return Finding(problem.code, span, problem.message, fixes)
-
-
-def settings_findings(settings: EffectiveSettings) -> dict[Path, list[Finding]]:
-    """Every settings file the context reads (global, then each project's), with its findings ([] = clean)."""
-    return {f.path: [settings_problem_finding(p) for p in f.problems] for f in settings.files}
 
 
 def scan_findings(problems: Iterable[ScanProblem]) -> dict[str, list[Finding]]:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import yaml
 
+from .span import Span as Span  # re-exported: most callers know it as the frontmatter's
+
 _Loader: type[yaml.CSafeLoader] | type[yaml.SafeLoader]
 try:
     _Loader = yaml.CSafeLoader
@@ -23,16 +25,6 @@ FENCE = "---"
 _BARE_KEY = re.compile(r"^[A-Za-z_][\w-]*:(\s|$)")
 STR_TAG = "tag:yaml.org,2002:str"
 MAX_FRONTMATTER_CHARS = 256 * 1024
-
-
-@dataclass(frozen=True, slots=True)
-class Span:
-    """A 0-based range in document coordinates: lines and Python string (code point) columns."""
-
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -233,9 +233,10 @@ def test_a_start_expects_hits_only_from_a_cache_this_code_wrote(store: Path) -> 
     assert entries_of_this_code(store) == 0
 
 
-def test_cli_summary_redoes_only_the_files_whose_messages_aged(tmp_path: Path, monkeypatch) -> None:
+def test_cli_summary_brings_aged_messages_up_to_date(tmp_path: Path, monkeypatch) -> None:
     """A big store always has some message about to age ("expires … in 22 hours"): the summary stays in
-    use, the aged file alone is checked again, and the output equals a check without any cache."""
+    use; a message that only changed its wording is rewritten without reading the file, a new status
+    (expiring → expired) has its file checked again, alone; the output equals a check without cache."""
     import dataclasses
 
     from kin_memory.cli import check as cli_check
@@ -253,26 +254,29 @@ def test_cli_summary_redoes_only_the_files_whose_messages_aged(tmp_path: Path, m
             (root / HIDDEN_DIR / (DB_NAME + suffix)).unlink(missing_ok=True)
         return cli_check._summarised_store_part(root, at, None, "text")
 
-    first = cli_check._summarised_store_part(root, ctx, None, "text")
-    later = dataclasses.replace(ctx, now=ctx.now + 3 * 3600, disk={})
-    reads: list[str] = []
-    real_load = memory_module.load
-
-    def counting_load(path, vpath, *args, **kwargs):
-        reads.append(vpath)
-        return real_load(path, vpath, *args, **kwargs)
-
     def no_whole_check(*args, **kwargs):
         raise AssertionError("the summary was not used")
 
-    with monkeypatch.context() as m:
-        m.setattr("kin_memory.findings.cached.load", counting_load)
-        m.setattr(cli_check, "check_through_cache", no_whole_check)
-        aged = cli_check._summarised_store_part(root, later, None, "text")
-    assert reads == ["/memories/scratch/s.md"]  # the facts' stale messages have not moved
-    assert aged.out != first.out and "KM403" in aged.out
-    assert (aged.out, aged.counts, aged.files) == (
-        (expect := fresh(later)).out,
-        expect.counts,
-        expect.files,
-    )
+    real_load = memory_module.load
+
+    def from_summary(at: Context) -> tuple[cli_check.Part, list[str]]:
+        reads: list[str] = []
+
+        def counting_load(path, vpath, *args, **kwargs):
+            reads.append(vpath)
+            return real_load(path, vpath, *args, **kwargs)
+
+        with monkeypatch.context() as m:
+            m.setattr("kin_memory.findings.cached.load", counting_load)
+            m.setattr(cli_check, "check_through_cache", no_whole_check)
+            return cli_check._summarised_store_part(root, at, None, "text"), reads
+
+    first = cli_check._summarised_store_part(root, ctx, None, "text")
+    for hours, code, read in ((3, "KM403", []), (20, "KM404", ["/memories/scratch/s.md"])):
+        later = dataclasses.replace(ctx, now=ctx.now + hours * 3600, disk={})
+        aged, reads = from_summary(later)
+        assert reads == read, hours
+        assert aged.out != first.out and code in aged.out
+        expect = fresh(later)
+        assert (aged.out, aged.counts, aged.files) == (expect.out, expect.counts, expect.files)
+        cli_check._summarised_store_part(root, ctx, None, "text")  # the summary of the first moment again

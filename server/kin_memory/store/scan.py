@@ -1,0 +1,159 @@
+"""Walking the store: which entries are memory files, kept free of the parser so that a command answered
+from the findings cache (a stat per file) imports no more than it needs."""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from .paths import INDEX_NAME, is_hidden, is_memory_rel, relative_parts, virtual_of_rel, virtual_path
+
+MAX_DEPTH = 32  # folders below the root the scan enters; the tool creates nothing deeper
+
+
+def folder_too_deep(folder_parts: tuple[str, ...]) -> bool:
+    """Whether a folder (its components below the root) lies past the scan's nesting limit: the scan
+    does not enter it, so nothing in it is a memory, and the tool makes nothing there."""
+    return len(folder_parts) > MAX_DEPTH
+
+
+@dataclass(frozen=True)
+class ScanProblem:
+    vpath: str
+    reason: str
+
+
+# -- containment: what the scan lists, shared with the watcher's single-file refresh -------------------
+
+
+def _within(path: str, real_root: str) -> bool:
+    return path == real_root or path.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def link_verdict(link: str, real_root: str) -> str | None:
+    """For a `*.md` entry that is a symlink: None when the scan reads it (its target stays inside the
+    store, or it dangles and the read reports that), "folder" when it points at a folder (skipped),
+    "outside" when it points at an existing file outside the store (refused, reported)."""
+    target = os.path.realpath(link)
+    if os.path.isdir(target):
+        return "folder"
+    if not _within(target, real_root) and os.path.exists(target):
+        return "outside"
+    return None
+
+
+def scan_refuses(root: Path, path: Path) -> str | None:
+    """Why the scan would not list `path` (a file under root) as a file of the store, None when it
+    would, or when nothing is there to refuse. The scan enters no hidden folder, no symlinked folder and
+    nothing past MAX_DEPTH, and reads a symlinked file only when its target stays inside the store; a
+    change reported under any of those (by the editor or the file watcher, which may follow links the
+    scan does not) must be ignored the same way."""
+    parts = relative_parts(root, path)
+    if not parts:
+        return "not below the store"
+    if is_hidden(parts):
+        return "a hidden name"
+    if folder_too_deep(parts[:-1]):
+        return "folder nesting too deep"
+    folder = os.fspath(root)
+    for name in parts[:-1]:
+        folder = os.path.join(folder, name)
+        try:
+            st = os.lstat(folder)
+        except OSError:
+            return None  # gone: nothing to read, the caller sees the file missing
+        if stat.S_ISLNK(st.st_mode):
+            return "inside a symlinked folder: not followed"
+        if not stat.S_ISDIR(st.st_mode):
+            return None
+    entry = os.path.join(folder, parts[-1])
+    if os.path.islink(entry) and link_verdict(entry, os.path.realpath(root)) is not None:
+        return "symlink pointing outside the store (or at a folder): not read"
+    return None
+
+
+def scan(root: Path) -> tuple[list[tuple[Path, str, bool]], list[ScanProblem]]:
+    """Walk the store: (real path, virtual path, is_index) for every memory file and MEMORY.md."""
+    found, problems = scan_names(root)
+    return [(Path(path), vpath, is_index) for path, vpath, is_index in found], problems
+
+
+def scan_names(root: Path) -> tuple[list[tuple[str, str, bool]], list[ScanProblem]]:
+    """Walk the store: (real path as a string, virtual path, is_index) for every memory file and
+    MEMORY.md (strings: a warm start of a big store lists every file and need not build a Path each).
+
+    Hidden names are skipped (the index folder lives there); symlinked directories are not followed
+    (loops, escapes); a symlinked file is kept only when its target stays inside the store.
+    """
+    found: list[tuple[str, str, bool]] = []
+    problems: list[ScanProblem] = []
+    real_root = os.path.realpath(root)
+
+    def vp(parts: tuple[str, ...]) -> str:
+        return virtual_of_rel("/".join(parts))
+
+    def walk(directory: str, parts: tuple[str, ...]) -> None:
+        if folder_too_deep(parts):
+            problems.append(
+                ScanProblem(virtual_path(root, Path(directory)), "folder nesting too deep: not scanned")
+            )
+            return
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as exc:
+            if parts:
+                problems.append(
+                    ScanProblem(virtual_path(root, Path(directory)), f"cannot list folder: {exc.strerror}")
+                )
+            return
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
+                continue
+            rel = (*parts, name)
+            try:
+                is_link = entry.is_symlink()
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_dir:
+                if name.endswith(".md"):
+                    problems.append(
+                        ScanProblem(
+                            virtual_path(root, Path(entry.path)), "a folder named like a memory file: ignored"
+                        )
+                    )
+                walk(entry.path, rel)
+                continue
+            if not name.endswith(".md"):
+                continue
+            if is_link:
+                verdict = link_verdict(entry.path, real_root)
+                if verdict == "folder":
+                    continue
+                if verdict == "outside":
+                    problems.append(
+                        ScanProblem(
+                            virtual_path(root, Path(entry.path)),
+                            "symlink pointing outside the store: not read",
+                        )
+                    )
+                    continue
+            if rel == (INDEX_NAME,):
+                found.append((entry.path, vp(rel), True))
+            elif is_memory_rel(rel):
+                found.append((entry.path, vp(rel), False))
+
+    walk(str(root), ())
+    return found, problems
+
+
+def stat_of(path: str | os.PathLike[str]) -> tuple[float, int] | None:
+    """(mtime, size) of a file, None when it cannot be stat'ed: what says a file is unchanged."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime, st.st_size)
