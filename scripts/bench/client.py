@@ -44,35 +44,69 @@ class LspClient:
         self.cond = threading.Condition()
         self.write_lock = threading.Lock()
         self.next_id = 0
+        self.raw: list[tuple[float, bytes]] = []
+        self.raw_cond = threading.Condition()
+        self.closed = False
         threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._parse, daemon=True).start()
 
     def _read(self) -> None:
+        """Raw bytes off the pipe as fast as they come, each chunk stamped with its arrival: a reader that
+        parsed as it read would let the pipe fill during a burst of thousands of publishes, and the
+        server's writes (and so every time measured) would wait on this client's JSON parsing."""
         out = self.proc.stdout
         assert out is not None
+        fd = out.fileno()
         while True:
-            length = None
-            while True:  # headers by line: reading byte by byte would inflate every latency we measure
-                line = out.readline()
-                if not line:
+            try:
+                chunk = os.read(fd, 1 << 20)
+            except OSError:
+                chunk = b""
+            with self.raw_cond:
+                self.raw.append((time.perf_counter(), chunk))
+                self.raw_cond.notify()
+            if not chunk:
+                return
+
+    def _parse(self) -> None:
+        """Frames and parses what `_read` gathered; a message's time is the arrival of its last byte."""
+        buf = b""
+        while True:
+            with self.raw_cond:
+                while not self.raw:
+                    self.raw_cond.wait()
+                chunks, self.raw = self.raw, []
+            for arrived, chunk in chunks:
+                if not chunk:
                     with self.cond:
+                        self.closed = True
                         self.cond.notify_all()
                     return
-                if not line.strip():
-                    break
-                if line.lower().startswith(b"content-length"):
-                    length = int(line.split(b":")[1])
-            if length is None:
-                continue
-            msg = json.loads(out.read(length))
-            now = time.perf_counter()
-            if "id" in msg and "method" in msg:  # a server → client request: answer like a plain editor
-                result: object = None
-                if msg["method"] == "workspace/configuration":
-                    result = [None] * len(msg.get("params", {}).get("items", [None]))
-                self.send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
-            with self.cond:
-                self.messages.append((now, msg))
-                self.cond.notify_all()
+                buf = buf + chunk
+                pos = 0
+                while True:
+                    end = buf.find(b"\r\n\r\n", pos)
+                    if end < 0:
+                        break
+                    length = None
+                    for line in buf[pos:end].split(b"\r\n"):
+                        if line.lower().startswith(b"content-length"):
+                            length = int(line.split(b":")[1])
+                    if length is None or len(buf) < end + 4 + length:
+                        break
+                    self._received(arrived, json.loads(buf[end + 4 : end + 4 + length]))
+                    pos = end + 4 + length
+                buf = buf[pos:]
+
+    def _received(self, now: float, msg: dict) -> None:
+        if "id" in msg and "method" in msg:  # a server → client request: answer like a plain editor
+            result: object = None
+            if msg["method"] == "workspace/configuration":
+                result = [None] * len(msg.get("params", {}).get("items", [None]))
+            self.send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
+        with self.cond:
+            self.messages.append((now, msg))
+            self.cond.notify_all()
 
     def send(self, msg: dict) -> None:
         data = json.dumps(msg).encode()
