@@ -25,6 +25,10 @@ class _Bulk:
 
 
 BULK = _Bulk()
+# What most documents hold after startup: the file source's batch entry, nothing else. One shared,
+# never-mutated mapping for all of them (at 100k memories a dict each costs tens of MB); a document
+# gets its own mapping when anything else is recorded for it.
+_FILE_BULK: dict[str, Diagnostics | _Bulk] = {"file": BULK}
 
 
 class DiagnosticsPublisher:
@@ -35,7 +39,7 @@ class DiagnosticsPublisher:
 
     def publish(self, source: str, uri: str, diagnostics: Diagnostics, version: int | None = None) -> None:
         """Replace one source's diagnostics for a document and send the merge."""
-        per = self._by_uri.setdefault(uri, {})
+        per = self._own(uri)
         had_any = bool(per)
         if diagnostics:
             per[source] = diagnostics
@@ -49,8 +53,12 @@ class DiagnosticsPublisher:
 
     def publish_bulk(self, source: str, frames: bytes, uris: Iterable[str]) -> None:
         """Pre-framed diagnostics of one source for documents nothing else has published yet."""
+        by_uri = self._by_uri
         for uri in uris:
-            self._by_uri.setdefault(uri, {})[source] = BULK
+            if source == "file" and uri not in by_uri:
+                by_uri[uri] = _FILE_BULK
+            else:
+                self._own(uri)[source] = BULK
         if frames:
             self._send(frames)
 
@@ -60,9 +68,16 @@ class DiagnosticsPublisher:
         for source in SOURCES:
             entry = per.get(source)
             if isinstance(entry, _Bulk):
-                entry = per[source] = self._resolve(source, uri)
+                entry = self._own(uri)[source] = self._resolve(source, uri)
             out += entry or []
         return out
+
+    def _own(self, uri: str) -> dict[str, Diagnostics | _Bulk]:
+        """The document's own mapping, made on first write (never the shared one)."""
+        per = self._by_uri.get(uri)
+        if per is None or per is _FILE_BULK:
+            per = self._by_uri[uri] = dict(per or {})
+        return per
 
     def uris(self, source: str) -> set[str]:
         """Documents for which the source currently has diagnostics."""

@@ -77,3 +77,32 @@ def test_bulk_entries_are_resolved_when_another_source_merges():
     assert [d["code"] for d in frames[-1]["diagnostics"]] == ["KM400", "KM601"]
     publisher.clear("file")
     assert [d["code"] for d in frames[-1]["diagnostics"]] == ["KM601"]
+
+
+def test_startup_batches_share_one_mapping_until_a_document_gets_more():
+    """Documents published only in a startup batch share one record (100k small dicts would cost tens of
+    MB); another source publishing for one of them, or its batch entry being resolved, gives that
+    document its own record and leaves the others as they were."""
+    frames, send = sent_frames()
+    resolved = []
+
+    def resolve(source: str, uri: str) -> list[dict]:
+        resolved.append((source, uri))
+        return [{"message": f"file finding of {uri}"}]
+
+    pub = DiagnosticsPublisher(send, resolve)
+    uris = [f"file:///s/m{n}.md" for n in range(50)]
+    pub.publish_bulk("file", b"", uris)
+    assert len({id(pub._by_uri[u]) for u in uris}) == 1
+    pub.publish("recall", uris[3], [{"message": "dup"}])
+    assert [f["diagnostics"] for f in frames] == [
+        [{"message": "file finding of file:///s/m3.md"}, {"message": "dup"}]
+    ]
+    assert resolved == [("file", uris[3])]
+    assert pub.uris("recall") == {uris[3]} and pub.uris("file") == set(uris)
+    pub.publish("recall", uris[3], [])
+    assert frames[-1]["diagnostics"] == [{"message": "file finding of file:///s/m3.md"}]
+    pub.publish("file", uris[4], [])  # the last source of a document clears: an empty publish
+    assert frames[-1] == {"uri": uris[4], "diagnostics": []} and uris[4] not in pub._by_uri
+    assert pub.merged(uris[5]) == [{"message": "file finding of file:///s/m5.md"}]
+    assert len({id(pub._by_uri[u]) for u in uris if u not in (uris[3], uris[4], uris[5])}) == 1
