@@ -21,6 +21,7 @@ from ..findings import duplicates as km601
 from ..findings.model import Finding
 from ..store.events import StoreEvent
 from ..store.workspace import visibility
+from .heap import release_freed
 from .session import Session
 
 if TYPE_CHECKING:  # the index (SQLite, ranking) is loaded when first used, after `initialize`
@@ -117,6 +118,7 @@ class RecallSync:
             except Exception as exc:  # noqa: BLE001
                 log.warning("recall vocabulary not read: %r", exc)
             self.synced.set()
+            release_freed()  # reading every file to index it freed far more than the index keeps
         with self.lock:  # buffers opened meanwhile are indexed as they are now
             self.pending.update(m.vpath for m in self.session.store.overlay_memories())
         self._drain()

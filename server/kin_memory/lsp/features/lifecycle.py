@@ -15,6 +15,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from ..handlers import handler
+from ..heap import release_freed
 from ..progress import Progress
 from ..recall_sync import RecallSync
 from ..session import Session, uri_to_path
@@ -107,6 +108,7 @@ class Lifecycle:
         # later collections no longer walk 100k memories in the middle of a keystroke.
         gc.collect()
         gc.freeze()
+        release_freed()
         self.session.ready.set()
         self.documents.release_held()
         self.recall.start(loop)
