@@ -114,6 +114,7 @@ class Lifecycle:
         self.recall.start(loop)
         self.diagnostics.refresh_settings()
         await loop.run_in_executor(None, self.startup.settle, self.session)
+        await loop.run_in_executor(None, release_freed)  # the catch-up's scan of every file, freed
         task.end(f"{count} memories checked")
 
     def log_scan_problems(self) -> None:
