@@ -129,7 +129,7 @@ def _store_part(root: Path, ctx, only: Path | None, fmt: str, duplicates: bool) 
     if duplicates:
         _merge(results, _duplicates(root, store, ctx))
     _merge(results, scan_findings(store.scan_problems()))
-    return _part_of(_segments(root, results, {}, only, fmt), len(results))
+    return _part_of(_segments(root, results, {}, only, fmt), len(results), fmt)
 
 
 def scan_names_of(root: Path):
@@ -177,7 +177,7 @@ def _summarised_store_part(root: Path, ctx, only: Path | None, fmt: str) -> Part
         segments = _segments(root, results, _ages(checked.checked), only, fmt)
         if cache is not None and checked.valid_until > ctx.now and not store.scan_problems():
             _save_summary(cache, key, ctx.now, checked.probes, segments, len(results))
-        return _part_of(segments, len(results))
+        return _part_of(segments, len(results), fmt)
     finally:
         if cache is not None:
             cache.close()
@@ -213,7 +213,7 @@ def _from_summary(saved: bytes, root: Path, ctx, only: Path | None, fmt: str, ca
         return None
     if heavy or len(aged) > RESAVE_AGED:
         _save_summary(cache, key, ctx.now, {**_saved_probes(cache, key), **probes}, segments, files)
-    return _part_of(segments, files)
+    return _part_of(segments, files, fmt)
 
 
 def _age_lightly(segments: list[Segment], i: int, root: Path, ctx, only: Path | None, fmt: str) -> bool:
@@ -321,13 +321,13 @@ def _row(f: Finding) -> list:
     return [f.code, f.severity, f.message, f.span.line, f.span.col, f.span.end_line, f.span.end_col]
 
 
-def _part_of(segments: list[Segment], files: int) -> Part:
+def _part_of(segments: list[Segment], files: int, fmt: str) -> Part:
     counts: dict[str, int] = {}
     for seg in segments:
         for severity in seg[3]:
             counts[severity] = counts.get(severity, 0) + 1
     pieces = [seg[2] for seg in segments]
-    if pieces and isinstance(pieces[0], list):
+    if fmt == "json":
         out: Any = [row for piece in pieces for row in piece]
     else:
         out = "".join(pieces)

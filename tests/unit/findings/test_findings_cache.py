@@ -280,3 +280,24 @@ def test_cli_summary_brings_aged_messages_up_to_date(tmp_path: Path, monkeypatch
         expect = fresh(later)
         assert (aged.out, aged.counts, aged.files) == (expect.out, expect.counts, expect.files)
         cli_check._summarised_store_part(root, ctx, None, "text")  # the summary of the first moment again
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_cli_check_of_a_store_without_findings_prints_nothing_twice(tmp_path: Path, fmt: str) -> None:
+    root = tmp_path / "memory"
+    write(root, "prefs/p.md", memory("preference", "# Tabs\n\nTabs, not spaces.\n"))
+    env = {**os.environ, "HOME": str(tmp_path), "KIN_MEMORY_DIR": str(root)}
+    outs = [
+        subprocess.run(
+            [sys.executable, "-m", "kin_memory", "check", "--format", fmt],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp_path,
+        )  # fmt: skip
+        for _ in range(2)
+    ]
+    for out in outs:
+        assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+        assert (json.loads(out.stdout) == []) if fmt == "json" else out.stdout == ""

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the workers import no more than they need before the fork
     from ...store.context import Context
@@ -94,7 +94,7 @@ class Shards:
         try:
             for fd in self.requests:
                 _send(fd, request)
-            results = [_receive(fd, time.monotonic() + timeout, self.root, on_frames) for fd in self.results]
+            results = _gather(self.results, time.monotonic() + timeout, self.root, on_frames)
         except (OSError, EOFError, pickle.UnpicklingError, TimeoutError) as exc:
             log.warning("cold-start workers failed (%s): checking in-process", exc)
             results = None
@@ -180,36 +180,81 @@ def _read_exact(fd: int, n: int, deadline: float) -> bytes:
 OnFrames = Callable[[list[str], bytes], None]  # (vpaths with findings, framed diagnostics)
 
 
-def _receive(fd: int, deadline: float, root: Path, on_frames: OnFrames | None = None) -> ShardResult:
-    """One worker's result: its summary, then chunks of frames and records until "end". Records become
-    compact memories as they arrive, so neither side ever holds the whole shard twice."""
-    from ...store.memory import from_record
+class _Incoming:
+    """One worker's stream as it arrives: chunks of frames and records while it checks, then its summary
+    and "end". Records become compact memories as they arrive, so neither side holds the whole shard."""
 
-    (length,) = _HEADER.unpack(_read_exact(fd, _HEADER.size, deadline))
-    result = pickle.loads(_read_exact(fd, length, deadline))
-    if not isinstance(result, ShardResult):
-        raise EOFError("worker sent an unexpected result")
-    if on_frames is not None:
-        on_frames(result.with_findings, b"")
-    prefix = str(root)
-    while True:
-        (length,) = _HEADER.unpack(_read_exact(fd, _HEADER.size, deadline))
-        kind, chunk = pickle.loads(_read_exact(fd, length, deadline))
-        if kind == "end":
-            return result
+    def __init__(self, root: Path, on_frames: OnFrames | None) -> None:
+        self.buffer = bytearray()
+        self.prefix = str(root)
+        self.on_frames = on_frames
+        self.frames: list[bytes] = []
+        self.with_findings: list[str] = []
+        self.memories: dict[str, Memory | None] = {}
+        self.result: ShardResult | None = None
+        self.done = False
+
+    def feed(self, data: bytes) -> None:
+        self.buffer += data
+        while len(self.buffer) >= _HEADER.size:
+            (length,) = _HEADER.unpack_from(self.buffer)
+            if len(self.buffer) < _HEADER.size + length:
+                return
+            payload = bytes(self.buffer[_HEADER.size : _HEADER.size + length])
+            del self.buffer[: _HEADER.size + length]
+            self.take(*pickle.loads(payload))
+
+    def take(self, kind: str, chunk: Any) -> None:
+        from ...store.memory import from_record
+
+        if self.done:
+            raise EOFError("worker sent more after its end")
         if kind == "frames":
-            if on_frames is not None:
-                on_frames([], chunk)
+            vpaths: list[str] = chunk[0]
+            frames: bytes = chunk[1]
+            if self.on_frames is not None:
+                self.on_frames(vpaths, frames)
             else:
-                result.frames.append(chunk)
+                self.with_findings += vpaths
+                self.frames.append(frames)
         elif kind == "records":
+            prefix = self.prefix
             for vpath, mtime, size, record in chunk:
                 path = prefix + vpath[len("/memories") :]
-                result.memories[vpath] = (
+                self.memories[vpath] = (
                     from_record(path, vpath, mtime, size, record) if record is not None else None
                 )
+        elif kind == "summary" and isinstance(chunk, ShardResult):
+            self.result = chunk
+        elif kind == "end" and self.result is not None:
+            self.done = True
+            self.result.with_findings = self.with_findings
+            self.result.frames = self.frames
+            self.result.memories = self.memories
         else:
             raise EOFError("worker sent an unexpected chunk")
+
+
+def _gather(
+    fds: list[int], deadline: float, root: Path, on_frames: OnFrames | None = None
+) -> list[ShardResult]:
+    """Every worker's result, read from all of them at once: a worker streams while it checks, and one
+    left unread would stall on a full pipe."""
+    incoming = {fd: _Incoming(root, on_frames) for fd in fds}
+    open_fds = list(fds)
+    while open_fds:
+        wait = deadline - time.monotonic()
+        ready = select.select(open_fds, [], [], wait)[0] if wait > 0 else []
+        if not ready:
+            raise TimeoutError("worker did not answer in time")
+        for fd in ready:
+            data = os.read(fd, 1 << 20)
+            if not data:
+                raise EOFError("worker exited early")
+            incoming[fd].feed(data)
+            if incoming[fd].done:
+                open_fds.remove(fd)
+    return [incoming[fd].result for fd in fds]  # type: ignore[misc]
 
 
 def _worker_main(root: Path, index: int, count: int, req_fd: int, res_fd: int, guess: Context | None) -> None:
@@ -220,10 +265,12 @@ def _worker_main(root: Path, index: int, count: int, req_fd: int, res_fd: int, g
         os.dup2(devnull, 0)
         os.dup2(devnull, 1)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        result, chunks, done = _work(root, index, count, req_fd, guess)
-        _send(res_fd, pickle.dumps(result))
-        for chunk in chunks():
+        result, chunks, done = _work(
+            root, index, count, req_fd, guess, lambda c: _send(res_fd, pickle.dumps(c))
+        )
+        for chunk in chunks():  # what was not streamed while checking
             _send(res_fd, pickle.dumps(chunk))
+        _send(res_fd, pickle.dumps(("summary", result)))
         _send(res_fd, pickle.dumps(("end", None)))
         os.close(res_fd)
         done()  # the findings cache is written after the server has what it waits for
@@ -235,8 +282,11 @@ def _worker_main(root: Path, index: int, count: int, req_fd: int, res_fd: int, g
 Chunks = Callable[[], Iterator[tuple[str, object]]]
 
 
+Send = Callable[[tuple[str, object]], None]
+
+
 def _work(
-    root: Path, index: int, count: int, req_fd: int, guess: Context | None
+    root: Path, index: int, count: int, req_fd: int, guess: Context | None, send: Send
 ) -> tuple[ShardResult, Chunks, Callable[[], None]]:
     from ...findings.cache import FindingsCache, shard_of
     from ...store.store import scan_names
@@ -248,19 +298,31 @@ def _work(
     index_vpath = next((vpath for _, vpath, is_index in files if is_index), None)
     cache = FindingsCache.open(root)
     request: list = []
+    confirmed: list[bool] = []  # set once the check running is known to be the one the server wants
 
     def real_context_differs() -> bool:
         """Polled during the speculative check: once the server's context arrives and differs, the
-        guess is abandoned at once instead of finished for nothing."""
+        guess is abandoned at once instead of finished for nothing; once it arrives and agrees, what
+        is checked is streamed to the server from then on."""
         if not request:
             if not select.select([req_fd], [], [], 0)[0]:
                 return False
             request.append(_read_request(req_fd))
         ctx, encoding = request[0]
-        return not (encoding == "utf-16" and guess is not None and same_check(guess, ctx))
+        differs = not (encoding == "utf-16" and guess is not None and same_check(guess, ctx))
+        if not differs:
+            confirmed.append(True)
+        return differs
 
     def check(ctx, encoding: str, abandon=None) -> tuple[ShardResult, Chunks, Callable[[], None]] | None:
-        checked = _check(root, mine, ctx, encoding, (index, count), cache, abandon)
+        # Until confirmed, a speculative check keeps what it found (its guess may be the wrong one).
+        def stream(chunk: tuple[str, object]) -> bool:
+            if abandon is not None and not confirmed:
+                return False
+            send(chunk)
+            return True
+
+        checked = _check(root, mine, ctx, encoding, (index, count), cache, abandon, stream)
         if checked is None:
             return None
         result, chunks, write_back = checked
@@ -327,17 +389,29 @@ def _check(
     shard: tuple[int, int],
     cache,
     abandon=None,
+    stream: Callable[[tuple[str, object]], bool] | None = None,
 ) -> tuple[ShardResult, Chunks, Callable[[], None]] | None:
     """Check this worker's files through the findings cache (a stat per unchanged file); what is sent
     back is framed diagnostics, the listing and each file's compact record, never the files' text.
-    Each file's memory is dropped as soon as it is listed."""
+    Each file's memory is dropped as soon as it is listed; every CHUNK files, what was found is
+    streamed to the server when `stream` takes it (a worker of a big store then never holds its whole
+    shard)."""
     from ...findings.cached import Checked, check_files
     from ...store.prompt_block import listing
 
     render = _renderer(root, encoding)
     records: list[tuple[str, float, int, Record | None]] = []
     payloads: list[bytes] = []
+    with_findings: list[str] = []
     result = ShardResult([], [], 0)
+
+    def flush() -> None:
+        if stream is None or not stream(("frames", (list(with_findings), b"".join(payloads)))):
+            return
+        stream(("records", list(records)))
+        records.clear()
+        payloads.clear()
+        with_findings.clear()
 
     def each(c: Checked) -> None:
         memory = c.memory
@@ -346,10 +420,12 @@ def _check(
         records.append((c.vpath, memory.mtime, memory.size, c.record))
         if c.payload:
             payloads.append(c.payload)
-            result.with_findings.append(c.vpath)
+            with_findings.append(c.vpath)
         listed, hidden = listing((memory,), ctx.active)
         result.listed += listed
         result.hidden += hidden
+        if len(records) >= CHUNK:
+            flush()
 
     checked = check_files(
         files, ctx, f"lsp-{encoding}", render, cache, shard=shard, abandon=abandon, each=each
@@ -359,8 +435,10 @@ def _check(
     result.hits = checked.hits
 
     def chunks() -> Iterator[tuple[str, object]]:
+        """What was kept rather than streamed (a speculative check's finds), and the last chunk."""
         for start in range(0, len(payloads), CHUNK):
-            yield ("frames", b"".join(payloads[start : start + CHUNK]))
+            part = with_findings[start : start + CHUNK]
+            yield ("frames", (part, b"".join(payloads[start : start + CHUNK])))
         for start in range(0, len(records), CHUNK):
             yield ("records", records[start : start + CHUNK])
 
