@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..store.store import scan
+from ..store.scan import scan_names
 from .db import HistoryDB, HistoryUnavailable, database, now
 from .versions import Observed, observe, record
 
@@ -33,7 +33,7 @@ def _seen(root: Path) -> dict[str, tuple[int, int]]:
 
 def _changed(root: Path, seen: dict[str, tuple[int, int]]) -> tuple[list[str], list[str]]:
     """(memories to read again, memories gone since last seen)."""
-    files, _problems = scan(root)
+    files, _problems = scan_names(root)  # strings: a Path per file costs tens of MB at 100k memories
     present: set[str] = set()
     todo: list[str] = []
     for path, vpath, _is_index in files:
