@@ -9,6 +9,7 @@ unchanged store of 10,000 memories is a scan and one query.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from .db import HistoryDB, HistoryUnavailable, database, now
 from .versions import Observed, observe, record
 
 BATCH = 500  # memories kept per transaction (the server's captures interleave between batches)
+PAUSED_BATCH = 50  # with a pause between batches: a few milliseconds of work each
 
 
 @dataclass(frozen=True)
@@ -47,17 +49,22 @@ def _changed(root: Path, seen: dict[str, tuple[int, int]]) -> tuple[list[str], l
     return todo, sorted(set(seen) - present)
 
 
-def catch_up(root: Path | str) -> SyncStats:
+def catch_up(root: Path | str, pause: Callable[[], None] | None = None) -> SyncStats:
     """Keep every change made while nothing was watching; the first time, mark the store reviewed.
-    Raises HistoryUnavailable when the version database cannot be used."""
+    `pause` is called between small batches (a server lets the queries someone waits for go first:
+    the first start of a big store reads every file). Raises HistoryUnavailable when the version
+    database cannot be used."""
     root = Path(os.path.realpath(os.fspath(root)))
     db = database(root)
     with db.transaction() as conn:
         first = HistoryDB.meta(conn, "baseline") is None
     todo, gone = _changed(root, _seen(root))
     kept = 0
-    for start in range(0, len(todo), BATCH):
-        observed = observe(root, todo[start : start + BATCH])
+    step = PAUSED_BATCH if pause is not None else BATCH
+    for start in range(0, len(todo), step):
+        if pause is not None:
+            pause()
+        observed = observe(root, todo[start : start + step])
         kept += _keep(db, observed)
     kept += _keep(db, [Observed(v, None) for v in gone])
     if first:

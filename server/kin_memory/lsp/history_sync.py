@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -26,8 +27,9 @@ READY_WAIT = 600.0
 
 
 class HistorySync:
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, pause: Callable[[], None] | None = None) -> None:
         self.session = session
+        self.pause = pause  # between batches of the catch-up: let waiting queries go first
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kin-memory-history")
         self.pending: set[str] = set()
         self.lock = threading.Lock()
@@ -46,7 +48,7 @@ class HistorySync:
         self.session.ready.wait(READY_WAIT)
         try:
             self._write_limits()
-            stats = catch_up(self.session.root)
+            stats = catch_up(self.session.root, self.pause)
             log.info("history: %d changed memories read, %d versions kept%s", stats.read, stats.kept,
                      " (first start: the store is marked reviewed)" if stats.first else "")  # fmt: skip
         except HistoryUnavailable as exc:

@@ -140,7 +140,7 @@ class RecallSync:
                     log.warning("recall vocabulary not read: %r", exc)
                 return
             for vpath in sorted(batch):
-                self._yield_to_queries()
+                self.yield_to_queries()
                 try:
                     self._apply(vpath)
                 except Exception as exc:  # noqa: BLE001
@@ -182,8 +182,9 @@ class RecallSync:
         if wait > 0:
             time.sleep(min(wait, BUFFER_SETTLE))
 
-    def _yield_to_queries(self) -> None:
-        """Before each file: let running queries finish, for a bounded time."""
+    def yield_to_queries(self) -> None:
+        """Before each file (and each batch of other background work): let running queries finish, for
+        a bounded time."""
         deadline = time.monotonic() + QUERY_YIELD
         while self._queries and time.monotonic() < deadline:
             time.sleep(0.001)

@@ -86,7 +86,7 @@ def create_server(root: str | None = None, workspace: str | None = None,
             documents.loop.call_soon_threadsafe(server.window_log_message, params)
 
     recall = RecallSync(session, diagnostics.publish_extra, say, lambda: server.waiting())
-    history = HistorySync(session)
+    history = HistorySync(session, recall.yield_to_queries)
     units = (
         Lifecycle(session, documents, diagnostics, recall, progress, startup or InProcessStartup()),
         documents,

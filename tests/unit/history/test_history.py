@@ -71,6 +71,22 @@ def test_a_first_catch_up_keeps_every_memory_as_it_is(tmp_path: Path) -> None:
     )
 
 
+def test_a_server_catch_up_pauses_between_small_batches(tmp_path: Path) -> None:
+    """A first start reads every file: the server's catch-up stops every few files to let the queries
+    someone waits for go first, and keeps exactly what an uninterrupted one keeps."""
+    root = tmp_path / "memory"
+    for n in range(120):
+        write_file = root / "notes" / f"n{n:03}.md"
+        write_file.parent.mkdir(parents=True, exist_ok=True)
+        write_file.write_bytes(b"---\ncategory: project-fact\n---\nnote %d\n" % n)
+    pauses: list[int] = []
+    stats = catch_up(root, lambda: pauses.append(len(history_of(root, "/memories/notes/n000.md"))))
+    assert stats.read == 120 and stats.first
+    assert len(pauses) == 3  # batches of 50
+    assert pauses[0] == 0 and pauses[1] == 1  # the pause comes before each batch is kept
+    assert all(len(history_of(root, f"/memories/notes/n{n:03}.md")) == 1 for n in range(120))
+
+
 def test_str_replace_insert_and_create_keep_the_previous_version_labelled_tool(tmp_path: Path) -> None:
     root = make(tmp_path)
     vpath = "/memories/facts/ok.md"
