@@ -31,6 +31,8 @@ log = logging.getLogger("kin_memory.lsp")
 BURST_PAUSE = 0.05  # seconds the index writer waits between batches while the editor is sending
 BUFFER_SETTLE = 0.15  # seconds after a buffer opened or changed before the writer indexes it
 QUERY_YIELD = 0.1  # seconds at most the writer waits for running queries before each file
+QUERY_QUIET = 0.1  # seconds without a query the writer waits for before a batch of open buffers...
+QUIET_MAX = 0.6  # ...for at most this long: a stream of hovers delays KM601 a little, never for good
 
 Publish = Callable[[str, str, list[Finding]], None]  # (source, vpath, findings)
 Log = Callable[[str], None]
@@ -45,6 +47,7 @@ class RecallSync:
         self.say = say
         self.waiting = waiting  # messages from the editor not yet handled
         self._queries = 0  # recall queries running now (hover, search, symbols): the writer yields to them
+        self._last_query = 0.0  # when the last of them ended
         self._buffer_touched = 0.0  # when an editor buffer last changed (opened or edited)
         self.writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kin-memory-index")
         self.pending: set[str] = set()
@@ -174,13 +177,24 @@ class RecallSync:
         finally:
             with self.lock:
                 self._queries -= 1
+                self._last_query = time.monotonic()
 
     def _settle(self) -> None:
         """Before a batch: let a buffer that was just opened or edited settle (a hover usually follows an
-        open at once, and typing goes on), for a bounded time."""
+        open at once, and typing goes on), for a bounded time; and when buffers were touched, let a
+        run of queries (hovering one paragraph after another) pause first: each buffer costs the writer
+        two recall queries of its own (KM601, KM604), which would share the CPU with the user's."""
         wait = self._buffer_touched + BUFFER_SETTLE - time.monotonic()
         if wait > 0:
             time.sleep(min(wait, BUFFER_SETTLE))
+        if time.monotonic() - self._buffer_touched > QUIET_MAX:
+            return
+        deadline = time.monotonic() + QUIET_MAX
+        while time.monotonic() < deadline:
+            quiet = time.monotonic() - self._last_query
+            if not self._queries and quiet >= QUERY_QUIET:
+                return
+            time.sleep(max(0.005, QUERY_QUIET - quiet) if not self._queries else 0.005)
 
     def yield_to_queries(self) -> None:
         """Before each file (and each batch of other background work): let running queries finish, for
