@@ -94,7 +94,10 @@ class Lifecycle:
 
     async def first_check(self) -> None:
         loop = asyncio.get_running_loop()
-        task = await self.progress.begin("startup", "kin-memory", message="loading the store")
+        # The editor's answer to creating the progress token is not waited for: the check starts at once.
+        progress = asyncio.ensure_future(
+            self.progress.begin("startup", "kin-memory", message="loading the store")
+        )
         started = time.perf_counter()
         # Watch from the start: changes seen while the store loads are held and applied once it is
         # loaded (applied earlier, the load's snapshot could overwrite them).
@@ -115,7 +118,7 @@ class Lifecycle:
         self.diagnostics.refresh_settings()
         await loop.run_in_executor(None, self.startup.settle, self.session)
         await loop.run_in_executor(None, release_freed)  # the catch-up's scan of every file, freed
-        task.end(f"{count} memories checked")
+        (await progress).end(f"{count} memories checked")
 
     def log_scan_problems(self) -> None:
         """Entries the scan skipped (a folder named x.md, a symlink out of the store) have no document to
