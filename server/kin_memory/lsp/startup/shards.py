@@ -381,6 +381,43 @@ def _renderer(root: Path, encoding: str) -> Callable[..., bytes]:
     return render
 
 
+class _Outbox:
+    """What a worker has checked and not yet sent: framed diagnostics (with their files) and records.
+    Sent every CHUNK files when `stream` takes it (a worker of a big store then never holds its whole
+    shard); otherwise (a speculative check not yet confirmed) kept for `chunks` at the end."""
+
+    def __init__(self, stream: Callable[[tuple[str, object]], bool] | None) -> None:
+        self.stream = stream
+        self.records: list[tuple[str, float, int, Record | None]] = []
+        self.payloads: list[bytes] = []
+        self.with_findings: list[str] = []
+
+    def add(self, vpath: str, memory: Memory, payload: bytes, record: Record | None) -> None:
+        self.records.append((vpath, memory.mtime, memory.size, record))
+        if payload:
+            self.payloads.append(payload)
+            self.with_findings.append(vpath)
+        if len(self.records) >= CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        stream = self.stream
+        if stream is None or not stream(("frames", (list(self.with_findings), b"".join(self.payloads)))):
+            return
+        stream(("records", list(self.records)))
+        self.records.clear()
+        self.payloads.clear()
+        self.with_findings.clear()
+
+    def chunks(self) -> Iterator[tuple[str, object]]:
+        """What was kept rather than streamed (a speculative check's finds), and the last chunk."""
+        for start in range(0, len(self.payloads), CHUNK):
+            part = self.with_findings[start : start + CHUNK]
+            yield ("frames", (part, b"".join(self.payloads[start : start + CHUNK])))
+        for start in range(0, len(self.records), CHUNK):
+            yield ("records", self.records[start : start + CHUNK])
+
+
 def _check(
     root: Path,
     files: list[tuple[str, str]],
@@ -393,39 +430,21 @@ def _check(
 ) -> tuple[ShardResult, Chunks, Callable[[], None]] | None:
     """Check this worker's files through the findings cache (a stat per unchanged file); what is sent
     back is framed diagnostics, the listing and each file's compact record, never the files' text.
-    Each file's memory is dropped as soon as it is listed; every CHUNK files, what was found is
-    streamed to the server when `stream` takes it (a worker of a big store then never holds its whole
-    shard)."""
+    Each file's memory is dropped as soon as it is listed."""
     from ...findings.cached import Checked, check_files
     from ...store.prompt_block import listing
 
     render = _renderer(root, encoding)
-    records: list[tuple[str, float, int, Record | None]] = []
-    payloads: list[bytes] = []
-    with_findings: list[str] = []
+    outbox = _Outbox(stream)
     result = ShardResult([], [], 0)
 
-    def flush() -> None:
-        if stream is None or not stream(("frames", (list(with_findings), b"".join(payloads)))):
-            return
-        stream(("records", list(records)))
-        records.clear()
-        payloads.clear()
-        with_findings.clear()
-
     def each(c: Checked) -> None:
-        memory = c.memory
-        if memory is None:
+        if c.memory is None:
             return
-        records.append((c.vpath, memory.mtime, memory.size, c.record))
-        if c.payload:
-            payloads.append(c.payload)
-            with_findings.append(c.vpath)
-        listed, hidden = listing((memory,), ctx.active)
+        listed, hidden = listing((c.memory,), ctx.active)
         result.listed += listed
         result.hidden += hidden
-        if len(records) >= CHUNK:
-            flush()
+        outbox.add(c.vpath, c.memory, c.payload, c.record)
 
     checked = check_files(
         files, ctx, f"lsp-{encoding}", render, cache, shard=shard, abandon=abandon, each=each
@@ -433,13 +452,4 @@ def _check(
     if checked is None:
         return None
     result.hits = checked.hits
-
-    def chunks() -> Iterator[tuple[str, object]]:
-        """What was kept rather than streamed (a speculative check's finds), and the last chunk."""
-        for start in range(0, len(payloads), CHUNK):
-            part = with_findings[start : start + CHUNK]
-            yield ("frames", (part, b"".join(payloads[start : start + CHUNK])))
-        for start in range(0, len(records), CHUNK):
-            yield ("records", records[start : start + CHUNK])
-
-    return result, chunks, lambda: checked.write_back(cache, ctx.now)
+    return result, outbox.chunks, lambda: checked.write_back(cache, ctx.now)
