@@ -104,6 +104,8 @@ def _parse_class(cls: type, raw: Mapping[str, Any], prefix: str, problems: list[
             values[field.name] = _parse_severity(value, prefix + key, problems)
             continue
         parsed = _parse_value(field, value)
+        if field.name == "workspace" and isinstance(parsed, str):
+            parsed = _parse_workspace(parsed)
         if isinstance(parsed, SettingProblem):
             problems.append(attrs.evolve(parsed, key=prefix + key))
         else:
@@ -120,6 +122,18 @@ def _parse_value(field: attrs.Attribute[Any], value: object) -> object:
     except Exception as exc:  # noqa: BLE001 - cattrs reports through several exception groups
         return SettingProblem("", value, _expected(field, exc))
     return parsed
+
+
+def _parse_workspace(value: str) -> str | SettingProblem:
+    """A label is kept verbatim and a path is canonicalised later (store.workspace.workspace_value);
+    here only what no stamp could carry is refused (a relative path, an unsafe label)."""
+    from .store.workspace import WorkspaceValueError, workspace_value
+
+    try:
+        workspace_value(value)
+    except WorkspaceValueError:
+        return SettingProblem("", value, "expected an absolute path, global, none or a label without /")
+    return value
 
 
 LEVELS = ("error", "warning", "information", "hint", "off")

@@ -61,10 +61,20 @@ def target(args: argparse.Namespace, *, editor_setting: str | None = None) -> Ta
     """--root (else KIN_MEMORY_DIR, the global memory_dir, ~/.kin/memory) and --workspace (else the git
     top level or realpath of the current directory when it is outside the store)."""
     from ..store.root import resolve_root
-    from ..store.workspace import cli_workspace
 
     choice = resolve_root(getattr(args, "root", None), editor_setting=editor_setting)
-    return Target(choice, cli_workspace(getattr(args, "workspace", None), choice.path))
+    return Target(choice, workspace_flag(getattr(args, "workspace", None), choice.path))
+
+
+def workspace_flag(value: str | None, root: Path) -> str | None:
+    """`--workspace`: an absolute path, `global`, `none` or a label taken verbatim (never a path relative
+    to the current directory); without it, the current repository (see cli_workspace)."""
+    from ..store.workspace import WorkspaceValueError, cli_workspace
+
+    try:
+        return cli_workspace(value, root)
+    except WorkspaceValueError as exc:
+        raise UsageError(f"--workspace: {exc}") from None
 
 
 def file_uri(path: Path) -> str:

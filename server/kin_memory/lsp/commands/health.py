@@ -18,12 +18,11 @@ from ... import protocol
 from ...history.query import HistoryError
 from ...history.review import queue_size
 from ...stats import store_stats
-from ...store.context import workspace_argument
 from ...store.settings_edit import SettingsEditError, set_memory_enabled
 from ..history_sync import HistorySync
 from ..recall_sync import RecallSync
 from ..session import Session
-from .base import CommandFailed, Handler
+from .base import CommandFailed, Handler, workspace_arg
 
 log = logging.getLogger("kin_memory.lsp")
 READY_WAIT = 120.0  # seconds stats wait for the startup load (counts over a partial store would lie)
@@ -54,7 +53,7 @@ class HealthCommands:
         await loop.run_in_executor(None, self.session.ready.wait, READY_WAIT)
         ctx = self.session.context()
         if params.workspace is not None:
-            ctx = replace(ctx, active=workspace_argument(params.workspace))
+            ctx = replace(ctx, active=workspace_arg(params.workspace))
         settings = await loop.run_in_executor(None, self.session.file_settings)
         count = await loop.run_in_executor(self.pool, self.recall.recall.index.count)
         index = protocol.IndexState(
