@@ -155,7 +155,7 @@ def test_the_command_line_reads_the_label_verbatim(home: Path) -> None:
 def test_the_command_line_refuses_what_no_stamp_could_carry(home: Path, value: str, reason: str) -> None:
     out = cli(home, "search", "terraform", "--workspace", value)
     assert out.returncode == 2 and out.stdout == ""
-    assert out.stderr.startswith("kin-memory: --workspace: The workspace `") and reason in out.stderr
+    assert out.stderr.startswith("kin-memory: --workspace: the workspace `") and reason in out.stderr
     assert "\u202e" not in out.stderr
 
 

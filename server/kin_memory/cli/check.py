@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..sinks import terminal
+from ..wording import counted
 from .common import UsageError, settings_for, workspace_flag
 
 if TYPE_CHECKING:  # the checking machinery is imported when `check` runs, not to build the parser
@@ -199,7 +200,7 @@ def _summary(counts: dict[str, int], files: int) -> None:
     summary = (
         ", ".join(f"{n} {sev}{'s' if n != 1 else ''}" for sev, n in sorted(counts.items())) or "no problems"
     )
-    print(f"{files} files checked: {summary}", file=sys.stderr)
+    print(f"{counted(files, 'file')} checked: {summary}", file=sys.stderr)
 
 
 def check_through_cache(root: Path, ctx) -> tuple[Any, dict[str, list[Finding]], Any]:

@@ -74,7 +74,12 @@ def workspace_flag(value: str | None, root: Path) -> str | None:
     try:
         return cli_workspace(value, root)
     except WorkspaceValueError as exc:
-        raise UsageError(f"--workspace: {exc}") from None
+        raise UsageError(flag_sentence("--workspace", str(exc))) from None
+
+
+def flag_sentence(flag: str, sentence: str) -> str:
+    """A sentence about a flag in the command line's style: "--workspace: the workspace … is …"."""
+    return f"{flag}: {sentence[:1].lower()}{sentence[1:].rstrip('.')}"
 
 
 def file_uri(path: Path) -> str:

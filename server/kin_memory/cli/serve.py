@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import UsageError
+from .common import UsageError, flag_sentence
 
 
 def register(subparsers, common: argparse.ArgumentParser) -> None:
@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             workspace_value(args.workspace)
         except WorkspaceValueError as exc:
-            raise UsageError(f"--workspace: {exc}") from None
+            raise UsageError(flag_sentence("--workspace", str(exc))) from None
     # Forked before the LSP stack imports (see lsp/startup/shards.py): no threads exist yet.
     shards = _start_shards(args.root, args.workspace)
     from ..lsp.server import create_server

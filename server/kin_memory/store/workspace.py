@@ -165,14 +165,14 @@ def stamp_kind(stamp: object) -> str:
 @dataclass(frozen=True)
 class Visibility:
     visible: bool
-    scope: str  # "global", "legacy", "this workspace", "other workspace", "operator view"
+    scope: str  # "global", "global (no stamp)", "this workspace", "other workspace", "operator view"
 
 
 def visibility(stamp: object, active: tuple[str, ...]) -> Visibility:
     """A memory is visible in W when its stamp is absent, `global`, or equal to W."""
     kind = stamp_kind(stamp)
     if kind == "absent":
-        return Visibility(True, "legacy")
+        return Visibility(True, "global (no stamp)")
     if kind == "global":
         return Visibility(True, "global")
     if not active:

@@ -159,3 +159,23 @@ def test_the_wire_form_is_camel_case_with_the_info_fields(store: Path) -> None:
     }  # fmt: skip
     assert wire["promptBlock"]["maxLines"] == 200 and wire["reviewQueue"] == 2
     assert wire["byCategory"]["project-fact"]["quiet"] == 2 and wire["rootSource"] == "argument"
+
+
+def test_the_cli_reads_the_index_without_touching_it(tmp_path: Path) -> None:
+    """`peek_count` is read-only: no index is no count, a foreign schema is left as it is."""
+    import sqlite3
+
+    from kin_memory.recall.index import RecallIndex, peek_count
+
+    root = tmp_path / "memory"
+    write(root, "facts/a.md", "project-fact", "# A\n\nalpha\n")
+    assert peek_count(root) is None and not (root / ".kin-index").exists()
+    index = RecallIndex(root)
+    index.count()  # creates the database
+    index.close()
+    assert peek_count(root) == 0
+    conn = sqlite3.connect(index.path)
+    conn.execute("PRAGMA user_version=99")
+    conn.close()
+    before = index.path.read_bytes()
+    assert peek_count(root) is None and index.path.read_bytes() == before

@@ -17,6 +17,7 @@ from ...recall.results import index_preview_result, search_result
 from ...store.home import home_relative
 from ...store.prompt_block import compose
 from ...tool import messages
+from ...wording import counted
 from ..progress import Progress
 from ..recall_sync import RecallSync
 from ..session import Session
@@ -98,5 +99,5 @@ class RecallCommands:
             self.recall.writer, lambda: self.recall.reindex(report, task.cancelled)
         )
         cancelled = task.cancelled()
-        task.end("cancelled" if cancelled else f"{stats.read} memories indexed")
+        task.end("cancelled" if cancelled else f"{counted(stats.read, 'memory', 'memories')} indexed")
         return protocol.ReindexResult(files=stats.read, seconds=round(stats.seconds, 3), cancelled=cancelled)
