@@ -179,3 +179,20 @@ def test_the_cli_reads_the_index_without_touching_it(tmp_path: Path) -> None:
     conn.close()
     before = index.path.read_bytes()
     assert peek_count(root) is None and index.path.read_bytes() == before
+
+
+def test_groups_are_reused_until_a_memory_changes(store: Path) -> None:
+    from kin_memory.stats import GroupsMemo
+
+    s = load_store(store)
+    memo = GroupsMemo()
+    ctx = Context(root=store, now=NOW)
+    first = memo.groups(s, ctx, str)
+    assert memo.groups(s, ctx, str) is first  # nothing changed: the same answer, not computed again
+    write(store, "facts/dup-3.md", "project-fact", DEPLOY.replace("afternoon", "morning"))
+    s.refresh_path(store / "facts" / "dup-3.md")
+    again = memo.groups(s, ctx, str)
+    assert again is not first
+    [dup] = [g for g in again if g.kind == "duplicate"]
+    assert "/memories/facts/dup-3.md" in dup.paths
+    assert memo.groups(s, Context(root=store, active=("/elsewhere",), now=NOW), str) is not again

@@ -17,7 +17,7 @@ from pygls.lsp.server import LanguageServer
 from ... import protocol
 from ...history.query import HistoryError
 from ...history.review import queue_size
-from ...stats import store_stats
+from ...stats import GroupsMemo, store_stats
 from ...store.settings_edit import SettingsEditError, set_memory_enabled
 from ..history_sync import HistorySync
 from ..recall_sync import RecallSync
@@ -35,6 +35,7 @@ class HealthCommands:
         self.recall = recall
         self.pool = pool
         self.history = history
+        self.memo = GroupsMemo()
 
     def handlers(self, server: LanguageServer) -> dict[str, Handler]:
         """This group's commands (imported and built on the first call of any of them)."""
@@ -64,7 +65,7 @@ class HealthCommands:
             None,
             lambda: store_stats(
                 self.session.store, ctx, root=self.session.root_choice, memory_enabled=settings.memory_enabled,
-                index=index, review_queue=queue, uri_of=self.session.uri_of,
+                index=index, review_queue=queue, uri_of=self.session.uri_of, memo=self.memo,
             ),
         )  # fmt: skip
 
