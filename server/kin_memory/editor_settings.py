@@ -18,6 +18,7 @@ from .protocol import camel, converter
 ToolMode = Literal["auto", "strict", "plan"]
 Level = Literal["error", "warning", "information", "hint", "off"]
 Provider = Literal["anthropic", "openai"]
+OnOff = Literal["on", "off"]
 
 _positive_int = attrs.validators.gt(0)
 _positive = attrs.validators.gt(0.0)
@@ -51,6 +52,14 @@ class HistorySettings:
 
 
 @attrs.frozen
+class HoverSettings:
+    """Body-text hover: `related` lists the memories most related to the hovered paragraph (above the
+    relevance floor, so it may show nothing); `off` shows no recall hover at all."""
+
+    related: OnOff = "on"
+
+
+@attrs.frozen
 class Settings:
     memory_dir: str | None = None
     workspace: str | None = None  # overrides the active workspace
@@ -61,6 +70,7 @@ class Settings:
     severity: dict[str, Level] = attrs.field(factory=dict)  # code → level or "off"
     reflection: ReflectionSettings = attrs.field(factory=ReflectionSettings)
     history: HistorySettings = attrs.field(factory=HistorySettings)
+    hover: HoverSettings = attrs.field(factory=HoverSettings)
     server: ServerLaunchSettings = attrs.field(factory=ServerLaunchSettings)
 
 
@@ -167,5 +177,5 @@ def _expected(field: attrs.Attribute[Any], exc: BaseException) -> str:
     return "expected a string"
 
 
-for _cls in (ReflectionSettings, ServerLaunchSettings, Settings):
+for _cls in (ReflectionSettings, ServerLaunchSettings, HoverSettings, Settings):
     attrs.resolve_types(_cls)  # field types are strings under postponed annotations

@@ -43,13 +43,14 @@ def env(home: Path) -> dict[str, str]:
     return {**{k: v for k, v in os.environ.items() if k != "KIN_MEMORY_DIR"}, "HOME": str(home)}
 
 
-def start(home: Path, workspace: str) -> RawClient:
+def start(home: Path, workspace: str, **more: object) -> RawClient:
     client = RawClient(env(home))
-    client.responders["workspace/configuration"] = lambda params: [{"workspace": workspace}]
+    settings = {"workspace": workspace, **more}
+    client.responders["workspace/configuration"] = lambda params: [settings]
     rid = client.request("initialize", {
         "processId": None, "rootUri": None, "workspaceFolders": [],
         "capabilities": {"workspace": {"configuration": True}},
-        "initializationOptions": {"kinMemory": {"workspace": workspace}},
+        "initializationOptions": {"kinMemory": settings},
     })  # fmt: skip
     client.wait(lambda m: m.get("id") == rid)
     client.notify("initialized", {})
@@ -178,5 +179,22 @@ def test_a_relative_path_setting_is_reported_and_not_used(home: Path) -> None:
             "global, none or a label without /); using the default."
         )
         assert execute(c, "kin.memory.info", {})["workspaces"] == []  # no folder: the operator's view
+    finally:
+        c.close()
+
+
+def test_body_hover_can_be_turned_off(home: Path) -> None:
+    """`hover.related: off`: no recall hover on body text; the frontmatter's hovers stay."""
+    c = start(home, LABEL, hover={"related": "off"})
+    try:
+        uri = open_doc(c, home, "facts/infra.md")
+        body = c.call(
+            "textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 6, "character": 6}}
+        )
+        assert body["result"] is None
+        key = c.call(
+            "textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 1, "character": 2}}
+        )
+        assert "category: project-fact" in key["result"]["contents"]["value"]
     finally:
         c.close()
