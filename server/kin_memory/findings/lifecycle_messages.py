@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from ..store.categories import EPISODIC, PROJECT_FACT, SESSION
 from ..store.lifecycle import Lifecycle, Thresholds
+from ..wording import untouched
 
 
 def lifecycle_message(category: str, life: Lifecycle, t: Thresholds) -> tuple[str, str] | None:
     """(code, message) of the lifecycle finding, None when there is none."""
     if category == PROJECT_FACT and life.status == "stale":
-        days = int(life.age_days)
         return (
             "KM400",
-            f"project fact untouched for {days} days (stale after {t.stale_days:g}): review it, "
+            f"project fact {untouched(life.age_days)} (stale after {t.stale_days:g} days): review it, "
             "then mark it reviewed",
         )
     if category == EPISODIC:
@@ -24,7 +24,7 @@ def lifecycle_message(category: str, life: Lifecycle, t: Thresholds) -> tuple[st
             return "KM401", f"episodic memory {life.label}"
     if category == SESSION:
         if life.status == "expired":
-            return "KM404", f"session scratch {life.label}: the next sweep deletes it"
+            return "KM404", f"session memory {life.label}: the next sweep deletes it"
         if life.status == "expiring":
-            return "KM403", f"session scratch {life.label}"
+            return "KM403", f"session memory {life.label}"
     return None

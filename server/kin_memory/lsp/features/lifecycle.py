@@ -14,6 +14,7 @@ import time
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
+from ...wording import counted
 from ..handlers import handler
 from ..heap import release_freed
 from ..progress import Progress
@@ -118,7 +119,7 @@ class Lifecycle:
         self.diagnostics.refresh_settings()
         await loop.run_in_executor(None, self.startup.settle, self.session)
         await loop.run_in_executor(None, release_freed)  # the catch-up's scan of every file, freed
-        (await progress).end(f"{count} memories checked")
+        (await progress).end(f"{counted(count, 'memory', 'memories')} checked")
 
     def log_scan_problems(self) -> None:
         """Entries the scan skipped (a folder named x.md, a symlink out of the store) have no document to
