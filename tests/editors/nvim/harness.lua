@@ -70,15 +70,17 @@ function T.wait(pred, what, timeout)
   return value
 end
 
---- Wait until buf has the memory filetype: at once when the plugin already knows the store, else
---- when its startup question to the server (`kin-memory info`) has been answered.
+--- Wait until kin-memory has attached to buf (by path: the buffer keeps the filetype markdown): at
+--- once when the plugin already knows the store, else when its startup question to the server
+--- (`kin-memory info`) has been answered.
 function T.wait_filetype(buf, rel)
   T.wait(function()
-    return vim.bo[buf].filetype == 'markdown.kinmemory'
+    return #vim.lsp.get_clients({ bufnr = buf, name = 'kin_memory' }) > 0
   end, function()
-    return ('the filetype of %s to become markdown.kinmemory (is %q; store root known to the plugin: %s)'):format(
-      rel, vim.bo[buf].filetype, tostring(require('kin_memory').root()))
+    return ('kin-memory to attach to %s (store root known to the plugin: %s)'):format(rel,
+      tostring(require('kin_memory').root()))
   end)
+  T.eq(vim.bo[buf].filetype, 'markdown', 'the filetype of ' .. rel)
 end
 
 --- Wait for buf's kin-memory client to be attached and initialized; returns the client.
