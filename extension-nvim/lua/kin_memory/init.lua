@@ -324,8 +324,10 @@ end
 
 --- Attach the kin-memory client to memory buffer `buf` (starting the server when none runs).
 function M.attach(buf)
-  if #vim.lsp.get_clients({ bufnr = buf, name = M.name }) > 0 then
-    return
+  for _, c in ipairs(vim.lsp.get_clients({ bufnr = buf, name = M.name })) do
+    if not c:is_stopped() then
+      return -- a client still being stopped (a restart) does not count
+    end
   end
   local config = vim.deepcopy(vim.lsp.config[M.name] or lsp_config())
   config.name = M.name

@@ -254,8 +254,18 @@ function V.activate()
     return action.run()
   end
   if action.uri then
-    if #vim.api.nvim_list_wins() > 1 then
-      vim.cmd('wincmd p')
+    -- In a window of files beside the view (a new one above it when there is none): the view stays.
+    local view = vim.api.nvim_get_current_win()
+    local target
+    for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+      if w ~= view and vim.bo[vim.api.nvim_win_get_buf(w)].buftype == '' then
+        target = target or w
+      end
+    end
+    if target then
+      vim.api.nvim_set_current_win(target)
+    else
+      vim.cmd('aboveleft split')
     end
     vim.cmd.edit(vim.fn.fnameescape(vim.uri_to_fname(action.uri)))
     return

@@ -159,6 +159,34 @@ function T.script_select(choose)
   return calls
 end
 
+--- Replace vim.ui.input with scripted answers (one per call, in order); returns the prompts asked.
+function T.script_input(answers)
+  local asked = {}
+  vim.ui.input = function(opts, on_confirm)
+    asked[#asked + 1] = { prompt = opts.prompt, default = opts.default }
+    local answer = answers[#asked]
+    vim.schedule(function()
+      on_confirm(answer)
+    end)
+  end
+  return asked
+end
+
+--- The lines of the buffer named `name` once it exists and has more than `min` lines.
+function T.wait_buffer(name, min)
+  return T.wait(function()
+    local b = vim.fn.bufnr(name)
+    return b ~= -1 and vim.api.nvim_buf_line_count(b) > (min or 1) and b
+  end, 'the ' .. name .. ' buffer')
+end
+
+--- Run the project's CLI as the user would in this project (same environment, same directory).
+function T.cli(args)
+  local out = vim.system(vim.list_extend({ 'kin-memory' }, args), { text = true, cwd = T.project }):wait()
+  T.check(out.code == 0, 'kin-memory %s exited with %d: %s', table.concat(args, ' '), out.code, out.stderr or '')
+  return out.stdout
+end
+
 function T.noted(pattern)
   for _, n in ipairs(T.notes) do
     if n.msg:find(pattern) then
