@@ -25,6 +25,11 @@ local function text(s)
   return core().printable(core().one_line(s))
 end
 
+--- A path as the user types it: under $HOME as ~/….
+local function home(path)
+  return text(vim.fn.fnamemodify(tostring(path or ''), ':~'))
+end
+
 local function num(v)
   return tonumber(v) or 0
 end
@@ -84,13 +89,13 @@ local function render(stats, memories)
 
   local on = stats.memoryEnabled ~= false
   add('Memory health', nil, 'Title')
-  add(('Store: %s'):format(text(stats.root)), { run = function() vim.cmd('KinMemoryOpenStore') end })
+  add(('Store: %s'):format(home(stats.root)), { run = function() vim.cmd('KinMemoryOpenStore') end })
   add(('  found through %s'):format(ROOT_SOURCES[stats.rootSource] or text(stats.rootSource)), nil, 'Comment')
   local l = add(('Memory: %s for agents   (t turns it %s)'):format(on and 'ON' or 'OFF', on and 'off' or 'on'),
     { run = V.toggle })
   marks[#marks + 1] = { l, 8, on and 10 or 11, on and 'DiagnosticOk' or 'DiagnosticWarn' }
   local ws = type(stats.workspaces) == 'table' and stats.workspaces or {}
-  add(('Workspace: %s'):format(#ws > 0 and table.concat(vim.tbl_map(text, ws), ', ')
+  add(('Workspace: %s'):format(#ws > 0 and table.concat(vim.tbl_map(home, ws), ', ')
     or "none (the operator's view: every memory counts)"))
   add('<CR> opens what is under the cursor · t memory on/off · r refresh · q close · za folds', nil, 'Comment')
 
@@ -190,8 +195,11 @@ local function render(stats, memories)
   section(('Prompt block%s'):format(pb.truncated and ': cut at its cap' or ''))
   local preview = { run = function() vim.cmd('KinMemoryPreview') end }
   local maxl, maxb = num(pb.maxLines), num(pb.maxBytes)
-  add(('  lines %6d / %-6d %s'):format(num(pb.lines), maxl, bar(math.min(num(pb.lines), maxl), maxl)), preview)
-  add(('  bytes %6d / %-6d %s'):format(num(pb.bytes), maxb, bar(math.min(num(pb.bytes), maxb), maxb)), preview)
+  for _, row in ipairs({ { 'lines', num(pb.lines), maxl }, { 'bytes', num(pb.bytes), maxb } }) do
+    local head = ('  %s %6d / %-6d '):format(row[1], row[2], row[3])
+    local n = add(head .. bar(math.min(row[2], row[3]), row[3]), preview)
+    marks[#marks + 1] = { n, #head, #lines[n], row[2] >= row[3] and 'DiagnosticWarn' or 'Special' }
+  end
 
   section('Review queue and index')
   local queue = num(stats.reviewQueue)
