@@ -476,6 +476,27 @@ function M.refresh_info(client)
     end)
 end
 
+-- What each command does, in words, for the messages that say it failed (the wire name is jargon).
+local DOING = {
+  ['kin.memory.search'] = 'the search', ['kin.memory.reflect'] = 'the reflection',
+  ['kin.memory.init'] = 'reading the repository', ['kin.memory.consolidate'] = 'the consolidation',
+  ['kin.memory.consolidationCandidates'] = 'finding consolidation candidates',
+  ['kin.memory.applyProposal'] = 'applying the proposal', ['kin.memory.discardProposal'] = 'discarding the proposal',
+  ['kin.memory.sweep'] = 'the sweep', ['kin.memory.markReviewed'] = 'marking the memory reviewed',
+  ['kin.memory.indexPreview'] = 'the prompt block preview', ['kin.memory.reindex'] = 'the reindex',
+  ['kin.memory.info'] = 'asking where the store is', ['kin.memory.history'] = 'reading the history',
+  ['kin.memory.version'] = 'reading a kept version', ['kin.memory.restore'] = 'restoring the version',
+  ['kin.memory.changes'] = 'listing the changes', ['kin.memory.acceptChanges'] = 'accepting the changes',
+  ['kin.memory.revertChanges'] = 'reverting the changes', ['kin.memory.fixAll'] = 'finding the safe fixes',
+  ['kin.memory.restamp'] = 'the re-stamp', ['kin.memory.tool'] = 'the memory tool',
+  ['kin.memory.list'] = 'listing the memories', ['kin.memory.stats'] = 'reading the store statistics',
+  ['kin.memory.setMemoryEnabled'] = 'turning memory on or off',
+}
+
+function M.doing(command)
+  return DOING[command] or ('the command ' .. command)
+end
+
 --- Run one `workspace/executeCommand` with a single JSON object argument; `callback(result)` runs
 --- only on success, a server error becomes an error notification.
 function M.execute(command, arg, callback)
@@ -489,7 +510,7 @@ function M.execute(command, arg, callback)
   local params = { command = command, arguments = { arg } }
   local ok = client:request('workspace/executeCommand', params, function(err, result)
     if err then
-      notify(('%s failed: %s'):format(command, error_text(err)), vim.log.levels.ERROR)
+      notify(('%s failed: %s'):format(M.doing(command), M.printable(M.one_line(error_text(err)))), vim.log.levels.ERROR)
       return
     end
     if callback then
@@ -498,7 +519,7 @@ function M.execute(command, arg, callback)
     M.refresh_lenses() -- a command may have changed what a lens says (reviewed, re-stamped, moved)
   end)
   if not ok then
-    notify(command .. ': the request could not be sent (the server stopped?). :KinMemoryRestart starts it again.',
+    notify(('could not reach the server for %s (did it stop?). :KinMemoryRestart starts it again.'):format(M.doing(command)),
       vim.log.levels.ERROR)
   end
   return ok
