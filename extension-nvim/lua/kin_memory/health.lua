@@ -71,7 +71,7 @@ local function check_server(kin)
   if vim.fn.executable(cmd[1]) ~= 1 then
     health.error(('the kin-memory server was not found: `%s` is not an executable on PATH.'):format(printable(cmd[1])), {
       'Install kin-memory so that `kin-memory` is on PATH (pip install kin-memory, or pip install . in a checkout).',
-      ('Or give its full path as `cmd`: %s with cmd = { "/path/to/kin-memory", "serve" }.'):format(SETUP),
+      "Or give its full path: require('kin_memory').setup({ cmd = { '/path/to/kin-memory', 'serve' } }).",
     })
     return nil
   end

@@ -57,6 +57,6 @@ T.run(function()
   T.check(errors[1]:find('`kin-memory-not-installed` is not an executable on PATH', 1, true),
     'the ERROR names the missing command: %s', errors[1])
   has(bad, 'Install kin-memory so that `kin-memory` is on PATH')
-  has(bad, "require('kin_memory').setup({ … }) with cmd = {")
+  has(bad, "Or give its full path: require('kin_memory').setup({ cmd = { '/path/to/kin-memory', 'serve' } })")
   T.check(not bad:find('kinMemory.', 1, true), 'no VS Code setting names:\n%s', bad)
 end)
