@@ -48,7 +48,7 @@ class Hover:
         return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text))
 
     def related(self, memory: Memory, line: int, col: int) -> str | None:
-        if not self.session.file_settings().memory_enabled:
+        if self.session.settings.hover.related == "off" or not self.session.file_settings().memory_enabled:
             return None
         with self.recall.querying():
             found = self.recall.recall.related_to(memory, line, col, self.session.active())
