@@ -12,6 +12,14 @@ def counted(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one}" if n == 1 else f"{n} {many or one + 's'}"
 
 
+def sentence(text: str) -> str:
+    """A fragment ("reflection is not configured: set …") as an editor shows a refusal: capitalised,
+    ending with a full stop. The command line keeps its own lower-case "kin-memory: …" style."""
+    if not text:
+        return text
+    return text[:1].upper() + text[1:] + ("" if text.endswith((".", "?", "!")) else ".")
+
+
 def untouched(age_days: float) -> str:
     """How long a memory has gone without a write, in whole days."""
     days = int(age_days)

@@ -76,3 +76,16 @@ def test_a_settings_value_of_the_wrong_type_is_named_in_words(tmp_path: Path) ->
 
 def test_no_stamp_reads_global_no_stamp() -> None:
     assert visibility(None, ("/src/app",)).scope == "global (no stamp)"
+
+
+def test_a_refusal_reads_as_a_sentence_and_an_unknown_proposal_is_shown_escaped(tmp_path: Path) -> None:
+    import pytest
+
+    from kin_memory.proposals import store as proposals
+    from kin_memory.wording import sentence
+
+    assert sentence("reflection is not configured: set x") == "Reflection is not configured: set x."
+    assert sentence("Done.") == "Done." and sentence("") == ""
+    with pytest.raises(proposals.ProposalError) as err:
+        proposals.load(tmp_path, "../x\u202e")
+    assert str(err.value) == "there is no proposal `../x\\u202e`"

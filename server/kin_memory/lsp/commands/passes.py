@@ -34,6 +34,7 @@ from ...store.home import home_relative
 from ...store.memory import Memory
 from ...store.workspace import is_inside
 from ...tool import messages
+from ...wording import sentence
 from ..progress import Progress
 from ..session import Session, uri_to_path
 from .base import CommandFailed, Handler, workspace_arg
@@ -70,7 +71,7 @@ class PassCommands:
             cfg.check(config, label)
             return config, cfg.api_key(config, label=label)
         except cfg.ConfigError as exc:
-            raise CommandFailed(str(exc)) from None
+            raise CommandFailed(sentence(str(exc))) from None
 
     def _workspace(self, value: str | None) -> str | None:
         """The one workspace a pass runs for: the argument ("none": the operator's view), else the first
