@@ -1,9 +1,10 @@
--- kin-memory for Neovim 0.11+: the language server through vim.lsp.config/vim.lsp.enable, filetype
--- detection for the memory store, and user commands for the server's custom commands.
+-- kin-memory for Neovim 0.11+: the language server through vim.lsp.config/vim.lsp.enable, attached by
+-- path to the memory files of the store (which keep the filetype `markdown`, so markdown's ftplugin,
+-- syntax, `FileType markdown` autocmds and other markdown servers still apply), and user commands for
+-- the server's custom commands.
 local M = {}
 
 M.name = 'kin_memory'
-M.filetype = 'markdown.kinmemory' -- dotted: markdown's ftplugin and syntax still apply
 
 local defaults = {
   cmd = { 'kin-memory', 'serve' },
@@ -11,6 +12,7 @@ local defaults = {
   info_cmd = nil,
   settings = {}, -- the `kinMemory` section: memoryDir, workspace, staleDays, toolMode, severity, reflection…
   search_limit = 10,
+  codelens = true, -- the server's code lens (category · visibility · lifecycle) on a memory's first line
   start_timeout_ms = 10000,
   info_timeout_ms = 20000,
 }
@@ -132,7 +134,7 @@ local function fail(gen, msg, detail)
   notify(msg, vim.log.levels.ERROR)
 end
 
-local recheck_buffers -- defined below, with the filetype detection
+local recheck_buffers -- defined below, with the memory file test
 
 --- Take an `info` answer (from the CLI or the server) as the truth about the store.
 local function learn(info)
@@ -177,11 +179,11 @@ local function on_info_exit(gen, cmd, out)
 end
 
 -- The ONE bootstrap path. Before any server runs, Neovim must know which buffers are memory files
--- (to give them the filetype that attaches the client), so setup() asks the configured server's
+-- (the client attaches by path), so setup() asks the configured server's
 -- CLI once: `kin-memory info --json` (plus `--editor-memory-dir` for the memoryDir setting),
 -- asynchronously with vim.system so startup is not delayed. When the answer arrives the root is
 -- remembered and every loaded buffer is checked again; a memory opened before that (even one given
--- on Neovim's command line) gets its filetype and client then. After the client attaches, the
+-- on Neovim's command line) gets its client then. After the client attaches, the
 -- server's `kin.memory.info` refreshes the answer (see the LspAttach handler below).
 local function bootstrap()
   state.generation = state.generation + 1
@@ -241,20 +243,23 @@ function M.is_memory_file(path)
   return true
 end
 
---- Give the memory filetype to loaded buffers that turn out to be memory files now that the root is
---- known (they were opened before the answer arrived). Setting the filetype attaches the client
---- through vim.lsp.enable's FileType autocmd. Only buffers still carrying what plain detection gives a
---- `*.md` file are touched, never a filetype the user chose.
+--- Whether `buf` is a loaded file buffer showing a memory file of the store.
+function M.is_memory_buffer(buf)
+  buf = (buf == nil or buf == 0) and vim.api.nvim_get_current_buf() or buf
+  return vim.api.nvim_buf_is_valid(buf) and vim.bo[buf].buftype == ''
+    and M.is_memory_file(vim.api.nvim_buf_get_name(buf))
+end
+
+--- Attach the client to loaded memory buffers that have none: those opened before the root was known
+--- (even files given on Neovim's command line), or all of them after a restart. The filetype is never
+--- touched: a memory stays `markdown` (or whatever the user gave it).
 recheck_buffers = function()
   if not M.root() then
     return
   end
   for _, buf in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == '' then
-      local ft = vim.bo[buf].filetype
-      if (ft == 'markdown' or ft == '') and M.is_memory_file(vim.api.nvim_buf_get_name(buf)) then
-        vim.bo[buf].filetype = M.filetype
-      end
+    if vim.api.nvim_buf_is_loaded(buf) and M.is_memory_buffer(buf) then
+      M.attach(buf)
     end
   end
 end
@@ -275,22 +280,62 @@ local function error_text(err)
   return tostring(err)
 end
 
+local stopping = {} -- client id → true while the plugin itself stops that client (:KinMemoryRestart)
+
+--- The server's exit, when nobody asked for it: say so, and how to get it back.
+local function on_server_exit(code, signal, client_id)
+  if stopping[client_id] or vim.v.exiting ~= vim.NIL or (code == 0 and signal == 0) then
+    return
+  end
+  local client = vim.lsp.get_client_by_id(client_id)
+  if client and client._is_stopping then -- :LspStop, vim.lsp.enable(false): asked for
+    return
+  end
+  local how = signal ~= 0 and ('it was killed by signal %d'):format(signal) or ('it exited with status %d'):format(code)
+  vim.schedule(function()
+    notify(('the language server stopped (%s): memory files have no diagnostics, completion or code lens until '
+      .. 'it runs again. :KinMemoryRestart starts it; :LspLog shows its last messages.'):format(how),
+      vim.log.levels.ERROR)
+  end)
+end
+
 local function lsp_config()
   local settings = vim.deepcopy(M.options.settings)
   return {
     cmd = M.options.cmd,
-    filetypes = { M.filetype },
-    root_dir = function(_, on_dir)
-      on_dir(workspace_dir())
+    -- Attached by path, not by a filetype of its own: memory files stay `markdown`, so the user's
+    -- markdown setup (FileType autocmds, marksman, markdown-oxide, syntax) applies to them unchanged.
+    filetypes = { 'markdown' },
+    root_dir = function(buf, on_dir)
+      if M.is_memory_buffer(buf) then
+        on_dir(workspace_dir())
+      end
     end,
     -- One server per store: memory files live outside any project, so buffers opened from another
     -- working directory share the client instead of starting a second indexer on the same root.
     reuse_client = function(client, config)
       return client.name == config.name and not client:is_stopped()
     end,
+    on_exit = on_server_exit,
     settings = { kinMemory = settings },
     init_options = { kinMemory = settings },
   }
+end
+
+--- Attach the kin-memory client to memory buffer `buf` (starting the server when none runs).
+function M.attach(buf)
+  for _, c in ipairs(vim.lsp.get_clients({ bufnr = buf, name = M.name })) do
+    if not c:is_stopped() then
+      return -- a client still being stopped (a restart) does not count
+    end
+  end
+  local config = vim.deepcopy(vim.lsp.config[M.name] or lsp_config())
+  config.name = M.name
+  config.root_dir = workspace_dir()
+  if type(config.cmd) == 'table' and vim.fn.executable(config.cmd[1]) ~= 1 then
+    return -- the bootstrap already said so
+  end
+  vim.lsp.start(config, { bufnr = buf, silent = true })
 end
 
 -- ---------------------------------------------------------------------------------------------
@@ -338,6 +383,80 @@ end
 
 local refreshed = {} -- client id → true once kin.memory.info was asked
 
+--- The memory buffers the kin-memory client is attached to.
+local function attached_buffers()
+  local bufs = {}
+  for _, client in ipairs(vim.lsp.get_clients({ name = M.name })) do
+    for buf in pairs(client.attached_buffers or {}) do
+      if vim.api.nvim_buf_is_loaded(buf) then
+        bufs[#bufs + 1] = buf
+      end
+    end
+  end
+  return bufs
+end
+
+--- Ask for the code lens of every attached memory again (after a command, the store may have changed).
+function M.refresh_lenses()
+  if not M.options.codelens then
+    return
+  end
+  for _, buf in ipairs(attached_buffers()) do
+    pcall(vim.lsp.codelens.refresh, { bufnr = buf })
+  end
+end
+
+--- Code lens on a memory buffer the client just attached to, kept fresh as the buffer is edited.
+local function enable_lenses(buf, group)
+  if not M.options.codelens then
+    return
+  end
+  pcall(vim.lsp.codelens.refresh, { bufnr = buf })
+  vim.api.nvim_clear_autocmds({ group = group, buffer = buf })
+  vim.api.nvim_create_autocmd({ 'BufEnter', 'InsertLeave', 'BufWritePost', 'FocusGained' }, {
+    group = group,
+    buffer = buf,
+    callback = function()
+      if #vim.lsp.get_clients({ bufnr = buf, name = M.name }) > 0 then
+        pcall(vim.lsp.codelens.refresh, { bufnr = buf })
+      end
+    end,
+  })
+end
+
+--- :KinMemoryRestart: stop the server (if it still runs) and start it again for every memory buffer.
+function M.restart()
+  local bufs = {}
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) and M.is_memory_buffer(buf) then
+      bufs[#bufs + 1] = buf
+    end
+  end
+  local old = vim.lsp.get_clients({ name = M.name })
+  for _, client in ipairs(old) do
+    stopping[client.id] = true
+    client:stop()
+  end
+  vim.wait(3000, function()
+    return #vim.tbl_filter(function(c)
+      return not c:is_stopped()
+    end, old) == 0
+  end, 20)
+  for _, client in ipairs(old) do
+    if not client:is_stopped() then
+      client:stop(true)
+    end
+  end
+  if #bufs > 0 then
+    for _, buf in ipairs(bufs) do
+      M.attach(buf)
+    end
+  elseif not M.client() then
+    return
+  end
+  notify('the language server restarted.')
+end
+
 --- Ask the running server where the store is (`kin.memory.info`), once per client: its answer
 --- replaces the bootstrap's (same resolution, and it follows the settings the client sent).
 function M.refresh_info(client)
@@ -357,6 +476,27 @@ function M.refresh_info(client)
     end)
 end
 
+-- What each command does, in words, for the messages that say it failed (the wire name is jargon).
+local DOING = {
+  ['kin.memory.search'] = 'the search', ['kin.memory.reflect'] = 'the reflection',
+  ['kin.memory.init'] = 'reading the repository', ['kin.memory.consolidate'] = 'the consolidation',
+  ['kin.memory.consolidationCandidates'] = 'finding consolidation candidates',
+  ['kin.memory.applyProposal'] = 'applying the proposal', ['kin.memory.discardProposal'] = 'discarding the proposal',
+  ['kin.memory.sweep'] = 'the sweep', ['kin.memory.markReviewed'] = 'marking the memory reviewed',
+  ['kin.memory.indexPreview'] = 'the prompt block preview', ['kin.memory.reindex'] = 'the reindex',
+  ['kin.memory.info'] = 'asking where the store is', ['kin.memory.history'] = 'reading the history',
+  ['kin.memory.version'] = 'reading a kept version', ['kin.memory.restore'] = 'restoring the version',
+  ['kin.memory.changes'] = 'listing the changes', ['kin.memory.acceptChanges'] = 'accepting the changes',
+  ['kin.memory.revertChanges'] = 'reverting the changes', ['kin.memory.fixAll'] = 'finding the safe fixes',
+  ['kin.memory.restamp'] = 'the re-stamp', ['kin.memory.tool'] = 'the memory tool',
+  ['kin.memory.list'] = 'listing the memories', ['kin.memory.stats'] = 'reading the store statistics',
+  ['kin.memory.setMemoryEnabled'] = 'turning memory on or off',
+}
+
+function M.doing(command)
+  return DOING[command] or ('the command ' .. command)
+end
+
 --- Run one `workspace/executeCommand` with a single JSON object argument; `callback(result)` runs
 --- only on success, a server error becomes an error notification.
 function M.execute(command, arg, callback)
@@ -370,15 +510,17 @@ function M.execute(command, arg, callback)
   local params = { command = command, arguments = { arg } }
   local ok = client:request('workspace/executeCommand', params, function(err, result)
     if err then
-      notify(('%s failed: %s'):format(command, error_text(err)), vim.log.levels.ERROR)
+      notify(('%s failed: %s'):format(M.doing(command), M.printable(M.one_line(error_text(err)))), vim.log.levels.ERROR)
       return
     end
     if callback then
       callback(result)
     end
+    M.refresh_lenses() -- a command may have changed what a lens says (reviewed, re-stamped, moved)
   end)
   if not ok then
-    notify(command .. ': the request could not be sent (server stopped?)', vim.log.levels.ERROR)
+    notify(('could not reach the server for %s (did it stop?). :KinMemoryRestart starts it again.'):format(M.doing(command)),
+      vim.log.levels.ERROR)
   end
   return ok
 end
@@ -417,8 +559,23 @@ local function scratch(name, lines, filetype)
     win = vim.api.nvim_get_current_win()
     vim.api.nvim_win_set_buf(win, buf)
   end
+  M.close_with_q(buf)
   return buf, win
 end
+
+--- `q` closes a scratch buffer's window (or, in the last window, the buffer), as in help and quickfix.
+function M.close_with_q(buf)
+  vim.keymap.set('n', 'q', function()
+    if #vim.api.nvim_list_wins() > 1 then
+      vim.api.nvim_win_close(0, true)
+    else
+      pcall(vim.api.nvim_buf_delete, buf, { force = true })
+    end
+  end, { buffer = buf, nowait = true, desc = 'kin-memory: close' })
+end
+
+-- For the plugin's other modules: one way to notify, escape, flatten and show scratch text.
+M.notify, M.printable, M.one_line, M.scratch = notify, printable, one_line, scratch
 
 local function close_window(win)
   if win and vim.api.nvim_win_is_valid(win) and #vim.api.nvim_list_wins() > 1 then
@@ -868,7 +1025,63 @@ function M.reviewed()
   end)
 end
 
---- :KinMemoryPreview: the prompt block the agent would get, in a scratch buffer.
+local preview_ns = vim.api.nvim_create_namespace('kin_memory_preview')
+local CAP_WORDS = { lines = '200-line', bytes = '25 KB' }
+
+local function plural(n, one, many)
+  return ('%d %s'):format(n, n == 1 and one or many)
+end
+
+--- The sentence under the preview's notification: the counts, what the cap cut, what is hidden.
+function M.preview_summary(result)
+  local parts = { ('prompt block: %s lines, %s bytes'):format(result.lines, result.bytes) }
+  local cut = tonumber(result.cut) or 0
+  local reason = result.cutReason ~= vim.NIL and result.cutReason or nil
+  if cut > 0 and reason then
+    parts[#parts + 1] = ('%s past the %s cap %s not inlined'):format(plural(cut, 'line', 'lines'),
+      CAP_WORDS[reason] or reason, cut == 1 and 'is' or 'are')
+  elseif result.truncated then
+    parts[#parts + 1] = 'truncated at the cap: the rest is not in the prompt'
+  end
+  local hidden = tonumber(result.hidden) or 0
+  if hidden > 0 then
+    parts[#parts + 1] = ('%s of other workspaces %s hidden (one line says so)'):format(
+      plural(hidden, 'memory', 'memories'), hidden == 1 and 'is' or 'are')
+  end
+  return table.concat(parts, '; ')
+end
+
+--- Under the preview's text, as virtual lines (the buffer stays exactly the prompt block): what the
+--- cap cut (the memories the listing no longer reaches) and what the workspace filter hides.
+local function annotate_preview(buf, result, cut_memories)
+  vim.api.nvim_buf_clear_namespace(buf, preview_ns, 0, -1)
+  local notes = {}
+  local function note(text, hl)
+    notes[#notes + 1] = { { text, hl or 'Comment' } }
+  end
+  note('── ' .. M.preview_summary(result) .. ' ──', 'Title')
+  if #cut_memories > 0 then
+    note(('Cut by the cap (the agent never sees them listed): %s'):format(plural(#cut_memories, 'memory', 'memories')),
+      'WarningMsg')
+    for i, path in ipairs(cut_memories) do
+      if i > 20 then
+        note(('  … and %d more'):format(#cut_memories - 20))
+        break
+      end
+      note('  ' .. printable(path))
+    end
+  end
+  local hidden = tonumber(result.hidden) or 0
+  if hidden > 0 then
+    note(('Hidden: %s of other workspaces (:KinMemorySearch! or :KinMemoryList! shows them)')
+      :format(plural(hidden, 'memory', 'memories')))
+  end
+  local last = vim.api.nvim_buf_line_count(buf) - 1
+  vim.api.nvim_buf_set_extmark(buf, preview_ns, last, 0, { virt_lines = notes })
+end
+
+--- :KinMemoryPreview: the prompt block the agent would get, in a scratch buffer; under it, what the
+--- caps cut and what the workspace filter hides.
 function M.preview()
   local arg = {}
   local ws = M.options.settings.workspace
@@ -877,12 +1090,28 @@ function M.preview()
   end
   M.execute('kin.memory.indexPreview', arg, function(result)
     if type(result) ~= 'table' or type(result.text) ~= 'string' then
-      notify('indexPreview returned no text', vim.log.levels.ERROR)
+      notify('the server sent no prompt block.', vim.log.levels.ERROR)
       return
     end
-    scratch('kin-memory://index-preview', vim.split(result.text, '\n', { plain = true }))
-    notify(('prompt block: %s lines, %s bytes%s'):format(result.lines, result.bytes,
-      result.truncated and ' (truncated at the cap)' or ''))
+    local buf = scratch('kin-memory://index-preview', vim.split(result.text, '\n', { plain = true }))
+    annotate_preview(buf, result, {})
+    notify(M.preview_summary(result))
+    if not result.truncated then
+      return
+    end
+    -- Which memories the cut took: the visible ones (sessions are never listed) not in the text.
+    M.execute('kin.memory.list', vim.empty_dict(), function(list)
+      local cut = {}
+      for _, m in ipairs(type(list) == 'table' and list.memories or {}) do
+        if m.visible and m.category ~= 'session' and not result.text:find('- ' .. m.path .. ' (', 1, true) then
+          cut[#cut + 1] = m.path
+        end
+      end
+      table.sort(cut)
+      if vim.api.nvim_buf_is_valid(buf) then
+        annotate_preview(buf, result, cut)
+      end
+    end)
   end)
 end
 
@@ -948,6 +1177,8 @@ local function define_commands()
   cmd('KinMemoryInfo', M.show_info, { nargs = 0, desc = 'kin-memory: where the store is and how it was found' })
   require('kin_memory.history').define_commands()
   require('kin_memory.bulk').define_commands()
+  require('kin_memory.manage').define_commands()
+  require('kin_memory.stats').define_commands()
 end
 
 --- Set everything up. Options: `cmd` (server command, default `{'kin-memory', 'serve'}`),
@@ -960,27 +1191,18 @@ function M.setup(opts)
       M.options[key] = opts[key] -- a list: replace, never merge element-wise
     end
   end
-  vim.filetype.add({
-    pattern = {
-      ['.*%.md'] = {
-        function(path)
-          if M.is_memory_file(path) then
-            return M.filetype
-          end
-        end,
-        { priority = 10 }, -- before the plain `md` extension rule
-      },
-    },
-  })
   vim.lsp.config(M.name, lsp_config())
   vim.lsp.enable(M.name)
   local group = vim.api.nvim_create_augroup('kin_memory', { clear = true })
+  local lens_group = vim.api.nvim_create_augroup('kin_memory_codelens', { clear = true })
   vim.api.nvim_create_autocmd('LspAttach', {
     group = group,
     callback = function(args)
       local client = vim.lsp.get_client_by_id(args.data.client_id)
       if client and client.name == M.name then
         M.refresh_info(client)
+        enable_lenses(args.buf, lens_group)
+        require('kin_memory.frontmatter').attach(args.buf)
       end
     end,
   })

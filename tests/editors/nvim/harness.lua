@@ -70,15 +70,17 @@ function T.wait(pred, what, timeout)
   return value
 end
 
---- Wait until buf has the memory filetype: at once when the plugin already knows the store, else
---- when its startup question to the server (`kin-memory info`) has been answered.
+--- Wait until kin-memory has attached to buf (by path: the buffer keeps the filetype markdown): at
+--- once when the plugin already knows the store, else when its startup question to the server
+--- (`kin-memory info`) has been answered.
 function T.wait_filetype(buf, rel)
   T.wait(function()
-    return vim.bo[buf].filetype == 'markdown.kinmemory'
+    return #vim.lsp.get_clients({ bufnr = buf, name = 'kin_memory' }) > 0
   end, function()
-    return ('the filetype of %s to become markdown.kinmemory (is %q; store root known to the plugin: %s)'):format(
-      rel, vim.bo[buf].filetype, tostring(require('kin_memory').root()))
+    return ('kin-memory to attach to %s (store root known to the plugin: %s)'):format(rel,
+      tostring(require('kin_memory').root()))
   end)
+  T.eq(vim.bo[buf].filetype, 'markdown', 'the filetype of ' .. rel)
 end
 
 --- Wait for buf's kin-memory client to be attached and initialized; returns the client.
@@ -155,6 +157,34 @@ function T.script_select(choose)
     end)
   end
   return calls
+end
+
+--- Replace vim.ui.input with scripted answers (one per call, in order); returns the prompts asked.
+function T.script_input(answers)
+  local asked = {}
+  vim.ui.input = function(opts, on_confirm)
+    asked[#asked + 1] = { prompt = opts.prompt, default = opts.default }
+    local answer = answers[#asked]
+    vim.schedule(function()
+      on_confirm(answer)
+    end)
+  end
+  return asked
+end
+
+--- The lines of the buffer named `name` once it exists and has more than `min` lines.
+function T.wait_buffer(name, min)
+  return T.wait(function()
+    local b = vim.fn.bufnr(name)
+    return b ~= -1 and vim.api.nvim_buf_line_count(b) > (min or 1) and b
+  end, 'the ' .. name .. ' buffer')
+end
+
+--- Run the project's CLI as the user would in this project (same environment, same directory).
+function T.cli(args)
+  local out = vim.system(vim.list_extend({ 'kin-memory' }, args), { text = true, cwd = T.project }):wait()
+  T.check(out.code == 0, 'kin-memory %s exited with %d: %s', table.concat(args, ' '), out.code, out.stderr or '')
+  return out.stdout
 end
 
 function T.noted(pattern)

@@ -5,6 +5,9 @@
 # exits non-zero with its reason; this script reports every case and fails when any failed.
 #
 # Usage: tests/editors/nvim/run.sh [CASE...]      (case names without .lua; default: all)
+#   The pseudo-case `screenshot` (run with all of them) attaches to `nvim --embed` as a UI over
+#   msgpack-RPC and paints the screen into tests/editors/.artifacts/nvim-health.png (screenshot.py;
+#   Pillow and msgpack in a cached venv). Copy it to docs/images/ to refresh the README's picture.
 # Environment:
 #   KIN_NVIM_SERVER=CMD  put a `kin-memory` that runs CMD first on PATH (e.g. `false`: see them fail)
 #   KIN_NVIM_KEEP=1      keep the temporary folders (Neovim's lsp.log, the store) for inspection
@@ -64,7 +67,21 @@ if [ $# -gt 0 ]; then
 else
   cases=()
   for f in "$HERE"/cases/*.lua; do cases+=("$(basename "$f" .lua)"); done
+  cases+=(screenshot)
 fi
+
+SHOT_VENV="$CACHE/shot"
+shot_setup() {
+  if ! "$SHOT_VENV/bin/python" -c 'import PIL, msgpack' 2>/dev/null; then
+    echo "installing Pillow and msgpack (for the screenshot) into $SHOT_VENV"
+    rm -rf "$SHOT_VENV"
+    python3 -m venv "$SHOT_VENV"
+    "$SHOT_VENV/bin/python" -m pip install -q pillow==13.0.0 msgpack==1.2.4
+  fi
+  if [ ! -f /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ] && command -v apt-get >/dev/null; then
+    apt-get install -y -q fonts-dejavu-core >/dev/null
+  fi
+}
 
 passed=0
 failed=()
@@ -97,18 +114,30 @@ SH
         path_prefix="$dir/broken:$path_prefix" ;;
       *) echo "unknown directive in $name.lua: -- e2e: $directive $arg" >&2; exit 2 ;;
     esac
-  done < <(sed -n 's/^-- e2e: //p' "$HERE/cases/$name.lua")
+  done < <([ "$name" = screenshot ] || sed -n 's/^-- e2e: //p' "$HERE/cases/$name.lua")
+  run=("$NVIM" --headless --clean -n -i NONE -u "$HERE/init.lua" -S "$HERE/cases/$name.lua" "${files[@]}")
+  project="$dir/project"
+  if [ "$name" = screenshot ]; then
+    # A new user's machine: the store at its default place, Neovim started in a project of $HOME.
+    mkdir -p "$dir/home/.kin" "$dir/home/src/billing"
+    mv "$dir/store" "$dir/home/.kin/memory"
+    ln -s "$dir/home/.kin/memory" "$dir/store"
+    store_env=()
+    project="$dir/home/src/billing"
+    shot_setup
+    run=("$SHOT_VENV/bin/python" "$HERE/screenshot.py" --nvim "$NVIM" --init "$HERE/init.lua"
+      --out "$REPO/tests/editors/.artifacts/nvim-health.png")
+  fi
   t0=$(date +%s%N)
   status=0
   (
-    cd "$dir/project"
+    cd "$project"
     env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u KIN_MEMORY_DIR PATH="$path_prefix$PATH" HOME="$dir/home" \
       XDG_CONFIG_HOME="$dir/config" XDG_DATA_HOME="$dir/data" XDG_STATE_HOME="$dir/state" \
       XDG_CACHE_HOME="$dir/cache" "${store_env[@]}" KIN_NVIM_STORE="$dir/store" \
       KIN_REPO="$REPO" KIN_NVIM_CASE="$name" KIN_NVIM_HARNESS="$HERE/harness.lua" KIN_NVIM_DIR="$HERE" \
       KIN_PYTHON="$VENV/bin/python" \
-      timeout "${KIN_NVIM_TIMEOUT:-60}" "$NVIM" --headless --clean -n -i NONE -u "$HERE/init.lua" \
-      -S "$HERE/cases/$name.lua" "${files[@]}"
+      timeout "${KIN_NVIM_TIMEOUT:-60}" "${run[@]}"
   ) > "$dir/output.log" 2>&1 || status=$?
   ms=$(( ($(date +%s%N) - t0) / 1000000 ))
   secs="$((ms / 1000)).$(( ms % 1000 / 100 ))"
@@ -117,7 +146,7 @@ SH
     status=3
     echo "Neovim showed a Lua error (above)" >> "$dir/output.log"
   fi
-  if [ $status = 0 ] && grep -q "^PASS $name" "$dir/output.log"; then
+  if [ $status = 0 ] && { [ "$name" = screenshot ] || grep -q "^PASS $name" "$dir/output.log"; }; then
     passed=$((passed + 1))
     echo "  ok   $name (${secs} s)"
     [ "${KIN_NVIM_VERBOSE:-0}" = 1 ] && sed -e '/^$/d' -e 's/^/       | /' "$dir/output.log"

@@ -2,7 +2,8 @@
 -- e2e: open prefs/tone.md
 -- `nvim store/facts/cache.md store/prefs/tone.md`: the first memory is loaded during startup, before
 -- the plugin's asynchronous question to the server (`kin-memory info`) can have been answered. It is
--- plain markdown until the answer arrives, then gets the memory filetype, the client and diagnostics
+-- plain markdown without a client until the answer arrives, then gets the client and diagnostics (and
+-- stays markdown)
 -- without the user doing anything. The second file loads later and is recognised at once.
 local T = dofile(vim.env.KIN_NVIM_HARNESS)
 local kin = require('kin_memory')
@@ -28,6 +29,6 @@ T.run(function()
   vim.cmd('next')
   local buf = vim.api.nvim_get_current_buf()
   T.eq(vim.uv.fs_realpath(vim.api.nvim_buf_get_name(buf)), T.path('prefs/tone.md'), 'the second argument')
-  T.eq(vim.bo[buf].filetype, 'markdown.kinmemory', 'filetype of a memory opened once the root is known')
+  T.eq(vim.bo[buf].filetype, 'markdown', 'filetype of a memory opened once the root is known')
   T.wait_client(buf, 'prefs/tone.md')
 end)

@@ -1,5 +1,20 @@
--- :KinMemoryPreview shows the prompt block the agent gets (indexPreview) in a scratch buffer.
+-- :KinMemoryPreview shows the prompt block the agent gets (indexPreview) in a scratch buffer; under
+-- the text (virtual lines: the buffer stays exactly the prompt block) what the cap cut, by name, and
+-- what the workspace filter hides.
 local T = dofile(vim.env.KIN_NVIM_HARNESS)
+
+local function notes_under(buf)
+  local ns = vim.api.nvim_get_namespaces().kin_memory_preview
+  local out = {}
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })) do
+    for _, vl in ipairs(m[4].virt_lines or {}) do
+      out[#out + 1] = table.concat(vim.tbl_map(function(chunk)
+        return chunk[1]
+      end, vl))
+    end
+  end
+  return out
+end
 
 T.run(function()
   local memory_buf, client = T.open('facts/build.md')
@@ -25,6 +40,8 @@ T.run(function()
   T.wait(function()
     return T.noted('prompt block: ' .. expected.lines .. ' lines, ' .. expected.bytes .. ' bytes')
   end, 'a notification with the line and byte counts')
+  T.eq(notes_under(buf), { ('── prompt block: %d lines, %d bytes ──'):format(expected.lines, expected.bytes) },
+    'the note under an uncut block')
 
   -- Run again: the same buffer is reused, not a second one.
   vim.cmd('KinMemoryPreview')
@@ -36,4 +53,33 @@ T.run(function()
     end
   end
   T.eq(count, 1, 'preview buffers after a second :KinMemoryPreview')
+
+  -- Past the 200-line cap (and with a memory of another workspace): the note names what was cut.
+  for i = 1, 205 do
+    T.write(T.path(('facts/bulk/f%03d.md'):format(i)), ('---\ncategory: project-fact\nworkspace: global\n---\n# Fact %d\n'):format(i))
+  end
+  T.write(T.path('facts/elsewhere.md'), '---\ncategory: project-fact\nworkspace: /somewhere/else\n---\n# Elsewhere\n')
+  local cut = T.wait(function()
+    local r = T.exec(client, 'kin.memory.indexPreview', vim.empty_dict())
+    return r.truncated and r.hidden == 1 and r
+  end, 'the server to see the new memories')
+  vim.cmd('KinMemoryPreview')
+  local notes = T.wait(function()
+    local n = notes_under(buf)
+    return #n > 3 and n
+  end, 'the notes under a cut block')
+  T.log(table.concat(notes, '\n'))
+  T.eq(notes[1], ('── prompt block: %d lines, %d bytes; %d lines past the 200-line cap are not inlined; 1 memory of '
+    .. 'other workspaces is hidden (one line says so) ──'):format(cut.lines, cut.bytes, cut.cut), 'the summary line')
+  T.check(notes[2]:find('Cut by the cap'), 'the cut heading: %s', notes[2])
+  T.check(cut.text:find('f205.md', 1, true) == nil, 'f205 is past the cap')
+  local named = table.concat(notes, '\n')
+  T.check(named:find('  /memories/facts/bulk/f205.md\n', 1, true), 'cut memories are named:\n%s', named)
+  for _, line in ipairs(notes) do
+    local path = line:match('^  (/memories/%S+)$')
+    if path then
+      T.check(not cut.text:find(path .. ' (', 1, true), '%s is named as cut but is in the block', path)
+    end
+  end
+  T.check(notes[#notes]:find('Hidden: 1 memory of other workspaces', 1, true), 'the hidden line: %s', notes[#notes])
 end)

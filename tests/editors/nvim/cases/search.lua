@@ -39,7 +39,7 @@ T.run(function()
   end)
   local opened = vim.api.nvim_get_current_buf()
   T.check(opened ~= buf, 'a new buffer was opened')
-  T.eq(vim.bo[opened].filetype, 'markdown.kinmemory', 'filetype of the opened memory')
+  T.eq(vim.bo[opened].filetype, 'markdown', 'filetype of the opened memory')
   T.wait(function()
     return #vim.lsp.get_clients({ bufnr = opened, name = 'kin_memory' }) == 1
   end, 'kin_memory to attach to the opened memory')
