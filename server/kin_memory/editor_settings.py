@@ -51,6 +51,13 @@ class HistorySettings:
 
 
 @attrs.frozen
+class HoverSettings:
+    """What hovering body text shows: `related = "off"` keeps recall out of hovers (frontmatter hovers stay)."""
+
+    related: Literal["on", "off"] = "on"
+
+
+@attrs.frozen
 class Settings:
     memory_dir: str | None = None
     workspace: str | None = None  # overrides the active workspace
@@ -62,6 +69,7 @@ class Settings:
     reflection: ReflectionSettings = attrs.field(factory=ReflectionSettings)
     history: HistorySettings = attrs.field(factory=HistorySettings)
     server: ServerLaunchSettings = attrs.field(factory=ServerLaunchSettings)
+    hover: HoverSettings = attrs.field(factory=HoverSettings)
 
 
 @attrs.frozen
@@ -153,5 +161,5 @@ def _expected(field: attrs.Attribute[Any], exc: BaseException) -> str:
     return "expected a string"
 
 
-for _cls in (ReflectionSettings, ServerLaunchSettings, Settings):
+for _cls in (ReflectionSettings, ServerLaunchSettings, HistorySettings, HoverSettings, Settings):
     attrs.resolve_types(_cls)  # field types are strings under postponed annotations

@@ -2,7 +2,8 @@
 
 Recall runs on the query pool, off the event loop: keystrokes keep being served meanwhile. With
 `memory_enabled = false` in a settings file there is no recall: body text gets no hover (the settings
-files are read on the pool too), while frontmatter hovers, like diagnostics, stay.
+files are read on the pool too), while frontmatter hovers, like diagnostics, stay. The editor setting
+`hover.related = "off"` turns the related memories off the same way.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ class Hover:
         line = memory.lines[n] if 0 <= n < len(memory.lines) else ""
         col = col_from_client(line, params.position.character, self.session.encoding)
         text = frontmatter_hover(memory, n, col, self.session.context())
-        if text is None and memory.body_line <= n < len(memory.lines) and line.strip():
+        wanted = self.session.settings.hover.related == "on"
+        if text is None and wanted and memory.body_line <= n < len(memory.lines) and line.strip():
             loop = asyncio.get_running_loop()
             text = await loop.run_in_executor(self.pool, self.related, memory, n, col)
         if text is None:
