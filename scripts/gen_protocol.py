@@ -180,6 +180,9 @@ def _ts_one(model: Model, hint: Any) -> str:
         (item,) = typing.get_args(hint)
         inner = ts_type(model, item)
         return f"({inner})[]" if " " in inner else f"{inner}[]"
+    if origin is dict and typing.get_args(hint):
+        key, value = typing.get_args(hint)
+        return f"Record<{ts_type(model, key)}, {ts_type(model, value)}>"
     if origin is dict or hint is dict:
         return "Record<string, unknown>"
     if _is_union(hint):
@@ -276,6 +279,9 @@ def _lua_one(model: Model, hint: Any) -> str:
         (item,) = typing.get_args(hint)
         inner = lua_type(model, item)
         return f"({inner})[]" if "|" in inner else f"{inner}[]"
+    if origin is dict and typing.get_args(hint):
+        key, value = typing.get_args(hint)
+        return f"table<{lua_type(model, key)},{lua_type(model, value)}>"
     if origin is dict or hint is dict:
         return "table<string,any>"
     if _is_union(hint):

@@ -9,6 +9,7 @@ export type IndexStateName = "building" | "ready" | "unavailable";
 export type HistorySource = "tool" | "proposal" | "sweep" | "edit" | "external" | "restore";
 export type QueueKind = "created" | "changed" | "deleted";
 export type RootSource = "argument" | "KIN_MEMORY_DIR" | "editor setting" | "global settings" | "default";
+export type GroupKind = "duplicate" | "contradiction";
 
 /** Commands that take `{}` (or no argument at all). */
 export type EmptyParams = Record<string, never>;
@@ -88,6 +89,10 @@ export interface PathsParams {
   paths?: string[];
   /** every change of the queue (paths are then ignored) */
   all?: boolean;
+}
+
+export interface SetMemoryEnabledParams {
+  enabled: boolean;
 }
 
 export interface RestampParams {
@@ -317,6 +322,82 @@ export interface InfoResult {
   memoryEnabled: boolean;
 }
 
+/** A category's memories: each counts once in `total` and once in exactly one status (quiet wins). */
+export interface CategoryCounts {
+  total: number;
+  ok: number;
+  stale: number;
+  expiring: number;
+  expired: number;
+  /** stamped to a repository path that no longer exists (KM301) */
+  quiet: number;
+}
+
+export interface ExpiringMemory {
+  path: string;
+  uri: string;
+  category: Category;
+  /** the UTC date it is swept, YYYY-MM-DD */
+  expires: string;
+  /** whole days left, rounded (0: within the day) */
+  days: number;
+}
+
+export interface QuietRepository {
+  /** the stamp: a repository path that no longer exists */
+  workspace: string;
+  paths: string[];
+  uris: string[];
+}
+
+export interface MemoryGroup {
+  kind: GroupKind;
+  paths: string[];
+  uris: string[];
+  reason: string;
+}
+
+export interface PromptBlockSize {
+  /** lines inlined (as kin.memory.indexPreview) */
+  lines: number;
+  /** bytes inlined (UTF-8) */
+  bytes: number;
+  maxLines: number;
+  maxBytes: number;
+  truncated: boolean;
+}
+
+/**
+ * The store's health at a glance. Counts, what expires soon and quiet memories cover the whole store;
+ * groups and the prompt block are what the active workspaces see (as consolidationCandidates and
+ * indexPreview).
+ */
+export interface StatsResult {
+  /** every category a key */
+  byCategory: Record<Category, CategoryCounts>;
+  /** swept within 7 days, soonest first */
+  expiringSoon: ExpiringMemory[];
+  quietByRepository: QuietRepository[];
+  /** near-duplicates (KM601) and contradictions (KM604) */
+  groups: MemoryGroup[];
+  promptBlock: PromptBlockSize;
+  /** entries of kin.memory.changes not yet reviewed */
+  reviewQueue: number;
+  indexState: IndexState;
+  memoryEnabled: boolean;
+  root: string;
+  rootSource: RootSource;
+  /** the active workspaces; empty is the operator's view */
+  workspaces: string[];
+}
+
+export interface SetMemoryEnabledResult {
+  /** the value written */
+  enabled: boolean;
+  /** the global settings file written */
+  settingsFile: string;
+}
+
 /** Every `kin.memory.*` command: its parameter type, then its result type. */
 export interface CommandMap {
   /** one memory-tool call */
@@ -365,6 +446,10 @@ export interface CommandMap {
   "kin.memory.fixAll": [EmptyParams, ProposalResult];
   /** a new stamp for every memory of a moved repository */
   "kin.memory.restamp": [RestampParams, ProposalResult];
+  /** the store's health at a glance */
+  "kin.memory.stats": [WorkspaceParams, StatsResult];
+  /** turn memory on or off in the global settings file */
+  "kin.memory.setMemoryEnabled": [SetMemoryEnabledParams, SetMemoryEnabledResult];
 }
 
 export type CommandName = keyof CommandMap;

@@ -29,6 +29,7 @@ IndexStateName = Literal["building", "ready", "unavailable"]
 HistorySource = Literal["tool", "proposal", "sweep", "edit", "external", "restore"]
 QueueKind = Literal["created", "changed", "deleted"]
 RootSource = Literal["argument", "KIN_MEMORY_DIR", "editor setting", "global settings", "default"]
+GroupKind = Literal["duplicate", "contradiction"]
 
 
 class ProtocolError(ValueError):
@@ -123,6 +124,11 @@ class VersionParams:
 class PathsParams:
     paths: list[str] = attrs.field(factory=list)
     all: bool = False  # every change of the queue (paths are then ignored)
+
+
+@attrs.frozen
+class SetMemoryEnabledParams:
+    enabled: bool
 
 
 @attrs.frozen
@@ -352,6 +358,76 @@ class InfoResult:
     memory_enabled: bool
 
 
+@attrs.frozen
+class CategoryCounts:
+    """A category's memories: each counts once in `total` and once in exactly one status (quiet wins)."""
+
+    total: int = 0
+    ok: int = 0
+    stale: int = 0
+    expiring: int = 0
+    expired: int = 0
+    quiet: int = 0  # stamped to a repository path that no longer exists (KM301)
+
+
+@attrs.frozen
+class ExpiringMemory:
+    path: str
+    uri: str
+    category: Category
+    expires: str  # the UTC date it is swept, YYYY-MM-DD
+    days: int  # whole days left, rounded (0: within the day)
+
+
+@attrs.frozen
+class QuietRepository:
+    workspace: str  # the stamp: a repository path that no longer exists
+    paths: list[str]
+    uris: list[str]
+
+
+@attrs.frozen
+class MemoryGroup:
+    kind: GroupKind
+    paths: list[str]
+    uris: list[str]
+    reason: str
+
+
+@attrs.frozen
+class PromptBlockSize:
+    lines: int  # lines inlined (as kin.memory.indexPreview)
+    bytes: int  # bytes inlined (UTF-8)
+    max_lines: int
+    max_bytes: int
+    truncated: bool
+
+
+@attrs.frozen
+class StatsResult:
+    """The store's health at a glance. Counts, what expires soon and quiet memories cover the whole store;
+    groups and the prompt block are what the active workspaces see (as consolidationCandidates and
+    indexPreview)."""
+
+    by_category: dict[Category, CategoryCounts]  # every category a key
+    expiring_soon: list[ExpiringMemory]  # swept within 7 days, soonest first
+    quiet_by_repository: list[QuietRepository]
+    groups: list[MemoryGroup]  # near-duplicates (KM601) and contradictions (KM604)
+    prompt_block: PromptBlockSize
+    review_queue: int  # entries of kin.memory.changes not yet reviewed
+    index_state: IndexState
+    memory_enabled: bool
+    root: str
+    root_source: RootSource
+    workspaces: list[str]  # the active workspaces; empty is the operator's view
+
+
+@attrs.frozen
+class SetMemoryEnabledResult:
+    enabled: bool  # the value written
+    settings_file: str  # the global settings file written
+
+
 # -- the command table ---------------------------------------------------------------------------
 
 
@@ -418,6 +494,13 @@ COMMANDS: tuple[CommandSpec, ...] = (
         RestampParams,
         ProposalResult,
         "a new stamp for every memory of a moved repository",
+    ),
+    CommandSpec("kin.memory.stats", WorkspaceParams, StatsResult, "the store's health at a glance"),
+    CommandSpec(
+        "kin.memory.setMemoryEnabled",
+        SetMemoryEnabledParams,
+        SetMemoryEnabledResult,
+        "turn memory on or off in the global settings file",
     ),
 )
 BY_NAME: dict[str, CommandSpec] = {c.name: c for c in COMMANDS}

@@ -10,6 +10,7 @@
 ---@alias KinMemory.HistorySource "tool"|"proposal"|"sweep"|"edit"|"external"|"restore"
 ---@alias KinMemory.QueueKind "created"|"changed"|"deleted"
 ---@alias KinMemory.RootSource "argument"|"KIN_MEMORY_DIR"|"editor setting"|"global settings"|"default"
+---@alias KinMemory.GroupKind "duplicate"|"contradiction"
 
 --- Commands that take `{}` (or no argument at all).
 ---@class KinMemory.EmptyParams
@@ -65,6 +66,9 @@
 ---@class KinMemory.PathsParams
 ---@field paths? string[]
 ---@field all? boolean # every change of the queue (paths are then ignored)
+
+---@class KinMemory.SetMemoryEnabledParams
+---@field enabled boolean
 
 ---@class KinMemory.RestampParams
 ---@field stamp string # the workspace stamp to replace (a moved repository's old path)
@@ -228,6 +232,60 @@
 ---@field indexState KinMemory.IndexState
 ---@field memoryEnabled boolean
 
+--- A category's memories: each counts once in `total` and once in exactly one status (quiet wins).
+---@class KinMemory.CategoryCounts
+---@field total integer
+---@field ok integer
+---@field stale integer
+---@field expiring integer
+---@field expired integer
+---@field quiet integer # stamped to a repository path that no longer exists (KM301)
+
+---@class KinMemory.ExpiringMemory
+---@field path string
+---@field uri string
+---@field category KinMemory.Category
+---@field expires string # the UTC date it is swept, YYYY-MM-DD
+---@field days integer # whole days left, rounded (0: within the day)
+
+---@class KinMemory.QuietRepository
+---@field workspace string # the stamp: a repository path that no longer exists
+---@field paths string[]
+---@field uris string[]
+
+---@class KinMemory.MemoryGroup
+---@field kind KinMemory.GroupKind
+---@field paths string[]
+---@field uris string[]
+---@field reason string
+
+---@class KinMemory.PromptBlockSize
+---@field lines integer # lines inlined (as kin.memory.indexPreview)
+---@field bytes integer # bytes inlined (UTF-8)
+---@field maxLines integer
+---@field maxBytes integer
+---@field truncated boolean
+
+--- The store's health at a glance. Counts, what expires soon and quiet memories cover the whole store;
+--- groups and the prompt block are what the active workspaces see (as consolidationCandidates and
+--- indexPreview).
+---@class KinMemory.StatsResult
+---@field byCategory table<KinMemory.Category,KinMemory.CategoryCounts> # every category a key
+---@field expiringSoon KinMemory.ExpiringMemory[] # swept within 7 days, soonest first
+---@field quietByRepository KinMemory.QuietRepository[]
+---@field groups KinMemory.MemoryGroup[] # near-duplicates (KM601) and contradictions (KM604)
+---@field promptBlock KinMemory.PromptBlockSize
+---@field reviewQueue integer # entries of kin.memory.changes not yet reviewed
+---@field indexState KinMemory.IndexState
+---@field memoryEnabled boolean
+---@field root string
+---@field rootSource KinMemory.RootSource
+---@field workspaces string[] # the active workspaces; empty is the operator's view
+
+---@class KinMemory.SetMemoryEnabledResult
+---@field enabled boolean # the value written
+---@field settingsFile string # the global settings file written
+
 ---@alias KinMemory.CommandName
 ---| "kin.memory.tool" # ToolParams -> ToolResult: one memory-tool call
 ---| "kin.memory.search" # SearchParams -> SearchResult: ranked recall over the visible memories
@@ -252,5 +310,7 @@
 ---| "kin.memory.revertChanges" # PathsParams -> PathsResult: bring memories back to their reviewed content
 ---| "kin.memory.fixAll" # EmptyParams -> ProposalResult: the store's safe fixes, as one proposal
 ---| "kin.memory.restamp" # RestampParams -> ProposalResult: a new stamp for every memory of a moved repository
+---| "kin.memory.stats" # WorkspaceParams -> StatsResult: the store's health at a glance
+---| "kin.memory.setMemoryEnabled" # SetMemoryEnabledParams -> SetMemoryEnabledResult: turn memory on or off in the global settings file
 
 return {}

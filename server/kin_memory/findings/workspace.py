@@ -46,6 +46,16 @@ def _not_canonical_reason(stamp: str) -> str | None:
     return None
 
 
+def gone_quiet(stamp: object, ctx: Context) -> bool:
+    """KM301: a canonical path stamp whose repository no longer exists, so the memory surfaces nowhere
+    (the health view counts these from the stamp alone, without the frontmatter's spans)."""
+    if not isinstance(stamp, str) or stamp_kind(stamp) != "path":
+        return False
+    if _memo(ctx, "reason:" + stamp, lambda: _not_canonical_reason(stamp)):
+        return False  # KM302 comes first: a path that is not canonical never matched anything
+    return not _memo(ctx, "isdir:" + stamp, lambda: os.path.isdir(stamp))
+
+
 def check(memory: Memory, ctx: Context) -> list[Finding]:
     fm = memory.frontmatter
     if memory.is_index or fm.status != "ok":
@@ -133,7 +143,7 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
                     fixes,
                 )
             )
-        elif not _memo(ctx, "isdir:" + stamp, lambda: os.path.isdir(stamp)):
+        elif gone_quiet(stamp, ctx):
             findings.append(
                 Finding(
                     "KM301",

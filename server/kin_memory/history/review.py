@@ -88,6 +88,16 @@ def changes(root: Path | str) -> list[QueuedChange]:
         raise HistoryError(f"The changes cannot be read: {exc.reason}.") from None
 
 
+def queue_size(root: Path | str) -> int:
+    """How many entries `changes` lists, without computing their diffs (the health view's count)."""
+    try:
+        with database(root).transaction() as conn:
+            marks = dict(conn.execute("SELECT vpath, sha FROM reviewed").fetchall())
+            return sum(1 for v, row in _latest_all(conn).items() if row[3] != marks.get(v))
+    except HistoryUnavailable as exc:
+        raise HistoryError(f"The changes cannot be read: {exc.reason}.") from None
+
+
 def accept(root: Path | str, paths: list[str] | None) -> list[str]:
     """Mark these memories (all of the queue when None) reviewed as they are now; the paths accepted
     (those of them that were in the queue)."""

@@ -106,6 +106,7 @@ def create_server(root: str | None = None, workspace: str | None = None,
         history,
         LazyCommands(names.HISTORY, lambda: _group("history").HistoryCommands(session, documents, history)),
         LazyCommands(names.BULK, lambda: _group("bulk").BulkCommands(session)),
+        LazyCommands(names.HEALTH, lambda: _group("health").HealthCommands(session, recall, pool, history)),
         Renames(session, documents.version, converter),
     )
     for unit in units:

@@ -20,6 +20,7 @@ GROUPS = {
     "history": ("HistoryCommands", names.HISTORY),
     "bulk": ("BulkCommands", names.BULK),
     "proposals": ("ProposalCommands", names.PROPOSALS),
+    "health": ("HealthCommands", names.HEALTH),
 }
 
 

@@ -19,3 +19,4 @@ HISTORY = (
     "kin.memory.revertChanges",
 )
 BULK = ("kin.memory.fixAll", "kin.memory.restamp")
+HEALTH = ("kin.memory.stats", "kin.memory.setMemoryEnabled")
