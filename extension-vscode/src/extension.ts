@@ -15,6 +15,7 @@ import * as search from "./commands/search";
 import * as store from "./commands/store";
 import * as sweep from "./commands/sweep";
 import { CandidatesView } from "./candidates";
+import { HealthPanel } from "./health";
 import { StoreRoot } from "./root";
 import { StatusItem } from "./status";
 import { MemoryTree } from "./tree";
@@ -72,6 +73,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     context.subscriptions.push(...group.register(deps));
   }
   context.subscriptions.push(...memoryMenu.register({ ...deps, tree }));
+  const health = new HealthPanel(client, tree);
+  context.subscriptions.push(
+    health,
+    vscode.commands.registerCommand("kinMemory.showHealth", () => health.show().catch((err) => client.report(err))),
+    tree.onDidLoad(() => health.refreshIfOpen()),
+  );
 
   context.subscriptions.push(
     vscode.workspace.onDidOpenTextDocument((doc) => {

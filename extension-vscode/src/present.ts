@@ -281,12 +281,16 @@ export interface TreeFilter {
   statuses: string[];
   workspace?: "this" | "other";
   maxAgeDays?: number;
+  /** exactly these memories (the health view's numbers), named by `label` */
+  paths?: string[];
+  label?: string;
 }
 
 export const NO_FILTER: TreeFilter = { categories: [], statuses: [] };
 
 export function isFiltering(f: TreeFilter): boolean {
-  return f.categories.length > 0 || f.statuses.length > 0 || f.workspace !== undefined || f.maxAgeDays !== undefined;
+  return f.categories.length > 0 || f.statuses.length > 0 || f.workspace !== undefined || f.maxAgeDays !== undefined
+    || f.paths !== undefined;
 }
 
 export function filterMemories(memories: readonly MemoryEntry[], f: TreeFilter): MemoryEntry[] {
@@ -294,12 +298,13 @@ export function filterMemories(memories: readonly MemoryEntry[], f: TreeFilter):
     (!f.categories.length || f.categories.includes(m.category))
     && (!f.statuses.length || f.statuses.includes(m.status))
     && (f.workspace === undefined || (f.workspace === "this") === m.visible)
-    && (f.maxAgeDays === undefined || m.ageDays <= f.maxAgeDays));
+    && (f.maxAgeDays === undefined || m.ageDays <= f.maxAgeDays)
+    && (f.paths === undefined || f.paths.includes(m.path)));
 }
 
 /** The filter in a few words, for the view's description ("" when nothing is filtered). */
 export function describeFilter(f: TreeFilter): string {
-  const parts = [...f.categories, ...f.statuses];
+  const parts = [...(f.label !== undefined ? [f.label] : []), ...f.categories, ...f.statuses];
   if (f.workspace) parts.push(f.workspace === "this" ? "this workspace" : "other workspaces");
   if (f.maxAgeDays !== undefined) parts.push(`≤ ${f.maxAgeDays} d old`);
   return parts.length ? `filtered: ${parts.join(", ")}` : "";
