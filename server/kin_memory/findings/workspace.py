@@ -9,7 +9,7 @@ from typing import Any
 from ..store.categories import EPISODIC, PREFERENCE, PROJECT_FACT
 from ..store.context import Context
 from ..store.memory import Memory
-from ..store.workspace import GLOBAL, main_worktree, stamp_kind
+from ..store.workspace import GLOBAL, main_worktree, stamp_kind, unsafe_stamp
 from .edits import delete_entry_lines, insert_before_close, replace, yaml_scalar
 from .model import Finding, Fix
 
@@ -56,6 +56,19 @@ def gone_quiet(stamp: object, ctx: Context) -> bool:
     return not _memo(ctx, "isdir:" + stamp, lambda: os.path.isdir(stamp))
 
 
+def flagged(stamp: str, ctx: Context) -> bool:
+    """Whether a stamp draws a finding of its own wherever it is written: unsafe (KM304), a path that is
+    not canonical (KM302), gone (KM301) or a linked worktree (KM305). Completion offers no such value."""
+    kind = stamp_kind(stamp)
+    if kind == "invalid":
+        return True
+    if kind != "path":
+        return False
+    if _memo(ctx, "reason:" + stamp, lambda: _not_canonical_reason(stamp)) or gone_quiet(stamp, ctx):
+        return True
+    return bool(_memo(ctx, "worktree:" + stamp, lambda: main_worktree(stamp)))
+
+
 def check(memory: Memory, ctx: Context) -> list[Finding]:
     fm = memory.frontmatter
     if memory.is_index or fm.status != "ok":
@@ -89,13 +102,7 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
     stamp = entry.value
     kind = stamp_kind(stamp) if entry.is_string else "invalid"
     if kind == "invalid":
-        why = (
-            "is not a string"
-            if not entry.is_string
-            else "is over 4096 bytes"
-            if len(str(stamp).encode("utf-8", "surrogatepass")) > 4096
-            else "contains control characters or newlines"
-        )
+        why = (unsafe_stamp(stamp) if isinstance(stamp, str) else None) or "is not a string"
         return [Finding("KM304", entry.value_span, f"workspace stamp {why}: it can never match a workspace")]
     assert isinstance(stamp, str)
     findings: list[Finding] = []

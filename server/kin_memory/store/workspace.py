@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..sinks.controls import HOSTILE
 
 GLOBAL = "global"
 MAX_STAMP_BYTES = 4096
@@ -97,20 +98,33 @@ def _git_toplevel(cwd: str) -> str | None:
     return None
 
 
-_CONTROL = re.compile("[\x00-\x1f\x7f]")
+def looks_like_path(value: str) -> bool:
+    """A stamp naming a folder: absolute, `~`-relative or relative (only absolute realpaths ever match)."""
+    return value.startswith(("/", "~", ".")) or "/" in value
+
+
+def unsafe_stamp(stamp: str) -> str | None:
+    """Why a string stamp can never be matched safely (KM304), in words; None when it can. Control,
+    invisible and bidirectional characters make a stamp read as another one; a label with leading,
+    trailing or repeated spaces is one the agent's frontmatter reader collapses, so it never matches."""
+    if len(stamp.encode("utf-8", "surrogatepass")) > MAX_STAMP_BYTES:
+        return "is over 4096 bytes"
+    if HOSTILE.search(stamp):
+        return "contains control, invisible or bidirectional characters"
+    if not looks_like_path(stamp) and stamp != " ".join(stamp.split()):
+        return "has leading, trailing or repeated spaces, which the agent's reader collapses"
+    return None
 
 
 def stamp_kind(stamp: object) -> str:
     """Classify a raw `workspace` value: absent, global, path, label or invalid."""
     if stamp is None:
         return "absent"
-    if not isinstance(stamp, str):
-        return "invalid"
-    if len(stamp.encode("utf-8", "surrogatepass")) > MAX_STAMP_BYTES or _CONTROL.search(stamp):
+    if not isinstance(stamp, str) or unsafe_stamp(stamp):
         return "invalid"
     if stamp == GLOBAL:
         return "global"
-    if stamp.startswith(("/", "~", ".")) or "/" in stamp:
+    if looks_like_path(stamp):
         return "path"
     return "label"
 
