@@ -448,6 +448,27 @@ async function checks(page, port) {
     await page.locator(".tabs-container .tab.active", { hasText: "rollback-drill.md" }).waitFor({ timeout: STEP_TIMEOUT });
   });
 
+  await step("completion completes a partly typed value: category: project-f becomes project-fact", async () => {
+    const value = async () => (await editorText(page)).split("\n").find((l) => l.startsWith("category:")) ?? "";
+    const before = await value(); // "category: episodic" after the quick fix
+    await page.keyboard.press("Control+Home");
+    await page.keyboard.press("ArrowDown");
+    await page.keyboard.press("End");
+    for (let i = "category: ".length; i < before.length; i++) await page.keyboard.press("Backspace");
+    await page.keyboard.type("project-f");
+    await page.keyboard.press("Control+Space");
+    const widget = page.locator(".editor-widget.suggest-widget").first();
+    await widget.locator(".monaco-list-row.focused", { hasText: "project-fact" }).waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {
+      throw new Error(`the suggestions do not offer project-fact first: "${(await widget.innerText().catch(() => "")).replace(/\s+/g, " ")}"`);
+    });
+    await page.keyboard.press("Enter");
+    const after = await poll(value, (v) => v !== "category: project-f", "the completion was not inserted");
+    if (after !== "category: project-fact") throw new Error(`the line reads "${after}", not "category: project-fact"`);
+    for (let i = "category: ".length; i < after.length; i++) await page.keyboard.press("Backspace");
+    await page.keyboard.type(before.slice("category: ".length));
+    if ((await value()) !== before) throw new Error(`the line could not be restored: "${await value()}"`);
+  });
+
   await step("status bar shows stale and expiring counts", async () => {
     await page.mouse.move(5, 5);
     const item = page.locator(".statusbar-item", { hasText: /stale/ }).first();
