@@ -451,6 +451,7 @@ async function checks(page, port) {
   await step("completion completes a partly typed value: category: project-f becomes project-fact", async () => {
     const value = async () => (await editorText(page)).split("\n").find((l) => l.startsWith("category:")) ?? "";
     const before = await value(); // "category: episodic" after the quick fix
+    await editor(page).locator(".view-lines").click(); // the focus in the memory's editor
     await page.keyboard.press("Control+Home");
     await page.keyboard.press("ArrowDown");
     await page.keyboard.press("End");
