@@ -16,6 +16,8 @@ export class HealthPanel implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
   private targets: HealthTarget[] = [];
   private drawing: Promise<void> | undefined;
+  /** What the page shows now: an unchanged store is not redrawn (a redraw loses focus and scroll). */
+  private shown = "";
 
   constructor(
     private readonly client: Pick<ServerClient, "exec" | "report">,
@@ -34,7 +36,7 @@ export class HealthPanel implements vscode.Disposable {
         localResourceRoots: [], // the page loads nothing, not even from the extension
         enableFindWidget: true,
       });
-      this.panel.onDidDispose(() => { this.panel = undefined; this.targets = []; });
+      this.panel.onDidDispose(() => { this.panel = undefined; this.targets = []; this.shown = ""; });
       this.panel.webview.onDidReceiveMessage((msg: unknown) => void this.act(msg).catch((err) => this.client.report(err)));
     } else {
       this.panel.reveal();
@@ -44,13 +46,16 @@ export class HealthPanel implements vscode.Disposable {
 
   /** Draws the page again if it is open (the store changed). */
   refreshIfOpen(): void {
-    if (this.panel && !this.drawing) void this.redraw().catch(() => undefined);
+    if (this.panel && !this.drawing) void this.redraw(false).catch(() => undefined);
   }
 
-  private redraw(): Promise<void> {
+  private redraw(always = true): Promise<void> {
     this.drawing ??= (async () => {
       const [stats, list] = await Promise.all([this.client.exec("kin.memory.stats", {}), this.client.exec("kin.memory.list", {})]);
       if (!this.panel) return;
+      const key = JSON.stringify([stats, list.memories]);
+      if (!always && key === this.shown) return;
+      this.shown = key;
       const page = healthPage(stats, list.memories ?? [], { nonce: crypto.randomBytes(18).toString("base64"), home: os.homedir() });
       this.targets = page.targets;
       this.panel.webview.html = page.html;
