@@ -53,7 +53,8 @@ export class HealthPanel implements vscode.Disposable {
     this.drawing ??= (async () => {
       const [stats, list] = await Promise.all([this.client.exec("kin.memory.stats", {}), this.client.exec("kin.memory.list", {})]);
       if (!this.panel) return;
-      const key = JSON.stringify([stats, list.memories]);
+      // Ages move on every call: only what the page shows of each memory counts.
+      const key = JSON.stringify([stats, (list.memories ?? []).map((m) => [m.path, m.category, m.status])]);
       if (!always && key === this.shown) return;
       this.shown = key;
       const page = healthPage(stats, list.memories ?? [], { nonce: crypto.randomBytes(18).toString("base64"), home: os.homedir() });
