@@ -1346,7 +1346,8 @@ async function hostileChecks(context, page, port) {
   });
 
   await step("the server is the user's and so is the store: the folder's program never ran", async () => {
-    await page.locator('.activitybar .action-item [aria-label^="Kin Memory"]').first().click();
+    // The status bar item shows the view (the activity bar item toggles it, and wears the Changes badge now).
+    await page.locator(".statusbar-item", { hasText: /stale/ }).first().click();
     await view.locator(".monaco-list-row", { hasText: "facts/staging-access.md" }).first().waitFor({ timeout: STEP_TIMEOUT });
     await poll(() => view.innerText(), (t) => t.includes(`${dirs.store} (editor setting)`), "the view does not show the user's store root");
     if (await view.locator(".monaco-list-row", { hasText: "planted.md" }).count()) throw new Error("the tree lists the folder's store");
