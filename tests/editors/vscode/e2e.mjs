@@ -294,6 +294,20 @@ function cliStats() {
   return JSON.parse(out);
 }
 
+/** A picture of the health view beside the tree, without the panel below or the side bar on the right. */
+async function healthScreenshot(page, name) {
+  if (await page.locator(".part.panel").isVisible()) await runCommand(page, "View: Toggle Panel Visibility");
+  const aux = page.locator(".part.auxiliarybar").first();
+  if (await aux.isVisible().catch(() => false)) {
+    await aux.locator('.action-label.codicon-close, .action-label[aria-label^="Hide"], .action-label[aria-label^="Close"]').first()
+      .click({ timeout: 3000 }).catch(() => undefined); // only for the picture: no failure if it stays
+  }
+  await page.keyboard.press("Escape");
+  await page.mouse.move(150, 700); // an empty part of the side bar: no tooltip in the picture
+  await page.waitForTimeout(500);
+  await page.screenshot({ path: path.join(ARTIFACTS, name) });
+}
+
 async function healthChecks(page) {
   await step("Memory health: a screenshot, and its numbers are those of kin-memory stats --json", async () => {
     await page.locator(".statusbar-item", { hasText: /stale/ }).first().click(); // the tree beside the view
@@ -318,17 +332,7 @@ async function healthChecks(page) {
     if (!(cli.reviewQueue ? queue.startsWith(`${cli.reviewQueue} change`) : /^No change/.test(queue))) wrong.push(`review queue "${queue}", ${cli.reviewQueue} in stats`);
     if (wrong.length) throw new Error(wrong.join("; "));
     if (cli.byCategory["project-fact"].stale !== 1 || cli.expiringSoon.length !== 1) throw new Error(`the fixture's stats are unexpected: ${JSON.stringify(cli.byCategory)}`);
-    // The picture for the README: the view beside the tree, without the panel below or the side bar on the right.
-    if (await page.locator(".part.panel").isVisible()) await runCommand(page, "View: Toggle Panel Visibility");
-    const aux = page.locator(".part.auxiliarybar").first();
-    if (await aux.isVisible().catch(() => false)) {
-      await aux.locator('.action-label.codicon-close, .action-label[aria-label^="Hide"], .action-label[aria-label^="Close"]').first()
-        .click({ timeout: 3000 }).catch(() => undefined); // only for the picture: no failure if it stays
-    }
-    await page.keyboard.press("Escape");
-    await page.mouse.move(700, 16); // no tooltip in the picture
-    await page.waitForTimeout(500);
-    await page.screenshot({ path: path.join(ARTIFACTS, "vscode-health.png") });
+    await healthScreenshot(page, "vscode-health.png");
   });
 
   await step("Memory health: a number filters the Kin Memory view to the memories behind it", async () => {
@@ -1184,6 +1188,21 @@ async function passChecks(page) {
     await page.locator(".tabs-container .tab.active", { hasText: "contradiction: db-old.md ↔ db.md" }).waitFor({ timeout: STEP_TIMEOUT })
       .catch(() => { throw new Error("clicking the group did not open its memories side by side"); });
     await page.screenshot({ path: path.join(ARTIFACTS, "vscode-candidates-view.png") }).catch(() => undefined);
+  });
+
+  await step("Memory health lists the contradiction and the duplicate pair; a path opens its memory", async () => {
+    await page.locator(".statusbar-item", { hasText: /stale|expiring/ }).first().click(); // the Kin Memory view beside it
+    await runCommand(page, "Kin Memory: Show memory health");
+    const frame = await healthFrame(page);
+    const groups = frame.locator("#group-list li");
+    await poll(() => groups.allInnerTexts(), (t) => t.some((g) => /contradiction/.test(g) && g.includes("db-old.md"))
+      && t.some((g) => /duplicate/.test(g) && g.includes("review-style-copy.md")), "the health view does not list both groups");
+    await healthScreenshot(page, "vscode-health-groups.png");
+    await groups.filter({ hasText: "contradiction" }).first().locator("button.link", { hasText: "db-old.md" }).click();
+    await page.locator(".tabs-container .tab.active", { hasText: "db-old.md" }).waitFor({ timeout: STEP_TIMEOUT })
+      .catch(() => { throw new Error("the path in the health view did not open its memory"); });
+    await page.locator(".tabs-container .tab", { hasText: "Memory health" }).first().click();
+    await runCommand(page, "View: Close Editor");
   });
 
   await step("consolidate: one proposal merges the duplicate and fixes the port, explained per change; Apply all writes it", async () => {
