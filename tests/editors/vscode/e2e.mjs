@@ -1409,6 +1409,18 @@ async function hostileChecks(context, page, port) {
     await page.keyboard.press("Escape");
     for (let i = 0; i < 5 && /sk-a/.test(await editorText(page)); i++) await page.keyboard.press("Control+z");
     if (/sk-a/.test(await editorText(page))) throw new Error("the typed text could not be undone");
+    // Nor in another Markdown file: the repository's README, while the memory with the secret is open.
+    await openFile(page, "README.md");
+    await editor(page).locator(".view-line").last().click();
+    await page.keyboard.press("Control+End");
+    await page.keyboard.press("Enter");
+    await page.keyboard.type("sk-a");
+    await page.keyboard.press("Control+Space");
+    await page.waitForTimeout(1000); // every provider has answered (the widget may not open at all)
+    const offered = await page.locator(".editor-widget.suggest-widget").first().innerText().catch(() => "");
+    if (/sk-ant-api03|Zx9Zx9/.test(offered)) throw new Error(`the README is offered the secret: "${offered.replace(/\s+/g, " ").slice(0, 200)}"`);
+    await page.keyboard.press("Escape");
+    for (let i = 0; i < 5 && /sk-a/.test(await editorText(page)); i++) await page.keyboard.press("Control+z");
   });
 
   await step("the memory tool still asks (the user's strict mode), and Deny writes nothing", async () => {
