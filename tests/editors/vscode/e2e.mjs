@@ -198,7 +198,13 @@ async function palette(page, text) {
   await page.keyboard.press("F1");
   const input = page.locator(".quick-input-widget input").first();
   await input.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
-  await input.fill(text);
+  // Opened from a webview (the key goes through its frame), the palette may reset its text just after it
+  // shows: fill until it holds the text.
+  await poll(async () => {
+    if ((await input.inputValue()) !== text) await input.fill(text);
+    await page.waitForTimeout(100);
+    return input.inputValue();
+  }, (v) => v === text, `the palette does not hold "${text}"`, 10000);
   return input;
 }
 
