@@ -18,6 +18,7 @@ from .protocol import camel, converter
 ToolMode = Literal["auto", "strict", "plan"]
 Level = Literal["error", "warning", "information", "hint", "off"]
 Provider = Literal["anthropic", "openai"]
+OnOff = Literal["on", "off"]
 
 _positive_int = attrs.validators.gt(0)
 _positive = attrs.validators.gt(0.0)
@@ -52,9 +53,10 @@ class HistorySettings:
 
 @attrs.frozen
 class HoverSettings:
-    """What hovering body text shows: `related = "off"` keeps recall out of hovers (frontmatter hovers stay)."""
+    """Body-text hover: `related` lists the memories most related to the hovered paragraph (above the
+    relevance floor, so it may show nothing); `off` shows no recall hover at all."""
 
-    related: Literal["on", "off"] = "on"
+    related: OnOff = "on"
 
 
 @attrs.frozen
@@ -68,8 +70,8 @@ class Settings:
     severity: dict[str, Level] = attrs.field(factory=dict)  # code → level or "off"
     reflection: ReflectionSettings = attrs.field(factory=ReflectionSettings)
     history: HistorySettings = attrs.field(factory=HistorySettings)
-    server: ServerLaunchSettings = attrs.field(factory=ServerLaunchSettings)
     hover: HoverSettings = attrs.field(factory=HoverSettings)
+    server: ServerLaunchSettings = attrs.field(factory=ServerLaunchSettings)
 
 
 @attrs.frozen
@@ -112,6 +114,8 @@ def _parse_class(cls: type, raw: Mapping[str, Any], prefix: str, problems: list[
             values[field.name] = _parse_severity(value, prefix + key, problems)
             continue
         parsed = _parse_value(field, value)
+        if field.name == "workspace" and isinstance(parsed, str):
+            parsed = _parse_workspace(parsed)
         if isinstance(parsed, SettingProblem):
             problems.append(attrs.evolve(parsed, key=prefix + key))
         else:
@@ -128,6 +132,18 @@ def _parse_value(field: attrs.Attribute[Any], value: object) -> object:
     except Exception as exc:  # noqa: BLE001 - cattrs reports through several exception groups
         return SettingProblem("", value, _expected(field, exc))
     return parsed
+
+
+def _parse_workspace(value: str) -> str | SettingProblem:
+    """A label is kept verbatim and a path is canonicalised later (store.workspace.workspace_value);
+    here only what no stamp could carry is refused (a relative path, an unsafe label)."""
+    from .store.workspace import WorkspaceValueError, workspace_value
+
+    try:
+        workspace_value(value)
+    except WorkspaceValueError:
+        return SettingProblem("", value, "expected an absolute path, global, none or a label without /")
+    return value
 
 
 LEVELS = ("error", "warning", "information", "hint", "off")
@@ -161,5 +177,5 @@ def _expected(field: attrs.Attribute[Any], exc: BaseException) -> str:
     return "expected a string"
 
 
-for _cls in (ReflectionSettings, ServerLaunchSettings, HistorySettings, HoverSettings, Settings):
+for _cls in (ReflectionSettings, ServerLaunchSettings, HoverSettings, Settings):
     attrs.resolve_types(_cls)  # field types are strings under postponed annotations

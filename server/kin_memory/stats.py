@@ -12,6 +12,7 @@ wrote it); the groups and the prompt block are what the active workspaces see, a
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timezone
 
@@ -105,6 +106,26 @@ def groups(store: Store, ctx: Context, uri_of: Callable[[str], str]) -> list[Mem
     ]
 
 
+class GroupsMemo:
+    """The last groups, reused while no memory changed. The candidates pass reads every memory whole
+    (seconds on a large store) and a health view is refreshed often; duplicates and contradictions depend
+    on the memories' text and the active workspaces only, not on the clock."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: tuple[object, list[MemoryGroup]] | None = None
+
+    def groups(self, store: Store, ctx: Context, uri_of: Callable[[str], str]) -> list[MemoryGroup]:
+        key = (ctx.active, sorted((m.vpath, m.mtime, m.size, hash(m.text)) for m in store.memories()))
+        with self._lock:
+            if self._last is not None and self._last[0] == key:
+                return self._last[1]
+        found = groups(store, ctx, uri_of)
+        with self._lock:
+            self._last = (key, found)
+        return found
+
+
 def prompt_block_size(store: Store, active: tuple[str, ...]) -> PromptBlockSize:
     preview = index_preview_result(compose(list(store.memories()), store.index_file(), active))
     return PromptBlockSize(
@@ -125,13 +146,14 @@ def store_stats(
     index: IndexState,
     review_queue: int,
     uri_of: Callable[[str], str],
+    memo: GroupsMemo | None = None,
 ) -> StatsResult:
     memories: Sequence[Memory] = sorted(store.memories(), key=lambda m: m.vpath)
     return StatsResult(
         by_category=by_category(memories, ctx),  # type: ignore[arg-type]  # keys are the categories
         expiring_soon=expiring_soon(memories, ctx, uri_of),
         quiet_by_repository=quiet_by_repository(memories, ctx, uri_of),
-        groups=groups(store, ctx, uri_of),
+        groups=memo.groups(store, ctx, uri_of) if memo else groups(store, ctx, uri_of),
         prompt_block=prompt_block_size(store, ctx.active),
         review_queue=review_queue,
         index_state=index,

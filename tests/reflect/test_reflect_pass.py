@@ -489,7 +489,7 @@ def test_key_env_missing_and_unconfigured(monkeypatch):
     from kin_memory.reflect.config import ConfigError, ReflectConfig, api_key, check, flag_label
 
     with pytest.raises(ConfigError) as exc:
-        check(ReflectConfig())
+        check(ReflectConfig(), lambda key: f"kinMemory.reflection.{key}")  # as the VS Code client names it
     assert "kinMemory.reflection.provider" in str(exc.value) and "kinMemory.reflection.model" in str(
         exc.value
     )
@@ -500,12 +500,16 @@ def test_key_env_missing_and_unconfigured(monkeypatch):
         check(ReflectConfig(model="m"), lambda key: f"settings.reflection.{key}")
     assert "settings.reflection.provider" in str(exc.value) and "kinMemory" not in str(exc.value)
     with pytest.raises(ConfigError):
-        check(ReflectConfig(provider="gemini", model="m"))
+        check(ReflectConfig(provider="gemini", model="m"), flag_label)
     cfg = ReflectConfig(provider="anthropic", model="m", api_key_env="KIN_NOPE")
     with pytest.raises(ConfigError) as exc:
-        api_key(cfg, env={})
+        api_key(cfg, env={}, label=flag_label)
     assert "KIN_NOPE" in str(exc.value)
-    assert api_key(ReflectConfig(provider="openai", model="m", base_url="http://127.0.0.1:1/v1"), env={})
+    assert api_key(
+        ReflectConfig(provider="openai", model="m", base_url="http://127.0.0.1:1/v1"),
+        env={},
+        label=flag_label,
+    )
     assert KEY not in repr(ReflectConfig(provider="openai", model="m", api_key_env=KEY_ENV))
     assert os.environ[KEY_ENV] == KEY
 

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..sinks import terminal
-from .common import UsageError, settings_for
+from ..wording import counted
+from .common import UsageError, settings_for, workspace_flag
 
 if TYPE_CHECKING:  # the checking machinery is imported when `check` runs, not to build the parser
     from ..findings.model import Finding
@@ -65,7 +66,6 @@ def run(args: argparse.Namespace) -> int:
     from ..findings.store_level import settings_findings
     from ..store.context import cli_context
     from ..store.root import resolve_root
-    from ..store.workspace import cli_workspace
 
     target: Path | None = Path(os.path.abspath(os.path.expanduser(args.path))) if args.path else None
     root = resolve_root(args.root).path if args.root or not target else None
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             raise UsageError(f"memory store not found: {root} (set KIN_MEMORY_DIR or pass --root)")
     root = Path(os.path.realpath(root))
-    workspace = cli_workspace(args.workspace, root)
+    workspace = workspace_flag(args.workspace, root)
     ctx = cli_context(root, workspace)
     if args.duplicates or note:  # KM601 reads the recall index: not answered from a summary
         part = _store_part(root, ctx, only, args.format, args.duplicates)[0]
@@ -200,7 +200,7 @@ def _summary(counts: dict[str, int], files: int) -> None:
     summary = (
         ", ".join(f"{n} {sev}{'s' if n != 1 else ''}" for sev, n in sorted(counts.items())) or "no problems"
     )
-    print(f"{files} files checked: {summary}", file=sys.stderr)
+    print(f"{counted(files, 'file')} checked: {summary}", file=sys.stderr)
 
 
 def check_through_cache(root: Path, ctx) -> tuple[Any, dict[str, list[Finding]], Any]:

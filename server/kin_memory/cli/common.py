@@ -61,10 +61,25 @@ def target(args: argparse.Namespace, *, editor_setting: str | None = None) -> Ta
     """--root (else KIN_MEMORY_DIR, the global memory_dir, ~/.kin/memory) and --workspace (else the git
     top level or realpath of the current directory when it is outside the store)."""
     from ..store.root import resolve_root
-    from ..store.workspace import cli_workspace
 
     choice = resolve_root(getattr(args, "root", None), editor_setting=editor_setting)
-    return Target(choice, cli_workspace(getattr(args, "workspace", None), choice.path))
+    return Target(choice, workspace_flag(getattr(args, "workspace", None), choice.path))
+
+
+def workspace_flag(value: str | None, root: Path) -> str | None:
+    """`--workspace`: an absolute path, `global`, `none` or a label taken verbatim (never a path relative
+    to the current directory); without it, the current repository (see cli_workspace)."""
+    from ..store.workspace import WorkspaceValueError, cli_workspace
+
+    try:
+        return cli_workspace(value, root)
+    except WorkspaceValueError as exc:
+        raise UsageError(flag_sentence("--workspace", str(exc))) from None
+
+
+def flag_sentence(flag: str, sentence: str) -> str:
+    """A sentence about a flag in the command line's style: "--workspace: the workspace … is …"."""
+    return f"{flag}: {sentence[:1].lower()}{sentence[1:].rstrip('.')}"
 
 
 def file_uri(path: Path) -> str:

@@ -12,6 +12,7 @@ import sys
 import time
 
 from ..sinks import terminal
+from ..wording import counted
 from .common import UsageError, file_uri, print_json, target
 
 
@@ -145,7 +146,7 @@ def run_accept(args: argparse.Namespace) -> int:
     if args.json:
         print_json(protocol.PathsResult(paths=done))
     else:
-        print(f"accepted {len(done)} changes", file=sys.stderr)
+        print(f"accepted {counted(len(done), 'change')}", file=sys.stderr)
     return 0
 
 
@@ -171,5 +172,5 @@ def run_revert(args: argparse.Namespace) -> int:
     else:
         for c in conflicts:
             print(terminal.field(f"not reverted: {c.path}: {c.reason}"), file=sys.stderr)
-        print(f"reverted {len(done)} memories", file=sys.stderr)
+        print(f"reverted {counted(len(done), 'memory', 'memories')}", file=sys.stderr)
     return 1 if conflicts else 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..sinks import terminal
+from ..wording import counted
 from .common import print_json, target
 
 
@@ -23,15 +24,12 @@ def register(subparsers, common: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .. import protocol
-    from ..recall.index import RecallIndex
+    from ..recall.index import peek_count
     from ..store.info import store_info
 
     where = target(args, editor_setting=args.editor_memory_dir)
-    index = RecallIndex(where.root)
-    if index.path.is_file():
-        state = protocol.IndexState(state="ready", memories=index.count())
-    else:
-        state = protocol.IndexState(state="unavailable", memories=0)
+    count = peek_count(where.root)
+    state = protocol.IndexState(state="unavailable" if count is None else "ready", memories=count or 0)
     info = store_info(where.root_choice, where.active, where.settings(), state)
     if args.json:
         print_json(info)
@@ -41,6 +39,8 @@ def run(args: argparse.Namespace) -> int:
     for f in info.settings_files:
         state_text = "missing" if not f.exists else f"{f.problems} problem(s)" if f.problems else "ok"
         print(f"{f.scope} settings: {terminal.field(f.path)} ({state_text})")
-    print(f"recall index: {info.index_state.state}, {info.index_state.memories} memories")
+    print(
+        f"recall index: {info.index_state.state}, {counted(info.index_state.memories, 'memory', 'memories')}"
+    )
     print(f"memory: {'enabled' if info.memory_enabled else 'disabled'}")
     return 0

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..sinks import terminal
+from ..wording import counted
 from .common import UsageError, print_json, target
 
 if TYPE_CHECKING:  # imported when a proposal command runs, not to build the parser
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
             for p in [] if args.json else found:
                 age = (time.time() - p.created) / 3600
                 print(
-                    f"{p.id}  {p.source}  {len(p.changes)} changes  {age:.1f} h old  {terminal.field(p.summary)}"
+                    f"{p.id}  {p.source}  {counted(len(p.changes), 'change')}  {age:.1f} h old  {terminal.field(p.summary)}"
                 )
             return 0
         proposal = proposals.load(root, args.id)
@@ -90,5 +91,5 @@ def apply_now(root: Path, proposal: Proposal, as_json: bool, paths: list[str] | 
     else:
         for path, why in result.conflicts:
             print(terminal.field(f"not applied: {path}: {why}"), file=sys.stderr)
-        print(f"applied {len(result.applied)} of {len(proposal.changes)} changes", file=sys.stderr)
+        print(f"applied {len(result.applied)} of {counted(len(proposal.changes), 'change')}", file=sys.stderr)
     return 1 if result.conflicts else 0

@@ -7,6 +7,7 @@ import sys
 import time
 
 from ..sinks import terminal
+from ..wording import counted
 from .common import UsageError, file_uri, print_json, target
 
 MAX_RESULTS = 100
@@ -93,7 +94,7 @@ def reindex(args: argparse.Namespace) -> int:
 
         print_json(ReindexResult(files=stats.read, seconds=round(stats.seconds, 3)))
     else:
-        print(f"indexed {stats.read} memories in {stats.seconds:.2f}s")
+        print(f"indexed {counted(stats.read, 'memory', 'memories')} in {stats.seconds:.2f} s")
     return 0
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .common import UsageError, flag_sentence
+
 
 def register(subparsers, common: argparse.ArgumentParser) -> None:
     p = subparsers.add_parser("serve", parents=[common], help="run the language server")
@@ -21,6 +23,13 @@ SWITCH_INTERVAL = 0.0005  # seconds
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.workspace is not None:  # refused up front, as every other subcommand does
+        from ..store.workspace import WorkspaceValueError, workspace_value
+
+        try:
+            workspace_value(args.workspace)
+        except WorkspaceValueError as exc:
+            raise UsageError(flag_sentence("--workspace", str(exc))) from None
     # Forked before the LSP stack imports (see lsp/startup/shards.py): no threads exist yet.
     shards = _start_shards(args.root, args.workspace)
     from ..lsp.server import create_server

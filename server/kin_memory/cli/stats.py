@@ -38,18 +38,15 @@ def _review_queue(root) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from .. import protocol
-    from ..recall.index import RecallIndex
+    from ..recall.index import peek_count
     from ..stats import store_stats
     from ..store.context import cli_context
     from ..store.paths import real_path
     from ..store.store import load_store
 
     where = target(args)
-    index = RecallIndex(where.root)
-    if index.path.is_file():
-        state = protocol.IndexState(state="ready", memories=index.count())
-    else:
-        state = protocol.IndexState(state="unavailable", memories=0)
+    count = peek_count(where.root)
+    state = protocol.IndexState(state="unavailable" if count is None else "ready", memories=count or 0)
     result = store_stats(
         load_store(where.root), cli_context(where.root, where.workspace), root=where.root_choice,
         memory_enabled=where.settings().memory_enabled, index=state, review_queue=_review_queue(where.root),

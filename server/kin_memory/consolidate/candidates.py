@@ -27,6 +27,7 @@ from ..store.lifecycle import Thresholds, lifecycle
 from ..store.memory import Memory
 from ..store.store import Store
 from ..store.workspace import visibility
+from ..wording import untouched
 from .claims import Claim, claims
 from .contradictions import between
 
@@ -62,12 +63,12 @@ def candidates(
     found = _contradictions(of) + _duplicates(usable)
     for m in usable:
         status = lifecycle(m.category, m.mtime, now, t).status
-        age = int((now - m.mtime) // 86400)
+        age = untouched((now - m.mtime) / 86400)
         if m.category == PROJECT_FACT and status == "stale":
-            found.append(Candidate("stale", (m.vpath,), f"project fact untouched for {age} days: review it"))
+            found.append(Candidate("stale", (m.vpath,), f"project fact {age}: review it"))
         elif m.category == EPISODIC and status == "expired" and (of[m.vpath] or _DURABLE.search(m.body)):
             found.append(Candidate("promote", (m.vpath,),
-                                   f"expired episode ({age} days) that reads as durable: keep it as a project fact?"))  # fmt: skip
+                                   f"expired episode ({age}) that reads as durable: keep it as a project fact?"))  # fmt: skip
     return sorted(found, key=lambda c: (KIND_ORDER[c.kind], -len(c.paths), c.paths))
 
 

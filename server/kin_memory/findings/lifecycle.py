@@ -6,6 +6,7 @@ from ..store.categories import EPISODIC, PROJECT_FACT, SESSION
 from ..store.context import Context
 from ..store.lifecycle import lifecycle
 from ..store.memory import Memory
+from ..wording import untouched
 from .edits import replace
 from .model import Finding, Fix, line_span
 
@@ -17,14 +18,13 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
     life = lifecycle(memory.category, memory.mtime, ctx.now, t)
     entry = memory.frontmatter.get("category") if memory.frontmatter.status == "ok" else None
     span = entry.value_span if entry else line_span(memory.lines, 0)
-    days = int(life.age_days)
     delete = Fix("Delete this memory", command="delete")
     if memory.category == PROJECT_FACT and life.status == "stale":
         return [
             Finding(
                 "KM400",
                 span,
-                f"project fact untouched for {days} days (stale after {t.stale_days:g}): review it, "
+                f"project fact {untouched(life.age_days)} (stale after {t.stale_days:g} days): review it, "
                 "then mark it reviewed",
                 (Fix("Mark reviewed (touch the file)", command="markReviewed", preferred=True),),
             )
@@ -42,8 +42,8 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
     if memory.category == SESSION:
         if life.status == "expired":
             return [
-                Finding("KM404", span, f"session scratch {life.label}: the next sweep deletes it", (delete,))
+                Finding("KM404", span, f"session memory {life.label}: the next sweep deletes it", (delete,))
             ]
         if life.status == "expiring":
-            return [Finding("KM403", span, f"session scratch {life.label}")]
+            return [Finding("KM403", span, f"session memory {life.label}")]
     return []

@@ -397,7 +397,9 @@ def _invalid(body: bytes) -> _Reply:
         and data.get("jsonrpc") == "2.0"
     ):
         log.warning("invalid params for request %s", method)
-        return _Reply(_error_frame(data["id"], JsonRpcInvalidParams(f"Invalid params for {method}")))
+        return _Reply(
+            _error_frame(data["id"], JsonRpcInvalidParams(f"The parameters of {method} are not valid."))
+        )
     if isinstance(data, dict) and "id" in data:
         log.warning("dropped an invalid request")
         return _Reply(_error_frame(data["id"], JsonRpcInvalidRequest()))

@@ -15,6 +15,7 @@ import stat
 import time
 from pathlib import Path
 
+from ..sinks.controls import escape_controls
 from ..store.paths import HIDDEN_DIR, HiddenRefused, open_hidden_dir
 from .model import Proposal
 
@@ -57,7 +58,9 @@ def _folder(root: Path, *, create: bool) -> Path:
 
 def _path(root: Path, proposal_id: str) -> Path:
     if not _ID.match(proposal_id):
-        raise ProposalError(f"there is no proposal {proposal_id!r}")
+        raise ProposalError(
+            f"there is no proposal `{escape_controls(proposal_id[:80])}`"
+        )  # any text: shown escaped
     return _folder(root, create=False) / f"{proposal_id}.json"
 
 

@@ -101,6 +101,27 @@ class IndexRefused(IndexUnavailable):
     """The hidden folder or the database is a link (or not what it should be): the index is not used."""
 
 
+def peek_count(root: Path | str) -> int | None:
+    """How many memories the index holds, read-only: None when there is no usable index. A command line
+    asks this next to a running server, so it never creates, migrates or rebuilds the database (which
+    `RecallIndex` does on a schema it does not know) and reads a committed snapshot (WAL)."""
+    path = Path(root) / HIDDEN_DIR / DB_NAME
+    if not path.is_file() or any(hidden_file_problem(root, DB_NAME + s) for s in DB_SUFFIXES):
+        return None
+    try:
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=5.0)
+    except sqlite3.Error:
+        return None
+    try:
+        if int(conn.execute("PRAGMA user_version").fetchone()[0]) != SCHEMA_VERSION:
+            return None
+        return int(conn.execute("SELECT count(*) FROM fts").fetchone()[0])
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+
+
 class RecallIndex:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)

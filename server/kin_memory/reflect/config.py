@@ -47,15 +47,11 @@ Label = Callable[[str], str]  # a reflection setting's key ("provider", "baseUrl
 FLAGS = {"provider": "--provider", "model": "--model", "baseUrl": "--base-url", "apiKeyEnv": "--api-key-env"}
 
 
-def vscode_label(key: str) -> str:
-    return f"kinMemory.reflection.{key}"
-
-
 def flag_label(key: str) -> str:
     return FLAGS[key]
 
 
-def check(config: ReflectConfig, label: Label = vscode_label) -> None:
+def check(config: ReflectConfig, label: Label) -> None:
     """Raise ConfigError naming the settings (or flags) still to set, as the user's front end names them."""
     missing = []
     if config.provider is None:
@@ -74,7 +70,7 @@ def check(config: ReflectConfig, label: Label = vscode_label) -> None:
         )
 
 
-def api_key(config: ReflectConfig, env: Mapping[str, str] | None = None, label: Label = vscode_label) -> str:
+def api_key(config: ReflectConfig, env: Mapping[str, str] | None = None, *, label: Label) -> str:
     """The key from the named environment variable; a placeholder for a keyless local endpoint."""
     env = os.environ if env is None else env
     value = env.get(config.key_env, "") if config.key_env else ""

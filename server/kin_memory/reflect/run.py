@@ -22,6 +22,7 @@ from pathlib import Path
 from ..store.memory import load
 from ..store.paths import virtual_of_rel
 from ..store.workspace import visibility
+from ..wording import counted
 from .changes import Change, summary_of
 from .config import ReflectConfig
 from .neighbours import Neighbour, neighbours
@@ -205,7 +206,7 @@ def model_pass(
                 if remaining <= 0:
                     outcome.stopped = "time-limit"
                     break
-                say(f"asking the model ({outcome.tool_calls} tool calls so far)")
+                say(f"asking the model ({counted(outcome.tool_calls, 'tool call')} so far)")
                 turn = _send(conversation, remaining, is_cancelled)
                 if turn.text:
                     outcome.model_text = turn.text

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .lifecycle import Thresholds
-from .workspace import GLOBAL, canonical_workspace
+from .workspace import GLOBAL
 
 
 @dataclass(frozen=True)
@@ -31,13 +31,3 @@ def cli_context(root: Path, workspace: str | None) -> Context:
     """The context of a CLI run: one active workspace, or none (the operator's view)."""
     active = () if workspace is None else (workspace,) if workspace != GLOBAL else (GLOBAL,)
     return Context(root=root, active=active)
-
-
-def workspace_argument(value: str) -> tuple[str, ...]:
-    """An explicit workspace from a command argument: "none" (or "") is the operator's view; `global`
-    and labels are taken verbatim; a path is canonicalised as the agent stamps it."""
-    if value in ("", "none"):
-        return ()
-    if value == GLOBAL or "/" not in value:
-        return (value,)
-    return (canonical_workspace(value),)

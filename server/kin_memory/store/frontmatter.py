@@ -137,7 +137,12 @@ def parse_frontmatter(text: str, lines: list[str] | None = None) -> Frontmatter:
             "yaml_error",
             0,
             close,
-            error=f"frontmatter YAML does not parse: {exc.__class__.__name__}",
+            error="frontmatter YAML does not parse: "
+            + (
+                "it nests too deeply"
+                if isinstance(exc, RecursionError)
+                else "it holds a value YAML cannot read"
+            ),
             error_span=span,
             body_line=close + 1,
         )

@@ -191,7 +191,7 @@ def load(path: StrPath, vpath: str, *, is_index: bool = False) -> Memory:
     except OSError as exc:
         if getattr(exc, "errno", None) == 40:  # ELOOP: the file itself is a symlink
             return _resolve_symlink(path, vpath, is_index)
-        return _unreadable(path, vpath, f"cannot read: {exc.strerror or exc.__class__.__name__}", is_index)
+        return _unreadable(path, vpath, f"cannot read: {exc.strerror or 'the system refused'}", is_index)
     try:
         st = os.fstat(fd)
         if not stat_mod.S_ISREG(st.st_mode):
@@ -215,7 +215,7 @@ def load(path: StrPath, vpath: str, *, is_index: bool = False) -> Memory:
             remaining -= len(chunk)
         data = b"".join(chunks)
     except OSError as exc:
-        return _unreadable(path, vpath, f"cannot read: {exc.strerror or exc.__class__.__name__}", is_index)
+        return _unreadable(path, vpath, f"cannot read: {exc.strerror or 'the system refused'}", is_index)
     finally:
         os.close(fd)
     text, bad, nul = decode(data)
@@ -243,7 +243,7 @@ def load_plain(target: StrPath, path: StrPath, vpath: str, is_index: bool) -> Me
         reason = "file is too large to read as a memory" if exc.kind == "too-large" else exc.reason
         return _unreadable(path, vpath, reason, is_index, 0.0, size)
     except OSError as exc:
-        return _unreadable(path, vpath, f"cannot read: {exc.strerror}", is_index)
+        return _unreadable(path, vpath, f"cannot read: {exc.strerror or 'the system refused'}", is_index)
     text, bad, nul = decode(bounded.data)
     return from_text(
         path,

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..wording import value_kind
 from .reader import Refused, read_file
 
 if sys.version_info >= (3, 11):
@@ -88,7 +89,7 @@ def _read(path: Path, project: bool) -> bytes | SettingsFile:
             return _unread(path, "settings file is a link pointing outside its `.kin` folder: not read")
         return _unread(path, f"settings file is {exc.reason}: not read")
     except OSError as exc:
-        return _unread(path, f"cannot read settings: {exc.strerror or exc.__class__.__name__}")
+        return _unread(path, f"cannot read settings: {exc.strerror or 'the system refused'}")
 
 
 def load_settings_file(path: Path, *, project: bool) -> SettingsFile:
@@ -124,7 +125,7 @@ def load_settings_file(path: Path, *, project: bool) -> SettingsFile:
                 SettingsProblem(
                     path,
                     "KM701",
-                    f"`{key}` must be a {'boolean' if kind is bool else 'string'}, got {type(value).__name__}",
+                    f"`{key}` must be a {'boolean' if kind is bool else 'string'}, got {value_kind(value)}",
                     line,
                     col,
                     end,

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..sinks.controls import HOSTILE
+from ..sinks.controls import HOSTILE, escape_controls
 
 GLOBAL = "global"
 MAX_STAMP_BYTES = 4096
@@ -69,7 +69,10 @@ def active_workspaces(
 ) -> tuple[str, ...]:
     """Editor folders → active workspaces. Folders inside the store are the operator's view."""
     if override:
-        return (override if override == GLOBAL else canonical_workspace(override),)
+        try:
+            return workspace_value(override)
+        except WorkspaceValueError:
+            pass  # reported when the setting was read; the folders decide
     seen: list[str] = []
     for folder in folders:
         canon = canonical_workspace(folder)
@@ -80,10 +83,40 @@ def active_workspaces(
     return tuple(seen)
 
 
+class WorkspaceValueError(ValueError):
+    """A workspace value no stamp could safely carry; the message is a sentence."""
+
+
+def workspace_value(value: str) -> tuple[str, ...]:
+    """An explicit active workspace (the editor's workspace setting, `--workspace`, a command's
+    `workspace` argument): `none` (or "") is the operator's view, `global` is itself, an absolute path
+    (or `~/…`) is canonicalised as the agent stamps it, and anything else is a LABEL, matched verbatim
+    (the seed's `workspace: team-infra`): never resolved against the current directory. A relative path
+    or an unsafe label, which the stamp checks flag (KM302, KM304), is refused with the reason."""
+    if value in ("", "none"):
+        return ()
+    if value == GLOBAL:
+        return (GLOBAL,)
+    shown = f"`{escape_controls(value[:200])}`"
+    problem = unsafe_stamp(value)
+    if problem:
+        raise WorkspaceValueError(f"The workspace {shown} {problem}: no memory can be stamped with it.")
+    if value.startswith(("/", "~")):
+        return (canonical_workspace(value),)
+    if looks_like_path(value):
+        raise WorkspaceValueError(
+            f"The workspace {shown} is a relative path: give a repository's absolute path, `global`, "
+            "`none`, or a label without `/` (such as team-infra)."
+        )
+    return (value,)
+
+
 def cli_workspace(arg: str | None, root: Path, cwd: str | None = None) -> str | None:
-    """CLI default: the git top level (or realpath) of cwd when it is outside the store, else none."""
+    """`--workspace` as workspace_value reads it (raises WorkspaceValueError); without it, the git top
+    level (or realpath) of cwd when it is outside the store, else none."""
     if arg is not None:
-        return None if arg in ("", "none") else (arg if arg == GLOBAL else canonical_workspace(arg))
+        chosen = workspace_value(arg)
+        return chosen[0] if chosen else None
     cwd = os.path.realpath(cwd or os.getcwd())
     if is_inside(cwd, root):
         return None
@@ -132,14 +165,14 @@ def stamp_kind(stamp: object) -> str:
 @dataclass(frozen=True)
 class Visibility:
     visible: bool
-    scope: str  # "global", "legacy", "this workspace", "other workspace", "operator view"
+    scope: str  # "global", "global (no stamp)", "this workspace", "other workspace", "operator view"
 
 
 def visibility(stamp: object, active: tuple[str, ...]) -> Visibility:
     """A memory is visible in W when its stamp is absent, `global`, or equal to W."""
     kind = stamp_kind(stamp)
     if kind == "absent":
-        return Visibility(True, "legacy")
+        return Visibility(True, "global (no stamp)")
     if kind == "global":
         return Visibility(True, "global")
     if not active:

@@ -159,3 +159,40 @@ def test_the_wire_form_is_camel_case_with_the_info_fields(store: Path) -> None:
     }  # fmt: skip
     assert wire["promptBlock"]["maxLines"] == 200 and wire["reviewQueue"] == 2
     assert wire["byCategory"]["project-fact"]["quiet"] == 2 and wire["rootSource"] == "argument"
+
+
+def test_the_cli_reads_the_index_without_touching_it(tmp_path: Path) -> None:
+    """`peek_count` is read-only: no index is no count, a foreign schema is left as it is."""
+    import sqlite3
+
+    from kin_memory.recall.index import RecallIndex, peek_count
+
+    root = tmp_path / "memory"
+    write(root, "facts/a.md", "project-fact", "# A\n\nalpha\n")
+    assert peek_count(root) is None and not (root / ".kin-index").exists()
+    index = RecallIndex(root)
+    index.count()  # creates the database
+    index.close()
+    assert peek_count(root) == 0
+    conn = sqlite3.connect(index.path)
+    conn.execute("PRAGMA user_version=99")
+    conn.close()
+    before = index.path.read_bytes()
+    assert peek_count(root) is None and index.path.read_bytes() == before
+
+
+def test_groups_are_reused_until_a_memory_changes(store: Path) -> None:
+    from kin_memory.stats import GroupsMemo
+
+    s = load_store(store)
+    memo = GroupsMemo()
+    ctx = Context(root=store, now=NOW)
+    first = memo.groups(s, ctx, str)
+    assert memo.groups(s, ctx, str) is first  # nothing changed: the same answer, not computed again
+    write(store, "facts/dup-3.md", "project-fact", DEPLOY.replace("afternoon", "morning"))
+    s.refresh_path(store / "facts" / "dup-3.md")
+    again = memo.groups(s, ctx, str)
+    assert again is not first
+    [dup] = [g for g in again if g.kind == "duplicate"]
+    assert "/memories/facts/dup-3.md" in dup.paths
+    assert memo.groups(s, Context(root=store, active=("/elsewhere",), now=NOW), str) is not again

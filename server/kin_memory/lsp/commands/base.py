@@ -27,6 +27,17 @@ class CommandFailed(JsonRpcInternalError):
 Handler = Callable[[Any], Awaitable[Any]]
 
 
+def workspace_arg(value: str) -> tuple[str, ...]:
+    """A command's `workspace` argument read as every workspace value is (labels verbatim, absolute
+    paths canonical, `none` the operator's view); a relative path or an unsafe label is refused."""
+    from ...store.workspace import WorkspaceValueError, workspace_value
+
+    try:
+        return workspace_value(value)
+    except WorkspaceValueError as exc:
+        raise CommandFailed(str(exc)) from None
+
+
 class CommandGroup(Protocol):
     def handlers(self, server: LanguageServer) -> Mapping[str, Handler]: ...
 

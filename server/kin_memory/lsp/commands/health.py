@@ -17,13 +17,12 @@ from pygls.lsp.server import LanguageServer
 from ... import protocol
 from ...history.query import HistoryError
 from ...history.review import queue_size
-from ...stats import store_stats
-from ...store.context import workspace_argument
+from ...stats import GroupsMemo, store_stats
 from ...store.settings_edit import SettingsEditError, set_memory_enabled
 from ..history_sync import HistorySync
 from ..recall_sync import RecallSync
 from ..session import Session
-from .base import CommandFailed, Handler
+from .base import CommandFailed, Handler, workspace_arg
 
 log = logging.getLogger("kin_memory.lsp")
 READY_WAIT = 120.0  # seconds stats wait for the startup load (counts over a partial store would lie)
@@ -36,6 +35,7 @@ class HealthCommands:
         self.recall = recall
         self.pool = pool
         self.history = history
+        self.memo = GroupsMemo()
 
     def handlers(self, server: LanguageServer) -> dict[str, Handler]:
         """This group's commands (imported and built on the first call of any of them)."""
@@ -54,7 +54,7 @@ class HealthCommands:
         await loop.run_in_executor(None, self.session.ready.wait, READY_WAIT)
         ctx = self.session.context()
         if params.workspace is not None:
-            ctx = replace(ctx, active=workspace_argument(params.workspace))
+            ctx = replace(ctx, active=workspace_arg(params.workspace))
         settings = await loop.run_in_executor(None, self.session.file_settings)
         count = await loop.run_in_executor(self.pool, self.recall.recall.index.count)
         index = protocol.IndexState(
@@ -65,7 +65,7 @@ class HealthCommands:
             None,
             lambda: store_stats(
                 self.session.store, ctx, root=self.session.root_choice, memory_enabled=settings.memory_enabled,
-                index=index, review_queue=queue, uri_of=self.session.uri_of,
+                index=index, review_queue=queue, uri_of=self.session.uri_of, memo=self.memo,
             ),
         )  # fmt: skip
 

@@ -30,14 +30,14 @@ from ...proposals.model import Proposal
 from ...proposals.results import proposal_result
 from ...reflect import config as cfg
 from ...reflect.run import Cancelled
-from ...store.context import workspace_argument
 from ...store.home import home_relative
 from ...store.memory import Memory
 from ...store.workspace import is_inside
 from ...tool import messages
+from ...wording import sentence
 from ..progress import Progress
 from ..session import Session, uri_to_path
-from .base import CommandFailed, Handler
+from .base import CommandFailed, Handler, workspace_arg
 from .reflect import ReflectCommand
 
 T = TypeVar("T")
@@ -71,12 +71,12 @@ class PassCommands:
             cfg.check(config, label)
             return config, cfg.api_key(config, label=label)
         except cfg.ConfigError as exc:
-            raise CommandFailed(str(exc)) from None
+            raise CommandFailed(sentence(str(exc))) from None
 
     def _workspace(self, value: str | None) -> str | None:
         """The one workspace a pass runs for: the argument ("none": the operator's view), else the first
         active workspace (a pass stamps new memories with one workspace)."""
-        active = self.session.active() if value is None else workspace_argument(value)
+        active = self.session.active() if value is None else workspace_arg(value)
         return active[0] if active else None
 
     async def _run(

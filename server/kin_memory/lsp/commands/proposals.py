@@ -19,6 +19,7 @@ from ...proposals.model import Proposal
 from ...proposals.results import proposal_info
 from ...store.memory import MAX_READ_BYTES
 from ...store.reader import Refused, read_file
+from ...wording import sentence
 from ..features.documents import Documents
 from ..session import Session
 from .base import CommandFailed, Handler
@@ -43,7 +44,7 @@ class ProposalCommands:
         try:
             proposal = await loop.run_in_executor(None, proposals.load, root, params.id)
         except proposals.ProposalError as exc:
-            raise CommandFailed(_sentence(str(exc))) from None
+            raise CommandFailed(sentence(str(exc))) from None
         dirty = self._unsaved(proposal, params.paths)
         wanted = [c.new_path or c.path for c in chosen(proposal, params.paths) if c.path not in dirty]
         result = await loop.run_in_executor(None, apply_proposal, root, proposal, wanted)
@@ -78,7 +79,7 @@ class ProposalCommands:
                 None, proposals.discard, self.session.root, params.id
             )
         except proposals.ProposalError as exc:
-            raise CommandFailed(_sentence(str(exc))) from None
+            raise CommandFailed(sentence(str(exc))) from None
         return protocol.OkResult()
 
     async def list(self, _params: protocol.EmptyParams) -> protocol.ListProposalsResult:
@@ -91,7 +92,3 @@ def _disk_text(path: Path) -> str | None:
         return read_file(path, MAX_READ_BYTES).data.decode("utf-8", "replace")
     except (Refused, OSError):
         return None
-
-
-def _sentence(text: str) -> str:
-    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")

@@ -14,14 +14,14 @@ from pygls.lsp.server import LanguageServer
 from ... import protocol
 from ...recall.filters import OVERFETCH, HitFilter, hidden_count, narrowed, parse_query
 from ...recall.results import index_preview_result, search_result
-from ...store.context import workspace_argument
 from ...store.home import home_relative
 from ...store.prompt_block import compose
 from ...tool import messages
+from ...wording import counted
 from ..progress import Progress
 from ..recall_sync import RecallSync
 from ..session import Session
-from .base import CommandFailed, Handler
+from .base import CommandFailed, Handler, workspace_arg
 
 MAX_SEARCH_RESULTS = 100
 CURRENT_WAIT = 3.0  # seconds a search waits for the index to be current before answering
@@ -44,7 +44,7 @@ class RecallCommands:
         }
 
     def _active(self, workspace: str | None) -> tuple[str, ...]:
-        return self.session.active() if workspace is None else workspace_argument(workspace)
+        return self.session.active() if workspace is None else workspace_arg(workspace)
 
     async def _require_enabled(self, loop: asyncio.AbstractEventLoop) -> None:
         """Recall answers nothing while `memory_enabled = false`: the tool's sentence, naming the file
@@ -99,5 +99,5 @@ class RecallCommands:
             self.recall.writer, lambda: self.recall.reindex(report, task.cancelled)
         )
         cancelled = task.cancelled()
-        task.end("cancelled" if cancelled else f"{stats.read} memories indexed")
+        task.end("cancelled" if cancelled else f"{counted(stats.read, 'memory', 'memories')} indexed")
         return protocol.ReindexResult(files=stats.read, seconds=round(stats.seconds, 3), cancelled=cancelled)

@@ -21,6 +21,7 @@ from ...reflect import transcript as transcripts
 from ...reflect.propose import proposal_of
 from ...reflect.run import Cancelled, reflect
 from ...tool import messages
+from ...wording import counted, sentence
 from ..progress import Progress
 from ..session import Session, uri_to_path
 from .base import CommandFailed, Handler
@@ -58,7 +59,7 @@ class ReflectCommand:
             source = _transcript_path(params.transcript)
             transcript = await loop.run_in_executor(None, transcripts.read, source, params.transcript)
         except (cfg.ConfigError, transcripts.TranscriptError) as exc:
-            raise CommandFailed(str(exc)) from None
+            raise CommandFailed(sentence(str(exc))) from None
         active = self.session.active()
         workspace = active[0] if len(active) == 1 else None
         root = self.session.root
@@ -81,7 +82,9 @@ class ReflectCommand:
         proposal = proposal_of(root, outcome, workspace)
         if proposal.changes:
             await loop.run_in_executor(None, proposals.save, root, proposal)
-        task.end(f"{len(proposal.changes)} changes proposed" if proposal.changes else "nothing to write")
+        task.end(
+            f"{counted(len(proposal.changes), 'change')} proposed" if proposal.changes else "nothing to write"
+        )
         return proposal_result(proposal)
 
 

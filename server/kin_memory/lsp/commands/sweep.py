@@ -19,6 +19,7 @@ from pygls.lsp.server import LanguageServer
 from ... import protocol
 from ...store.lifecycle import Thresholds
 from ...tool.sweep import SweepPlan, apply_sweep, disk_memories, plan_from, plan_token
+from ...wording import counted
 from ..features.documents import Documents
 from ..progress import Progress
 from ..session import Session
@@ -53,7 +54,7 @@ class SweepCommand:
         if not planned.expired:
             return protocol.SweepResult(swept=[], kept=planned.kept)
         count = len(planned.expired)
-        task = await self.progress.begin("sweep", "kin-memory", cancellable=True, message=f"sweeping {count} expired memories") \
+        task = await self.progress.begin("sweep", "kin-memory", cancellable=True, message=f"sweeping {counted(count, 'expired memory', 'expired memories')}") \
             if count >= PROGRESS_MIN else None  # fmt: skip
         stop = threading.Event()
 

@@ -12,6 +12,7 @@ from ...store.context import Context
 from ...store.lifecycle import lifecycle
 from ...store.memory import Memory
 from ...store.workspace import visibility
+from ...wording import untouched
 
 
 def _inside(span, line: int, col: int) -> bool:
@@ -42,12 +43,14 @@ def frontmatter_hover(memory: Memory, line: int, col: int, ctx: Context) -> str 
             )
             return (
                 f"**category: {memory.category}**{read}\n\n{desc}.\n\nLifecycle: {life.label} "
-                f"(untouched for {life.age_days:.0f} days)."
+                f"({untouched(life.age_days)})."
             )
         if entry.key == "workspace":
             vis = visibility(memory.stamp, ctx.active)
             where = (
-                "every workspace" if vis.scope in ("global", "legacy") else f"only {_code(str(memory.stamp))}"
+                "every workspace"
+                if vis.scope in ("global", "global (no stamp)")
+                else f"only {_code(str(memory.stamp))}"
             )
             active = ", ".join(_code(a) for a in ctx.active) or "none (operator view: everything is visible)"
             state = "visible" if vis.visible else "not visible"

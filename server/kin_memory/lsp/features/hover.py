@@ -2,8 +2,7 @@
 
 Recall runs on the query pool, off the event loop: keystrokes keep being served meanwhile. With
 `memory_enabled = false` in a settings file there is no recall: body text gets no hover (the settings
-files are read on the pool too), while frontmatter hovers, like diagnostics, stay. The editor setting
-`hover.related = "off"` turns the related memories off the same way.
+files are read on the pool too), while frontmatter hovers, like diagnostics, stay.
 """
 
 from __future__ import annotations
@@ -41,8 +40,7 @@ class Hover:
         line = memory.lines[n] if 0 <= n < len(memory.lines) else ""
         col = col_from_client(line, params.position.character, self.session.encoding)
         text = frontmatter_hover(memory, n, col, self.session.context())
-        wanted = self.session.settings.hover.related == "on"
-        if text is None and wanted and memory.body_line <= n < len(memory.lines) and line.strip():
+        if text is None and memory.body_line <= n < len(memory.lines) and line.strip():
             loop = asyncio.get_running_loop()
             text = await loop.run_in_executor(self.pool, self.related, memory, n, col)
         if text is None:
@@ -50,7 +48,7 @@ class Hover:
         return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text))
 
     def related(self, memory: Memory, line: int, col: int) -> str | None:
-        if not self.session.file_settings().memory_enabled:
+        if self.session.settings.hover.related == "off" or not self.session.file_settings().memory_enabled:
             return None
         with self.recall.querying():
             found = self.recall.recall.related_to(memory, line, col, self.session.active())

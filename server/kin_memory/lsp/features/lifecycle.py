@@ -14,6 +14,7 @@ import time
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
+from ...wording import counted
 from ..handlers import handler
 from ..progress import Progress
 from ..recall_sync import RecallSync
@@ -112,7 +113,7 @@ class Lifecycle:
         self.recall.start(loop)
         self.diagnostics.refresh_settings()
         await loop.run_in_executor(None, self.startup.settle, self.session)
-        task.end(f"{count} memories checked")
+        task.end(f"{counted(count, 'memory', 'memories')} checked")
 
     def log_scan_problems(self) -> None:
         """Entries the scan skipped (a folder named x.md, a symlink out of the store) have no document to
