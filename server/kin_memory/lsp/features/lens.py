@@ -10,9 +10,6 @@ from ...store.workspace import visibility
 from ..handlers import handler
 from ..session import Session
 
-# How a visibility reads on the lens: a memory without a `workspace` line is seen everywhere, like `global`.
-_SCOPE_WORDS = {"legacy": "global (no stamp)"}
-
 
 class CodeLens:
     def __init__(self, session: Session) -> None:
@@ -31,7 +28,7 @@ class CodeLens:
         life = lifecycle(memory.category, memory.mtime, ctx.now, ctx.thresholds)
         vis = visibility(memory.stamp, ctx.active)
         rng = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
-        title = f"{memory.category} · {_SCOPE_WORDS.get(vis.scope, vis.scope)} · {life.label}"
+        title = f"{memory.category} · {vis.scope} · {life.label}"
         lenses = [lsp.CodeLens(range=rng, command=lsp.Command(title=title, command=""))]
         if life.status == "stale":
             review = lsp.Command(
