@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Grammar tests for kin-memory.tmLanguage.json (vscode-tmgrammar-test), against VS Code's markdown
-# grammar for the embedded body. Installs its npm tooling into syntaxes/node_modules (git-ignored).
+# grammar for the embedded body, and for kin-memory-frontmatter.injection.json injected into Markdown as
+# VS Code loads it (grammars.json). Installs its npm tooling into syntaxes/node_modules (git-ignored).
 set -euo pipefail
 cd "$(dirname "$0")"
 stamp=node_modules/.kin-installed
@@ -19,7 +20,11 @@ run() {
   return "$status"
 }
 
-run "tests/*.test.md"
+run "tests/[!i]*.test.md"
+# Injection grammars load only from a configuration's contributes.grammars (injectTo).
+grammars=(--config grammars.json)
+run "tests/injection*.test.md"
+grammars=(-g kin-memory.tmLanguage.json -g node_modules/tm-grammars/grammars/markdown.json)
 
 # The runner must be able to fail: a copy of a test with one scope made wrong has to be reported.
 sed 's/^\(<!--      ^^^^^^^^\) constant.language.category.kin-memory$/\1 invalid.illegal.category.kin-memory/' \

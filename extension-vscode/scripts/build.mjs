@@ -1,4 +1,4 @@
-// Bundles the extension with esbuild and copies the grammar from the repository's syntaxes/ folder.
+// Bundles the extension with esbuild and copies the grammars from the repository's syntaxes/ folder.
 import { build } from "esbuild";
 import { copyFileSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -6,7 +6,9 @@ import { fileURLToPath } from "node:url";
 
 const here = dirname(dirname(fileURLToPath(import.meta.url)));
 mkdirSync(join(here, "syntaxes"), { recursive: true });
-copyFileSync(join(here, "..", "syntaxes", "kin-memory.tmLanguage.json"), join(here, "syntaxes", "kin-memory.tmLanguage.json"));
+for (const grammar of ["kin-memory.tmLanguage.json", "kin-memory-frontmatter.injection.json"]) {
+  copyFileSync(join(here, "..", "syntaxes", grammar), join(here, "syntaxes", grammar));
+}
 await build({
   entryPoints: [join(here, "src", "extension.ts")],
   bundle: true,

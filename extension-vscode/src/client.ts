@@ -5,12 +5,13 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import {
-  ExecuteCommandRequest, LanguageClient, type LanguageClientOptions, type ResponseError, type ServerOptions, State, TransportKind,
+  type DocumentSelector, ExecuteCommandRequest, LanguageClient, type LanguageClientOptions, type ResponseError, type ServerOptions, State, TransportKind,
 } from "vscode-languageclient/node";
 import { findServer, pickWheel, type ServerCommand, shapeArgs } from "./discovery";
 import { InstallError, installBundledServer, runProcess } from "./install";
 import type { CommandName, ParamsOf, ResultOf } from "./protocol";
-import { LANGUAGE_ID } from "./root";
+import { bootstrapClaims } from "./paths";
+import { CONVENTIONAL_PATTERN } from "./root";
 import { configurationItem, SECTION, serverSection, userLevel } from "./settings";
 
 /** Sends one `kin.memory.*` command; parameter and result types come from the generated protocol. */
@@ -26,6 +27,10 @@ export interface ClientOptions {
    * the new client (so it cannot wait on the start it is part of). A failure is logged, not fatal.
    */
   onStarted?: (exec: Exec) => Promise<void>;
+  /** The roots below which `*.md` documents go to the server (besides `**\/.kin/memory/**`), read at each start. */
+  selectorRoots: () => string[];
+  /** The store root the server reported, once known: a start whose selector misses it starts again. */
+  serverRoot: () => string | undefined;
 }
 
 export class ServerClient implements vscode.Disposable {
@@ -35,6 +40,8 @@ export class ServerClient implements vscode.Disposable {
   private readonly stateChanged = new vscode.EventEmitter<"running" | "stopped">();
   readonly onDidChangeState = this.stateChanged.event;
   private readonly started = new vscode.EventEmitter<void>();
+  /** The explicit roots of the running client's document selector. */
+  private attachedRoots: string[] = [];
   /** Fires once a (re)started server is ready, after `onStarted`. */
   readonly onDidStart = this.started.event;
 
@@ -73,6 +80,22 @@ export class ServerClient implements vscode.Disposable {
   async restart(): Promise<void> {
     await this.stop();
     await this.ensure();
+  }
+
+  /** Whether the running client's selector sends the documents below `root` to the server. */
+  attachesBelow(root: string): boolean {
+    return bootstrapClaims(path.join(root, "memory.md"), this.attachedRoots);
+  }
+
+  /**
+   * Restarts a running client whose selector misses the server's root (the root moved, or a first run
+   * found it where no pattern looked): a selector is fixed for a client's life.
+   */
+  async reattach(): Promise<void> {
+    const root = this.options.serverRoot();
+    if (this.starting || !this.running || root === undefined || this.attachesBelow(root)) return;
+    this.output.info(`the store root ${root} is new: restarting to attach to its memory files`);
+    await this.restart();
   }
 
   /** An error from a command: into the output channel and an error toast that can open it. */
@@ -120,21 +143,22 @@ export class ServerClient implements vscode.Disposable {
     return { command, args: shapeArgs(input.settingArgs), source: "bundled" };
   }
 
-  private async start(): Promise<LanguageClient> {
+  private async start(again = false): Promise<LanguageClient> {
     if (this.client) {
       const old = this.client;
       this.client = undefined;
       try { await old.dispose(); } catch { /* already stopped */ }
     }
     const server = await this.resolveServer();
+    const roots = this.options.selectorRoots();
     this.output.info(`starting ${server.command} ${server.args.join(" ")} (from ${server.source})`);
     const serverOptions: ServerOptions = {
       command: server.command, args: server.args, transport: TransportKind.stdio,
       options: { env: { ...process.env, PYTHONUNBUFFERED: "1" } },
     };
     const clientOptions: LanguageClientOptions = {
-      // By language, not by path: root.ts decides which documents get the language (see its header).
-      documentSelector: [{ scheme: "file", language: LANGUAGE_ID }],
+      // By path, whatever the language (memory files stay markdown): see root.ts's header.
+      documentSelector: documentSelector(roots),
       outputChannel: this.output,
       // A settings change makes the server pull the section again (`settings: null`), so every value it gets
       // goes through the configuration middleware below, never VS Code's raw section.
@@ -159,6 +183,7 @@ export class ServerClient implements vscode.Disposable {
     };
     const client = new LanguageClient("kinMemory", "Kin Memory", serverOptions, clientOptions);
     this.client = client;
+    this.attachedRoots = roots;
     client.onDidChangeState((e) => {
       if (e.newState === State.Running) this.stateChanged.fire("running");
       if (e.newState === State.Stopped) this.stateChanged.fire("stopped");
@@ -179,9 +204,25 @@ export class ServerClient implements vscode.Disposable {
     } catch (err) {
       this.output.error(`after the start: ${err instanceof Error ? err.message : String(err)}`);
     }
+    const root = this.options.serverRoot();
+    if (!again && root !== undefined && !this.attachesBelow(root)) {
+      // The first run with a root no pattern knew (KIN_MEMORY_DIR, ~/.kin/settings.toml): once, with it.
+      this.output.info(`the store root ${root} is new: restarting to attach to its memory files`);
+      this.client = undefined;
+      await client.dispose();
+      return this.start(true);
+    }
     this.started.fire();
     return client;
   }
+}
+
+/** Markdown files by path: the conventional store's shape and `*.md` below each explicit root. */
+export function documentSelector(roots: readonly string[]): DocumentSelector {
+  return [
+    { scheme: "file", pattern: CONVENTIONAL_PATTERN },
+    ...roots.map((r) => ({ scheme: "file", pattern: { baseUri: vscode.Uri.file(r).toString(), pattern: "**/*.md" } })),
+  ];
 }
 
 /** The `kinMemory` section for the server: user-level values for the settings a folder must not steer. */

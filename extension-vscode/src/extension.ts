@@ -15,6 +15,7 @@ import * as search from "./commands/search";
 import * as store from "./commands/store";
 import * as sweep from "./commands/sweep";
 import { CandidatesView } from "./candidates";
+import { HealthPanel } from "./health";
 import { StoreRoot } from "./root";
 import { StatusItem } from "./status";
 import { MemoryTree } from "./tree";
@@ -31,6 +32,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     extensionPath: context.extensionPath,
     storagePath: context.globalStorageUri.fsPath,
     onStarted: (exec) => root.sync(exec),
+    selectorRoots: () => root.selectorRoots(),
+    serverRoot: () => root.current,
   });
   server = client;
   const status = new StatusItem();
@@ -58,7 +61,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("kinMemory.refreshCandidates", () => candidates.reload()),
     root.onDidChange((where) => {
       tree.setRoot(where.root, where.rootSource);
-      void root.adoptAll();
+      void client.reattach().catch((err) => client.report(err));
     }),
     tree.view.onDidChangeVisibility((e) => {
       if (e.visible) void startQuietly().then(refresh);
@@ -70,15 +73,21 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     context.subscriptions.push(...group.register(deps));
   }
   context.subscriptions.push(...memoryMenu.register({ ...deps, tree }));
+  const health = new HealthPanel(client, tree);
+  context.subscriptions.push(
+    health,
+    vscode.commands.registerCommand("kinMemory.showHealth", () => health.show().catch((err) => client.report(err))),
+    tree.onDidLoad(() => health.refreshIfOpen()),
+  );
 
   context.subscriptions.push(
-    vscode.workspace.onDidOpenTextDocument(async (doc) => {
-      if (await root.adopt(doc)) void startQuietly();
+    vscode.workspace.onDidOpenTextDocument((doc) => {
+      if (root.isMemoryDocument(doc)) void startQuietly();
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration("kinMemory.memoryDir")) return;
       if (!client.running) {
-        void root.adoptAll(); // the bootstrap patterns changed
+        if (root.shouldStartServer()) void startQuietly(); // the bootstrap patterns changed
         return;
       }
       clearTimeout(settle);
@@ -89,7 +98,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
   );
 
-  await root.adoptAll();
   if (root.shouldStartServer()) await client.ensure();
 }
 

@@ -65,6 +65,19 @@ export function bootstrapFolder(folder: string, roots: readonly string[]): boole
   return conventionalRoot(folder) !== undefined || roots.some((r) => isAtOrUnder(folder, r));
 }
 
+/**
+ * Where a store may be on this machine before the server says (checked for existence only, to decide
+ * whether to start the server at all): KIN_MEMORY_DIR, then the default `~/.kin/memory`. The root itself is
+ * the server's to resolve; `memory_dir` in ~/.kin/settings.toml is found once the server has run (pattern 3).
+ */
+export function machineRoots(home: string, env: Record<string, string | undefined>): string[] {
+  const roots: string[] = [];
+  const fromEnv = env.KIN_MEMORY_DIR?.trim();
+  if (fromEnv) roots.push(path.resolve(expandHome(fromEnv, home)));
+  if (home) roots.push(path.join(home, ".kin", "memory"));
+  return roots;
+}
+
 /** A root as shown in the UI: `~/…` below the home folder. */
 export function displayRoot(root: string, home: string): string {
   if (!home) return root;

@@ -3,13 +3,15 @@
 import * as path from "node:path";
 import type { Category, Conflict, HistoryVersion, IndexPreviewResult, MemoryEntry, ProposalChange, QueueEntry, SearchHit } from "./protocol";
 
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
 export const CATEGORIES = ["project-fact", "preference", "episodic", "session"] as const satisfies readonly Category[];
 
 export const CATEGORY_INFO: Record<Category, { folder: string; detail: string }> = {
   "project-fact": { folder: "facts", detail: "durable facts about a project; never deleted, stale after 180 days untouched" },
   preference: { folder: "prefs", detail: "how the user likes things done; never deleted, global by default" },
   episodic: { folder: "episodes", detail: "what happened; swept after 42 days" },
-  session: { folder: "sessions", detail: "scratch for the current session; swept after 24 hours, never indexed" },
+  session: { folder: "sessions", detail: "notes for the current session only; swept after 24 hours, never searched" },
 };
 
 /** Untrusted memory text shown as plain text: one line, no control characters, bounded length. */
@@ -127,7 +129,7 @@ export function statusBarText(c: Counts): { text: string; tooltip: string } {
   if (c.expired) bits.push(`${c.expired} expired`);
   return {
     text: `$(book) ${bits.join(" · ")}`,
-    tooltip: `Kin Memory: ${c.total} memories, ${c.stale} stale, ${c.expiring} expiring, ${c.expired} expired. Click to open the memory tree.`,
+    tooltip: `Kin Memory: ${plural(c.total, "memory", "memories")}: ${c.stale} stale, ${c.expiring} expiring, ${c.expired} expired. Click to open the Kin Memory view.`,
   };
 }
 
@@ -187,7 +189,6 @@ export function changeLabel(c: Pick<ProposalChange, "kind" | "path" | "newPath">
     : `${c.kind} ${printablePath(c.path)}`;
 }
 
-const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
 /** The title of the editor that shows every change of a proposal at once (VS Code adds the file count). */
 export function proposalTitle(p: { id: string }): string {
@@ -281,12 +282,16 @@ export interface TreeFilter {
   statuses: string[];
   workspace?: "this" | "other";
   maxAgeDays?: number;
+  /** exactly these memories (the health view's numbers), named by `label` */
+  paths?: string[];
+  label?: string;
 }
 
 export const NO_FILTER: TreeFilter = { categories: [], statuses: [] };
 
 export function isFiltering(f: TreeFilter): boolean {
-  return f.categories.length > 0 || f.statuses.length > 0 || f.workspace !== undefined || f.maxAgeDays !== undefined;
+  return f.categories.length > 0 || f.statuses.length > 0 || f.workspace !== undefined || f.maxAgeDays !== undefined
+    || f.paths !== undefined;
 }
 
 export function filterMemories(memories: readonly MemoryEntry[], f: TreeFilter): MemoryEntry[] {
@@ -294,12 +299,13 @@ export function filterMemories(memories: readonly MemoryEntry[], f: TreeFilter):
     (!f.categories.length || f.categories.includes(m.category))
     && (!f.statuses.length || f.statuses.includes(m.status))
     && (f.workspace === undefined || (f.workspace === "this") === m.visible)
-    && (f.maxAgeDays === undefined || m.ageDays <= f.maxAgeDays));
+    && (f.maxAgeDays === undefined || m.ageDays <= f.maxAgeDays)
+    && (f.paths === undefined || f.paths.includes(m.path)));
 }
 
 /** The filter in a few words, for the view's description ("" when nothing is filtered). */
 export function describeFilter(f: TreeFilter): string {
-  const parts = [...f.categories, ...f.statuses];
+  const parts = [...(f.label !== undefined ? [f.label] : []), ...f.categories, ...f.statuses];
   if (f.workspace) parts.push(f.workspace === "this" ? "this workspace" : "other workspaces");
   if (f.maxAgeDays !== undefined) parts.push(`≤ ${f.maxAgeDays} d old`);
   return parts.length ? `filtered: ${parts.join(", ")}` : "";

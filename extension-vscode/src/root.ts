@@ -1,36 +1,33 @@
 // Which documents belong to the server, and where the store is.
 //
-// THE BOOTSTRAP PATH. Before the server runs the extension cannot ask it where the store is, yet it must
-// decide which documents get the `kin-memory` language (the client's documentSelector is that language,
-// so this decides what the server is sent) and whether to start the server at all. It decides by
-// pattern only, never by resolving the root itself:
-//   1. `**/.kin/memory/**/*.md`: package.json's `contributes.languages[].filenamePatterns` (the default
-//      store; VS Code applies it before the extension even activates);
+// Memory files stay `markdown` (word wrap, the preview, link checks and markdownlint keep working): the
+// language client attaches to them by path, never by a language of its own. The document selector is
+// built from patterns, because before the server runs the extension cannot ask it where the store is:
+//   1. `**/.kin/memory/**/*.md` (the default store's shape);
 //   2. `*.md` below `kinMemory.memoryDir`, when set (machine scope, so a workspace cannot add a pattern);
 //   3. `*.md` below the root the server reported the last time it ran (kept in globalState): a root set by
 //      KIN_MEMORY_DIR or by `memory_dir` in ~/.kin/settings.toml, which only the server resolves.
-// Once the server runs, its `kin.memory.info` root alone decides: documents below it are adopted even when
-// no pattern matched (the Kin Memory view or any palette command starts the server), documents adopted by
-// pattern 2 or 3 outside it are handed back to markdown, and the tree, the file watcher, "New memory…"
-// and "Open store folder" use it.
+// Once the server runs, its `kin.memory.info` root alone decides what a memory file is (the tree, the file
+// watcher, "New memory…" and "Open store folder" use it); when that root is not covered by the patterns
+// the client started with, the client restarts once with a selector that covers it (see client.ts).
+// The server ignores a document outside its root, so a pattern that matches too much costs nothing.
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as vscode from "vscode";
-import { bootstrapClaims, bootstrapFolder, bootstrapRoots, isMemoryPath } from "./paths";
+import { bootstrapClaims, bootstrapFolder, bootstrapRoots, isMemoryPath, machineRoots } from "./paths";
 import type { Exec } from "./client";
 import type { InfoResult } from "./protocol";
 import { SECTION, userLevel } from "./settings";
 
-export const LANGUAGE_ID = "kin-memory";
 const REMEMBERED_ROOT = "kinMemory.lastServerRoot";
+/** The conventional store's documents, whatever the root: pattern 1 above. */
+export const CONVENTIONAL_PATTERN = "**/.kin/memory/**/*.md";
 
 export class StoreRoot implements vscode.Disposable {
   private serverRoot: string | undefined;
   private readonly changed = new vscode.EventEmitter<Pick<InfoResult, "root" | "rootSource">>();
   /** Fires with the server's root (and how it resolved it) whenever it is first known or moves. */
   readonly onDidChange = this.changed.event;
-  /** Documents this extension switched to the kin-memory language (so it may switch them back). */
-  private readonly adopted = new Set<string>();
 
   constructor(private readonly state: vscode.Memento) {}
 
@@ -50,6 +47,13 @@ export class StoreRoot implements vscode.Disposable {
     return bootstrapRoots({ setting, remembered: this.state.get<string>(REMEMBERED_ROOT), home: os.homedir() });
   }
 
+  /** The explicit roots the language client attaches below (patterns 2 and 3, and the server's root). */
+  selectorRoots(): string[] {
+    const roots = this.bootstrap();
+    if (this.serverRoot !== undefined && !roots.includes(this.serverRoot)) roots.push(this.serverRoot);
+    return roots;
+  }
+
   /** Whether a file is a memory file: by the server's root once known, by the bootstrap patterns before. */
   isMemoryFile(fsPath: string): boolean {
     const root = this.serverRoot;
@@ -60,11 +64,21 @@ export class StoreRoot implements vscode.Disposable {
     return fsPath.toLowerCase().endsWith(".md") && isMemoryPath(realpath(fsPath), root);
   }
 
-  /** Whether the open folders or documents call for the server before anything asks for it. */
+  /** Whether a document is a memory file on disk (its language stays whatever VS Code gave it). */
+  isMemoryDocument(doc: vscode.TextDocument): boolean {
+    return doc.uri.scheme === "file" && this.isMemoryFile(doc.uri.fsPath);
+  }
+
+  /**
+   * Whether to start the server before anything asks for it: a memory is open, the open folders are (in)
+   * a store, or the machine has one (a cheap look for the folders the patterns name, and the default
+   * store's), so the status bar and the Problems panel fill without a memory being opened.
+   */
   shouldStartServer(): boolean {
-    if (vscode.workspace.textDocuments.some((d) => d.languageId === LANGUAGE_ID)) return true;
-    const roots = [...this.bootstrap(), ...(this.serverRoot ? [this.serverRoot] : [])];
-    return (vscode.workspace.workspaceFolders ?? []).some((f) => f.uri.scheme === "file" && bootstrapFolder(f.uri.fsPath, roots));
+    if (vscode.workspace.textDocuments.some((d) => this.isMemoryDocument(d))) return true;
+    const roots = [...this.selectorRoots(), ...machineRoots(os.homedir(), process.env)];
+    if ((vscode.workspace.workspaceFolders ?? []).some((f) => f.uri.scheme === "file" && bootstrapFolder(f.uri.fsPath, roots))) return true;
+    return roots.some(isDirectory);
   }
 
   /** Asks the running server where its store is (after a start, or after the root setting changed). */
@@ -75,29 +89,13 @@ export class StoreRoot implements vscode.Disposable {
     if (this.state.get<string>(REMEMBERED_ROOT) !== info.root) await this.state.update(REMEMBERED_ROOT, info.root);
     if (moved) this.changed.fire(info);
   }
+}
 
-  /** Gives a markdown memory file the kin-memory language; true when the document is (now) the server's. */
-  async adopt(doc: vscode.TextDocument): Promise<boolean> {
-    if (doc.uri.scheme !== "file") return false;
-    if (doc.languageId === LANGUAGE_ID) {
-      if (this.serverRoot !== undefined && this.adopted.has(doc.uri.toString()) && !this.isMemoryFile(doc.uri.fsPath)) {
-        this.adopted.delete(doc.uri.toString());
-        await vscode.languages.setTextDocumentLanguage(doc, "markdown");
-        return false;
-      }
-      return true;
-    }
-    if (doc.languageId === "markdown" && this.isMemoryFile(doc.uri.fsPath)) {
-      this.adopted.add(doc.uri.toString());
-      await vscode.languages.setTextDocumentLanguage(doc, LANGUAGE_ID);
-      return true;
-    }
+function isDirectory(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
     return false;
-  }
-
-  /** Re-runs {@link adopt} over every open document (the root or the patterns changed). */
-  async adoptAll(): Promise<void> {
-    for (const doc of [...vscode.workspace.textDocuments]) await this.adopt(doc);
   }
 }
 

@@ -19,7 +19,7 @@ export class StatusItem implements vscode.Disposable {
 
   stopped(): void {
     this.item.text = "$(book) Kin Memory: stopped";
-    this.item.tooltip = "Kin Memory: the server is not running. Click to open the memory tree.";
+    this.item.tooltip = "Kin Memory: the server is not running. Click to open the Kin Memory view; Kin Memory: Show server output says why.";
     this.item.show();
   }
 

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as path from "node:path";
 import {
-  bootstrapClaims, bootstrapFolder, bootstrapRoots, conventionalRoot, displayRoot, isAtOrUnder, isMemoryPath, isUnderRoot,
+  bootstrapClaims, bootstrapFolder, bootstrapRoots, conventionalRoot, displayRoot, isAtOrUnder, isMemoryPath, isUnderRoot, machineRoots,
 } from "../src/paths";
 
 test("memory paths: below the root, *.md, no hidden component", () => {
@@ -52,4 +52,10 @@ test("roots below the home folder are shown with ~", () => {
   assert.equal(displayRoot("/home/u", "/home/u"), "~");
   assert.equal(displayRoot("/home/user2/mem", "/home/u"), "/home/user2/mem");
   assert.equal(displayRoot("/data/mem", ""), "/data/mem");
+});
+
+test("machineRoots: KIN_MEMORY_DIR first (home expanded), then the default store", () => {
+  assert.deepEqual(machineRoots("/home/u", { KIN_MEMORY_DIR: "~/notes/mem" }), ["/home/u/notes/mem", "/home/u/.kin/memory"]);
+  assert.deepEqual(machineRoots("/home/u", { KIN_MEMORY_DIR: "  " }), ["/home/u/.kin/memory"]);
+  assert.deepEqual(machineRoots("/home/u", {}), ["/home/u/.kin/memory"]);
 });

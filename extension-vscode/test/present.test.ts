@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import {
   countStatuses, formatAge, groupByCategory, memoryBadge, plainSnippet, previewSummary, searchItems, printablePath, statusBarText, sweepQuestion, sweepSummary, sweptReport,
   changeLabel, conflictSummary, applyReport, proposalTitle, reviewQuestion, candidateLabel, passName,
-  versionItems, changeDescription, changesBadgeTooltip, filterMemories, filterFrom, filterItems, describeFilter,
+  versionItems, changeDescription, changesBadgeTooltip, filterMemories, filterFrom, filterItems, describeFilter, isFiltering,
 } from "../src/present";
 import type { MemoryEntry, Status } from "../src/protocol";
 
@@ -160,4 +160,10 @@ test("filterMemories: any chosen value of a kind, every kind; describeFilter and
   assert.deepEqual(f, { categories: ["episodic"], statuses: [], maxAgeDays: 30 });
   assert.equal(describeFilter(f), "filtered: episodic, ≤ 30 d old");
   assert.equal(describeFilter({ categories: [], statuses: [] }), "");
+  // The health view's numbers: exactly the memories behind one, named.
+  const byPaths = { categories: [], statuses: [], paths: ["/memories/prefs/c.md"], label: "preference, fine" };
+  assert.deepEqual(paths(byPaths), ["/memories/prefs/c.md"]);
+  assert.equal(isFiltering(byPaths), true);
+  assert.equal(describeFilter(byPaths), "filtered: preference, fine");
+  assert.deepEqual(paths({ categories: [], statuses: [], paths: [] }), []);
 });

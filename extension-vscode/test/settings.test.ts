@@ -45,8 +45,13 @@ test("the manifest declares limited support in untrusted workspaces and none in 
   assert.ok(manifest.capabilities?.virtualWorkspaces?.description);
 });
 
-test("memory files disable word-based suggestions by default", () => {
-  assert.equal(manifest.contributes.configurationDefaults?.["[kin-memory]"]?.["editor.wordBasedSuggestions"], "off");
+test("markdown word-based suggestions stay within one document (a memory's words are offered nowhere else)", () => {
+  // VS Code has no per-path setting: memory files are markdown, so the narrowest default is for markdown.
+  assert.equal(manifest.contributes.configurationDefaults?.["[markdown]"]?.["editor.wordBasedSuggestions"], "currentDocument");
+});
+
+test("the store's hidden folder is left out of the Explorer", () => {
+  assert.deepEqual(manifest.contributes.configurationDefaults?.["files.exclude"], { "**/.kin-index": true });
 });
 
 test("the server's section takes the locked settings from the user's settings, never the folder's", () => {

@@ -157,6 +157,36 @@ async def test_hover_output_is_inert(client):
 
 
 @pytest.mark.asyncio
+async def test_hover_related_off_keeps_frontmatter_hovers(client):
+    u = await open_doc(client, "facts/gateway.md")
+    assert "Related memories" in await hover_text(client, u, 6, 10)
+    client.set_configuration({"workspace": WS, "hover": {"related": "off"}}, section="kinMemory")
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+    deadline = time.monotonic() + 5
+    body = "Related memories"
+    while body is not None and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+        result = await client.text_document_hover_async(
+            lsp.HoverParams(
+                text_document=lsp.TextDocumentIdentifier(uri=u), position=lsp.Position(line=6, character=10)
+            )
+        )
+        body = None if result is None else result.contents.value
+    assert body is None  # body text: nothing at all, not an empty box
+    assert "project-fact" in await hover_text(client, u, 1, 12)  # the frontmatter still explains itself
+
+
+@pytest.mark.asyncio
+async def test_lens_names_a_memory_without_stamp_global(client):
+    u = await open_doc(client, "prefs/tls.md")
+    lenses = await client.text_document_code_lens_async(
+        lsp.CodeLensParams(text_document=lsp.TextDocumentIdentifier(uri=u))
+    )
+    assert lenses[0].command.title.startswith("preference · global (no stamp) · "), lenses[0].command.title
+    assert "legacy" not in lenses[0].command.title
+
+
+@pytest.mark.asyncio
 async def test_workspace_symbols_by_recall(client):
     symbols = await client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query="gatew"))
     names = [s.container_name for s in symbols]

@@ -135,6 +135,6 @@ async function settle(deps: Deps, name: "kin.memory.acceptChanges" | "kin.memory
 
 async function acceptAll(deps: Deps): Promise<void> {
   const res = await deps.client.exec("kin.memory.acceptChanges", { paths: [], all: true });
-  void vscode.window.setStatusBarMessage(`Kin Memory: accepted ${res.paths.length} changes`, 3000);
+  void vscode.window.setStatusBarMessage(`Kin Memory: accepted ${res.paths.length} ${res.paths.length === 1 ? "change" : "changes"}`, 3000);
   deps.refresh();
 }

@@ -31,7 +31,7 @@ export function register(deps: { client: Client; refresh: () => void }): vscode.
       { location: vscode.ProgressLocation.Notification, title: "Kin Memory: reindexing", cancellable: true },
       (_p, token) => client.exec("kin.memory.reindex", {}, token),
     );
-    void vscode.window.showInformationMessage(`Kin Memory: reindexed ${res.files} files in ${Number(res.seconds).toFixed(2)} s.`);
+    void vscode.window.showInformationMessage(`Kin Memory: reindexed ${res.files} ${res.files === 1 ? "memory" : "memories"} in ${Number(res.seconds).toFixed(2)} s.`);
     refresh();
   };
 

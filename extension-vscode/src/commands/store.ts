@@ -30,7 +30,7 @@ export function register(deps: Deps): vscode.Disposable[] {
 
   const settingsChanged = vscode.workspace.onDidChangeConfiguration(async (e) => {
     if (!e.affectsConfiguration("kinMemory.server")) return;
-    const answer = await vscode.window.showInformationMessage("Kin Memory: the server settings changed.", "Restart server");
+    const answer = await vscode.window.showInformationMessage("Kin Memory: the server settings changed; restart the server to use them.", "Restart server");
     if (answer) await restart().catch(report);
   });
 

@@ -198,7 +198,13 @@ async function palette(page, text) {
   await page.keyboard.press("F1");
   const input = page.locator(".quick-input-widget input").first();
   await input.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
-  await input.fill(text);
+  // Opened from a webview (the key goes through its frame), the palette may reset its text just after it
+  // shows: fill until it holds the text.
+  await poll(async () => {
+    if ((await input.inputValue()) !== text) await input.fill(text);
+    await page.waitForTimeout(100);
+    return input.inputValue();
+  }, (v) => v === text, `the palette does not hold "${text}"`, 10000);
   return input;
 }
 
@@ -231,16 +237,157 @@ async function openStore(page, port) {
   });
 }
 
+async function expectMarkdown(page) {
+  await page.waitForFunction(() => /^\s*Markdown\s*$/.test(document.getElementById("status.editor.mode")?.textContent ?? ""),
+    null, { timeout: STEP_TIMEOUT }).catch(async () => {
+    const mode = await page.evaluate(() => document.getElementById("status.editor.mode")?.textContent ?? "?");
+    throw new Error(`the memory's language is "${mode.trim()}", not Markdown`);
+  });
+}
+
+/** The text of the webviews (nested frames such as the Markdown preview's), not of the workbench itself. */
+async function framesText(page) {
+  const frames = page.frames().filter((f) => f !== page.mainFrame());
+  const texts = await Promise.all(frames.map((f) => f.evaluate(() => document.body?.innerText ?? "").catch(() => "")));
+  return texts.join("\n");
+}
+
+/** The frame of the Memory health page, once it has one. */
+async function healthFrame(page) {
+  return poll(async () => {
+    for (const f of page.frames()) {
+      if (await f.locator("#kin-health").count().catch(() => 0)) return f;
+    }
+    return undefined;
+  }, (f) => f !== undefined, "no Memory health page is shown");
+}
+
+/** Before any memory is opened: the extension is active, the server has started, the store is checked. */
+async function activationChecks(page) {
+  await step("no memory opened: the status bar counts and the Problems panel lists the store's findings", async () => {
+    if (await page.locator(".tabs-container .tab").count()) throw new Error("an editor is open already");
+    const startTimeout = BUNDLED ? 4 * STEP_TIMEOUT : STEP_TIMEOUT; // the first start installs the server
+    const counts = page.locator(".statusbar-item", { hasText: /1 stale · 1 expiring/ }).first();
+    const stopped = page.locator(".statusbar-item", { hasText: "Kin Memory: stopped" }).first();
+    const seen = await Promise.race([
+      counts.waitFor({ timeout: startTimeout }).then(() => "counts", () => "none"),
+      stopped.waitFor({ timeout: startTimeout }).then(() => "stopped", () => "none"),
+    ]);
+    if (seen === "stopped") throw new Error(`the language server (${SERVER}) did not start: the status bar reads "Kin Memory: stopped"`);
+    if (seen !== "counts") throw new Error("the status bar shows no counts: the extension did not start the server by itself");
+    await runCommand(page, "View: Focus Problems");
+    const row = page.locator(".markers-panel .monaco-list-row", { hasText: "unrecognized category" }).first();
+    await row.waitFor({ timeout: STEP_TIMEOUT }).catch(() => { throw new Error("the Problems panel lists no finding of the store"); });
+    if (await page.locator(".tabs-container .tab").count()) throw new Error("a memory was opened to get there");
+  });
+
+  await step("the store's hidden .kin-index folder is not in the Explorer", async () => {
+    if (!fs.existsSync(path.join(dirs.store, ".kin-index"))) throw new Error("the server made no .kin-index folder");
+    await runCommand(page, "View: Show Explorer");
+    const rows = page.locator(".explorer-folders-view .monaco-list-row");
+    await rows.filter({ hasText: "MEMORY.md" }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await page.waitForTimeout(1000); // the Explorer has long heard of the folder by now; give it a moment more
+    const names = await rows.allInnerTexts();
+    if (names.some((n) => n.includes(".kin-index"))) throw new Error(`the Explorer lists ${JSON.stringify(names)}`);
+  });
+}
+
+/** `kin-memory stats --json` over the same store, as the CLI computes it. */
+function cliStats() {
+  const out = execFileSync(PYTHON, ["-m", "kin_memory", "stats", "--json"], {
+    env: { ...childEnv, KIN_MEMORY_DIR: dirs.store }, cwd: dirs.store, encoding: "utf8", timeout: 60000,
+  });
+  return JSON.parse(out);
+}
+
+/** A picture of the health view beside the tree, without the panel below or the side bar on the right. */
+async function healthScreenshot(page, name) {
+  if (await page.locator(".part.panel").isVisible()) await runCommand(page, "View: Toggle Panel Visibility");
+  const aux = page.locator(".part.auxiliarybar").first();
+  if (await aux.isVisible().catch(() => false)) {
+    await aux.locator('.action-label.codicon-close, .action-label[aria-label^="Hide"], .action-label[aria-label^="Close"]').first()
+      .click({ timeout: 3000 }).catch(() => undefined); // only for the picture: no failure if it stays
+  }
+  await page.keyboard.press("Escape");
+  await page.mouse.move(150, 700); // an empty part of the side bar: no tooltip in the picture
+  await page.waitForTimeout(500);
+  await page.screenshot({ path: path.join(ARTIFACTS, name) });
+}
+
+async function healthChecks(page) {
+  await step("Memory health: a screenshot, and its numbers are those of kin-memory stats --json", async () => {
+    await page.locator(".statusbar-item", { hasText: /stale/ }).first().click(); // the tree beside the view
+    await runCommand(page, "Kin Memory: Show memory health");
+    await page.locator(".tabs-container .tab.active", { hasText: "Memory health" }).waitFor({ timeout: STEP_TIMEOUT });
+    const frame = await healthFrame(page);
+    const cli = cliStats();
+    const shown = await frame.locator("td[data-category][data-status]").evaluateAll((cells) =>
+      cells.map((c) => [c.getAttribute("data-category"), c.getAttribute("data-status"), c.textContent.trim()]));
+    const wrong = [];
+    for (const [category, status, text] of shown) {
+      const want = cli.byCategory[category]?.[status === "total" ? "total" : status];
+      if (String(want) !== text) wrong.push(`${category} ${status}: ${text} shown, ${want} in stats`);
+    }
+    if (shown.length !== 4 * 6) wrong.push(`${shown.length} cells, not 24`);
+    const text = (id) => frame.locator(`#${id}`).innerText();
+    const lines = `${cli.promptBlock.lines} of ${cli.promptBlock.maxLines} lines`;
+    if ((await text("prompt-lines")) !== lines) wrong.push(`prompt block "${await text("prompt-lines")}", not "${lines}"`);
+    const expiring = await frame.locator("#expiring-list li").count();
+    if (expiring !== cli.expiringSoon.length) wrong.push(`${expiring} expiring shown, ${cli.expiringSoon.length} in stats`);
+    const queue = await text("review-queue");
+    if (!(cli.reviewQueue ? queue.startsWith(`${cli.reviewQueue} change`) : /^No change/.test(queue))) wrong.push(`review queue "${queue}", ${cli.reviewQueue} in stats`);
+    if (wrong.length) throw new Error(wrong.join("; "));
+    if (cli.byCategory["project-fact"].stale !== 1 || cli.expiringSoon.length !== 1) throw new Error(`the fixture's stats are unexpected: ${JSON.stringify(cli.byCategory)}`);
+    await healthScreenshot(page, "vscode-health.png");
+  });
+
+  await step("Memory health: a number filters the Kin Memory view to the memories behind it", async () => {
+    const frame = await healthFrame(page);
+    await frame.locator('td[data-category="project-fact"][data-status="stale"] button').click();
+    const view = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /Kin Memory/i }) }).first();
+    await poll(() => view.innerText(), (t) => t.includes("filtered: project-fact, stale"), "the view does not say it is filtered");
+    await poll(() => view.locator(".monaco-list-row", { hasText: ".md" }).allInnerTexts(),
+      (rows) => rows.length === 1 && rows[0].includes("facts/deploy-pipeline.md"), "the view does not list exactly the stale fact");
+    await runCommand(page, "Kin Memory: Clear the tree filter");
+    await view.locator(".monaco-list-row", { hasText: "episodes/rollback-drill.md" }).first().waitFor({ timeout: STEP_TIMEOUT });
+  });
+
+  await step("Memory health: the switch writes memory_enabled into the global settings file, and back", async () => {
+    const settings = path.join(dirs.home, ".kin", "settings.toml");
+    await page.locator(".tabs-container .tab", { hasText: "Memory health" }).first().click();
+    let frame = await healthFrame(page);
+    const toggle = async (to) => {
+      await frame.locator("#memory-switch").click();
+      await poll(() => (fs.existsSync(settings) ? fs.readFileSync(settings, "utf8") : ""), (t) => t.includes(`memory_enabled = ${to}`),
+        `${settings} does not say memory_enabled = ${to}`);
+      frame = await poll(async () => {
+        const f = await healthFrame(page);
+        return (await f.locator("#memory-switch").getAttribute("aria-checked").catch(() => "")) === String(to) ? f : undefined;
+      }, (f) => f !== undefined, `the switch does not show memory ${to ? "on" : "off"}`);
+    };
+    await toggle(false);
+    await toggle(true);
+    // The page is keyboard-driven too: focus the first button and press Enter on a number.
+    await frame.locator('td[data-category="episodic"][data-status="expiring"] button').focus();
+    await page.keyboard.press("Enter");
+    const view = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /Kin Memory/i }) }).first();
+    await poll(() => view.innerText(), (t) => t.includes("filtered: episodic, expiring"), "Enter on a number did not filter the view");
+    await runCommand(page, "Kin Memory: Clear the tree filter");
+    await page.locator(".tabs-container .tab", { hasText: "Memory health" }).first().click();
+    await runCommand(page, "View: Close Editor");
+    await page.locator(".tabs-container .tab", { hasText: "Memory health" }).first().waitFor({ state: "detached", timeout: STEP_TIMEOUT });
+  });
+}
+
 async function checks(page, port) {
   await openStore(page, port);
 
-  await step("open a memory file: kin-memory language", async () => {
+  await activationChecks(page);
+  await healthChecks(page);
+
+  await step("open a memory file: it stays Markdown", async () => {
     await openFile(page, "rollback-drill.md");
-    await page.waitForFunction(() => /Kin Memory/.test(document.getElementById("status.editor.mode")?.textContent ?? ""),
-      null, { timeout: STEP_TIMEOUT }).catch(async () => {
-      const mode = await page.evaluate(() => document.getElementById("status.editor.mode")?.textContent ?? "?");
-      throw new Error(`the editor's language is "${mode.trim()}", not Kin Memory`);
-    });
+    await expectMarkdown(page);
   });
 
   await step("squiggle on the unknown category", async () => {
@@ -268,7 +415,11 @@ async function checks(page, port) {
   });
 
   await step("quick fix from the light bulb", async () => {
+    // The cursor inside the misspelt value (an unknown value has no token of its own: go there by keys).
     await editor(page).locator(".view-line span", { hasText: "episodc" }).last().click();
+    await page.keyboard.press("End");
+    await page.keyboard.press("ArrowLeft");
+    await page.keyboard.press("ArrowLeft");
     // The light bulb sits in the gutter of the cursor's line (an "auto-fix" bulb when a fix is preferred).
     const bulb = editor(page).locator('.glyph-margin-widgets [class*="codicon-gutter-lightbulb"], .lightBulbWidget').first();
     await bulb.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
@@ -293,6 +444,47 @@ async function checks(page, port) {
       null, { timeout: STEP_TIMEOUT }).catch(async () => {
       throw new Error(`the hover names no related memory: "${(await hover.innerText()).slice(0, 200)}"`);
     });
+  });
+
+  await step("a memory is Markdown: the preview opens on it, and its long line wraps", async () => {
+    await page.keyboard.press("Escape");
+    await expectMarkdown(page);
+    await runCommand(page, "Markdown: Open Preview to the Side");
+    const tab = page.locator(".tabs-container .tab", { hasText: "Preview rollback-drill.md" }).first();
+    await tab.waitFor({ timeout: STEP_TIMEOUT }).catch(() => { throw new Error("no Markdown preview opened on the memory"); });
+    await poll(() => framesText(page), (t) => t.includes("Rollback drill") && t.includes("We practised a rollback"),
+      "the preview does not show the memory's text");
+    // Word wrap (Markdown's default): with the preview beside it, the memory's editor is narrow enough for
+    // its last line (about 100 characters) to take more than one screen line: more view lines than its 9 lines.
+    const memory = page.locator(".part.editor .monaco-editor", { hasText: "Rollback drill" }).first();
+    await poll(() => memory.locator(".view-line").count(), (n) => n > 9, "the memory's long line does not wrap: word wrap is off");
+    await page.screenshot({ path: path.join(ARTIFACTS, "vscode-markdown-preview.png") }).catch(() => undefined);
+    await tab.click();
+    await runCommand(page, "View: Close Editor");
+    await tab.waitFor({ state: "detached", timeout: STEP_TIMEOUT });
+    await page.locator(".tabs-container .tab.active", { hasText: "rollback-drill.md" }).waitFor({ timeout: STEP_TIMEOUT });
+  });
+
+  await step("completion completes a partly typed value: category: project-f becomes project-fact", async () => {
+    const value = async () => (await editorText(page)).split("\n").find((l) => l.startsWith("category:")) ?? "";
+    const before = await value(); // "category: episodic" after the quick fix
+    await editor(page).locator(".view-lines").click(); // the focus in the memory's editor
+    await page.keyboard.press("Control+Home");
+    await page.keyboard.press("ArrowDown");
+    await page.keyboard.press("End");
+    for (let i = "category: ".length; i < before.length; i++) await page.keyboard.press("Backspace");
+    await page.keyboard.type("project-f");
+    await page.keyboard.press("Control+Space");
+    const widget = page.locator(".editor-widget.suggest-widget").first();
+    await widget.locator(".monaco-list-row.focused", { hasText: "project-fact" }).waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {
+      throw new Error(`the suggestions do not offer project-fact first: "${(await widget.innerText().catch(() => "")).replace(/\s+/g, " ")}"`);
+    });
+    await page.keyboard.press("Enter");
+    const after = await poll(value, (v) => v !== "category: project-f", "the completion was not inserted");
+    if (after !== "category: project-fact") throw new Error(`the line reads "${after}", not "category: project-fact"`);
+    for (let i = "category: ".length; i < after.length; i++) await page.keyboard.press("Backspace");
+    await page.keyboard.type(before.slice("category: ".length));
+    if ((await value()) !== before) throw new Error(`the line could not be restored: "${await value()}"`);
   });
 
   await step("status bar shows stale and expiring counts", async () => {
@@ -453,7 +645,7 @@ async function historyChecks(page) {
     await view.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
     await runCommand(page, "Kin Memory: Accept all changes");
     // the command answers with a status bar message: wait for it, so nothing written next is accepted too
-    await page.locator(".statusbar-item", { hasText: /Kin Memory: accepted \d+ changes/ }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await page.locator(".statusbar-item", { hasText: /Kin Memory: accepted \d+ changes?/ }).first().waitFor({ timeout: STEP_TIMEOUT });
     await poll(() => view.locator(".monaco-list-row", { hasText: /^Changes/ }).count(), (n) => n === 0,
       "the Changes section is still shown after Accept all");
   });
@@ -1004,6 +1196,21 @@ async function passChecks(page) {
     await page.screenshot({ path: path.join(ARTIFACTS, "vscode-candidates-view.png") }).catch(() => undefined);
   });
 
+  await step("Memory health lists the contradiction and the duplicate pair; a path opens its memory", async () => {
+    await page.locator(".statusbar-item", { hasText: /stale|expiring/ }).first().click(); // the Kin Memory view beside it
+    await runCommand(page, "Kin Memory: Show memory health");
+    const frame = await healthFrame(page);
+    const groups = frame.locator("#group-list li");
+    await poll(() => groups.allInnerTexts(), (t) => t.some((g) => /contradiction/.test(g) && g.includes("db-old.md"))
+      && t.some((g) => /duplicate/.test(g) && g.includes("review-style-copy.md")), "the health view does not list both groups");
+    await healthScreenshot(page, "vscode-health-groups.png");
+    await groups.filter({ hasText: "contradiction" }).first().locator("button.link", { hasText: "db-old.md" }).click();
+    await page.locator(".tabs-container .tab.active", { hasText: "db-old.md" }).waitFor({ timeout: STEP_TIMEOUT })
+      .catch(() => { throw new Error("the path in the health view did not open its memory"); });
+    await page.locator(".tabs-container .tab", { hasText: "Memory health" }).first().click();
+    await runCommand(page, "View: Close Editor");
+  });
+
   await step("consolidate: one proposal merges the duplicate and fixes the port, explained per change; Apply all writes it", async () => {
     const before = storeSnapshot();
     const requests0 = (await modelState()).requests;
@@ -1064,7 +1271,8 @@ async function rootChecks(context, page, port) {
   });
 
   await step("the Kin Memory view starts the server and shows the server's store, with its root", async () => {
-    // No pattern names this store yet, so nothing has started the server: opening the view does.
+    // No pattern names this store yet: the extension started the server because KIN_MEMORY_DIR names a
+    // store, then restarted it once to attach to the root it reported. The view shows that store.
     await page.locator('.activitybar .action-item [aria-label^="Kin Memory"]').first().click();
     const view = page.locator(".part.sidebar").first();
     await view.locator(".monaco-list-row", { hasText: "facts/env-only.md" }).first().waitFor({ timeout: STEP_TIMEOUT });
@@ -1076,13 +1284,9 @@ async function rootChecks(context, page, port) {
       "the view does not show the server's root");
   });
 
-  await step("a memory file under the server's root gets the kin-memory language and diagnostics", async () => {
+  await step("a memory file under the server's root is attached (still Markdown) and has diagnostics", async () => {
     await openFile(page, "rollback-drill.md");
-    await page.waitForFunction(() => /Kin Memory/.test(document.getElementById("status.editor.mode")?.textContent ?? ""),
-      null, { timeout: STEP_TIMEOUT }).catch(async () => {
-      const mode = await page.evaluate(() => document.getElementById("status.editor.mode")?.textContent ?? "?");
-      throw new Error(`the editor's language is "${mode.trim()}", not Kin Memory`);
-    });
+    await expectMarkdown(page);
     await editor(page).locator(".squiggly-warning").first().waitFor({ state: "attached", timeout: STEP_TIMEOUT });
   });
 
@@ -1162,8 +1366,15 @@ async function hostileChecks(context, page, port) {
   });
 
   const view = page.locator(".part.sidebar").first();
+  await step("a repository window: the status bar counts the user's store with no memory or view opened", async () => {
+    await page.locator(".statusbar-item", { hasText: /stale/ }).first().waitFor({ timeout: STEP_TIMEOUT }).catch(() => {
+      throw new Error("no Kin Memory counts in the status bar: the extension did not start with the machine's store");
+    });
+  });
+
   await step("the server is the user's and so is the store: the folder's program never ran", async () => {
-    await page.locator('.activitybar .action-item [aria-label^="Kin Memory"]').first().click();
+    // The status bar item shows the view (the activity bar item toggles it, and wears the Changes badge now).
+    await page.locator(".statusbar-item", { hasText: /stale/ }).first().click();
     await view.locator(".monaco-list-row", { hasText: "facts/staging-access.md" }).first().waitFor({ timeout: STEP_TIMEOUT });
     await poll(() => view.innerText(), (t) => t.includes(`${dirs.store} (editor setting)`), "the view does not show the user's store root");
     if (await view.locator(".monaco-list-row", { hasText: "planted.md" }).count()) throw new Error("the tree lists the folder's store");
@@ -1204,6 +1415,18 @@ async function hostileChecks(context, page, port) {
     await page.keyboard.press("Escape");
     for (let i = 0; i < 5 && /sk-a/.test(await editorText(page)); i++) await page.keyboard.press("Control+z");
     if (/sk-a/.test(await editorText(page))) throw new Error("the typed text could not be undone");
+    // Nor in another Markdown file: the repository's README, while the memory with the secret is open.
+    await openFile(page, "README.md");
+    await editor(page).locator(".view-line").last().click();
+    await page.keyboard.press("Control+End");
+    await page.keyboard.press("Enter");
+    await page.keyboard.type("sk-a");
+    await page.keyboard.press("Control+Space");
+    await page.waitForTimeout(1000); // every provider has answered (the widget may not open at all)
+    const offered = await page.locator(".editor-widget.suggest-widget").first().innerText().catch(() => "");
+    if (/sk-ant-api03|Zx9Zx9/.test(offered)) throw new Error(`the README is offered the secret: "${offered.replace(/\s+/g, " ").slice(0, 200)}"`);
+    await page.keyboard.press("Escape");
+    for (let i = 0; i < 5 && /sk-a/.test(await editorText(page)); i++) await page.keyboard.press("Control+z");
   });
 
   await step("the memory tool still asks (the user's strict mode), and Deny writes nothing", async () => {
