@@ -6,7 +6,7 @@ export type Status = "ok" | "stale" | "expiring" | "expired";
 export type ChangeKind = "create" | "edit" | "rename" | "delete";
 export type CandidateKind = "duplicate" | "contradiction" | "stale" | "promote";
 export type IndexStateName = "building" | "ready" | "unavailable";
-export type HistorySource = "tool" | "proposal" | "sweep" | "edit" | "external" | "restore";
+export type HistorySource = "tool" | "proposal" | "sweep" | "edit" | "external" | "restore" | "agent";
 export type QueueKind = "created" | "changed" | "deleted";
 export type RootSource = "argument" | "KIN_MEMORY_DIR" | "editor setting" | "global settings" | "default";
 

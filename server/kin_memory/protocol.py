@@ -26,7 +26,7 @@ Status = Literal["ok", "stale", "expiring", "expired"]
 ChangeKind = Literal["create", "edit", "rename", "delete"]
 CandidateKind = Literal["duplicate", "contradiction", "stale", "promote"]
 IndexStateName = Literal["building", "ready", "unavailable"]
-HistorySource = Literal["tool", "proposal", "sweep", "edit", "external", "restore"]
+HistorySource = Literal["tool", "proposal", "sweep", "edit", "external", "restore", "agent"]
 QueueKind = Literal["created", "changed", "deleted"]
 RootSource = Literal["argument", "KIN_MEMORY_DIR", "editor setting", "global settings", "default"]
 

@@ -26,6 +26,7 @@ SUBCOMMAND_MODULES = (
     "kin_memory.cli.proposal",
     "kin_memory.cli.history",
     "kin_memory.cli.bulk",
+    "kin_memory.cli.mcp",
 )
 
 
