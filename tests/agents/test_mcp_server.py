@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from mcp import types
-from mcp_support import cli, git, mcp_session
 
 from kin_memory.history.query import history_of
+from support.mcp_client import cli, git, mcp_session
 from unit.tool.test_tool_containment import SECRET, build, inputs, snapshot
 from unit.tool.test_tool_reference import CASES
 
