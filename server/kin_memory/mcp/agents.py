@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..sinks import prompt
 from ..sinks.controls import escape_controls_in_block
@@ -21,6 +22,9 @@ from ..store.settings import EffectiveSettings, effective_settings
 from ..tool import messages
 from ..tool.commands import ToolContext, ToolResult, run_tool
 from ..tool.commands.base import MODES, MUTATIONS
+
+if TYPE_CHECKING:
+    from ..recall.service import Recall
 
 SOURCE = "agent"  # the history and audit label of every write an agent makes
 MAX_SEARCH_RESULTS = 100
@@ -65,12 +69,23 @@ def consent_question(input: dict[str, object]) -> str:  # noqa: A002
     return f"An agent wants to {prompt.field(what)} in your memory store. Allow?"
 
 
-@dataclass(frozen=True)
+@dataclass
 class AgentStore:
     """One store as an agent sees it. `mode`: auto | strict | plan (the editor's toolMode)."""
 
     root: Path
     mode: str = "auto"
+    _recall: Recall | None = field(default=None, repr=False, compare=False)
+
+    def recall(self) -> Recall:
+        """The recall index, opened once per process and brought up to date with the disk per query
+        (a stat per memory; only new and changed files are read)."""
+        if self._recall is None:
+            from ..recall.service import Recall
+
+            self._recall = Recall(self.root)
+        self._recall.sync_disk()
+        return self._recall
 
     def tool(
         self,
@@ -102,10 +117,7 @@ class AgentStore:
         refused = _disabled(settings_for(workspace))
         if refused:
             return refused
-        from ..recall.service import Recall
-
-        recall = Recall(self.root)
-        recall.sync_disk()
+        recall = self.recall()
         active = (workspace,) if workspace else ()
         hits = recall.search(query, active, min(limit, MAX_SEARCH_RESULTS))
         if not hits:
