@@ -215,6 +215,13 @@ def test_search_results_are_ranked_escaped_and_masked(tmp_path, home, outside):
         text, is_error = s.call("memory_search", {"query": "deploy token gateway"})
         none, _ = s.call("memory_search", {"query": "zebra quantum"})
         bad = s.call("memory_search", {"query": "deploy", "limit": 0})
+        # what the agent just wrote is found at once (the index was read before the write)
+        s.memory(
+            command="create", path="/memories/facts/zebra.md", file_text="# Zebra\n\nzebra quantum port\n"
+        )
+        found, _ = s.call("memory_search", {"query": "zebra quantum"})
+        s.memory(command="str_replace", path="/memories/facts/zebra.md", old_str="quantum", new_str="photon")
+        edited, _ = s.call("memory_search", {"query": "zebra photon", "limit": 1})
     assert not is_error
     head, snippet = text.split("\n")
     assert head == "/memories/facts/deploy.md [project-fact] Deploy \\u202eevil\\x1b[2J"
@@ -222,6 +229,8 @@ def test_search_results_are_ranked_escaped_and_masked(tmp_path, home, outside):
     assert "0123456789abcdefghij" not in snippet
     assert none == "No matching memories."
     assert bad == ("memory_search: limit must be a whole number of at least 1", True)
+    assert found.startswith("/memories/facts/zebra.md [episodic] Zebra")
+    assert edited.startswith("/memories/facts/zebra.md [episodic] Zebra") and "photon" in edited
 
 
 def test_the_prompt_block_resource_is_what_index_preview_prints(tmp_path, home, repo):
