@@ -6,8 +6,9 @@ timed at the client (the official MCP client over stdio), for both protocol eras
 A copy of the seeded bench store is made in a temporary folder (the cached store is never written) and
 caught up once (the history baseline an editor's first start makes), so each write also keeps its
 version and its audit line, as in use. The client declares the store's `alpha` repository as its root.
-Each call views one of the ~2 KB memories, or replaces a word in it and back; `memory_search` and the
-prompt-block resource are timed too (fewer calls: each one looks at the whole store).
+Each call views one of the ~2 KB memories, or replaces a word in it and back; every tenth round a
+`memory_search` (more than 2 s after the last one, so the server looks at the whole store again) and the
+prompt-block resource (the whole store read) are timed, then 50 searches back to back.
 """
 
 from __future__ import annotations
@@ -46,7 +47,9 @@ async def measure(root: Path, home: Path, alpha: Path, files: list[str], calls: 
         return types.ListRootsResult(roots=[types.Root(uri=alpha.as_uri())])
 
     rnd = random.Random(11)
-    timings: dict[str, list[float]] = {"view": [], "str_replace": [], "memory_search": [], "prompt-block": []}
+    timings: dict[str, list[float]] = {
+        "view": [], "str_replace": [], "memory_search": [], "search, burst": [], "prompt-block": []
+    }  # fmt: skip
 
     async def timed(kind: str, call) -> object:
         started = time.perf_counter()
@@ -76,6 +79,9 @@ async def measure(root: Path, home: Path, alpha: Path, files: list[str], calls: 
                 query = " ".join(rnd.sample(words, min(2, len(words))))
                 await timed("memory_search", client.call_tool("memory_search", {"query": query}))
                 await timed("prompt-block", client.read_resource("memory://prompt-block"))
+        for _ in range(50):  # back to back: the index is current, no look at the disk
+            query = " ".join(rnd.sample(words, min(2, len(words)))) if words else "deploy"
+            await timed("search, burst", client.call_tool("memory_search", {"query": query}))
     return {"connect_ms": round(connect_ms, 1), **{k: latency_summary(v) for k, v in timings.items()}}
 
 
