@@ -92,7 +92,7 @@ def test_the_sdk_tool_runner_writes_through_the_guard_with_history_labelled_agen
         "/memories/facts/deploy.md": ("changed", "agent"),
     }
     audit = [json.loads(line) for line in (store / ".kin-index" / "audit.jsonl").read_text().splitlines()]
-    writes = [(a["command"], a["outcome"], a.get("source")) for a in audit if a["command"] != "view"]
+    writes = [(a["command"], a["outcome"], a["source"]) for a in audit]
     assert writes == [
         ("create", "ok", "agent"),
         ("str_replace", "ok", "agent"),
