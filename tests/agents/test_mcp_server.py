@@ -315,3 +315,47 @@ def test_strict_mode_asks_through_elicitation_and_refuses_without_it(tmp_path, h
             True,
         )
     assert (root / "a.md").exists()
+
+
+def test_a_consent_answer_counts_only_for_the_question_it_answers(tmp_path, home, outside):
+    """2026 era: the answer comes back with the retry. One sent unasked, or with the state of another
+    question, is not consent: the server asks again and nothing is written."""
+    root = tmp_path / "memory"
+    (root / "keep.md").parent.mkdir(parents=True)
+    (root / "keep.md").write_text("x\n")
+    yes = types.ElicitResult(action="accept", content={"allow": True})
+    ask, _asked = answer(True)
+    with mcp_session(root, home, outside, args=("--tool-mode", "strict"), elicit=ask) as s:
+        session = s.client.session
+        delete = {"command": "delete", "path": "/memories/keep.md"}
+
+        def call(**kw):
+            return s.portal.call(lambda: session.call_tool("memory", delete, allow_input_required=True, **kw))
+
+        unasked = call(input_responses={"consent": yes})
+        assert isinstance(unasked, types.InputRequiredResult) and "consent" in (unasked.input_requests or {})
+        other = s.portal.call(
+            lambda: session.call_tool(
+                "memory",
+                {"command": "create", "path": "/memories/n.md", "file_text": "x"},
+                allow_input_required=True,
+            )
+        )
+        forged = call(input_responses={"consent": yes}, request_state=other.request_state)
+        assert isinstance(forged, types.InputRequiredResult)
+        assert (root / "keep.md").exists()
+        done = call(input_responses={"consent": yes}, request_state=unasked.request_state)
+        assert (
+            isinstance(done, types.CallToolResult)
+            and done.content[0].text == "Successfully deleted /memories/keep.md"
+        )
+
+
+def test_strict_mode_asks_nothing_while_memory_is_disabled(tmp_path, home, repo):
+    main, _worktree = repo
+    (main / ".kin").mkdir()
+    (main / ".kin" / "settings.toml").write_text("memory_enabled = false\n")
+    ask, asked = answer(True)
+    with mcp_session(tmp_path / "memory", home, main, args=("--tool-mode", "strict"), elicit=ask) as s:
+        text, is_error = s.memory(command="create", path="/memories/a.md", file_text="x")
+    assert is_error and text.startswith("Memory is disabled") and asked == []

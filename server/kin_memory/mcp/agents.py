@@ -134,6 +134,10 @@ class AgentStore:
             self._indexed(input)
         return result
 
+    def refusal(self, workspace: str | None) -> Answer | None:
+        """The tool's refusal while memory is disabled for this workspace (memory_enabled = false)."""
+        return _disabled(settings_for(workspace))
+
     def search(self, query: object, limit: object, workspace: str | None) -> Answer:
         """The search command's ranked recall, as lines a model reads: path, category, title, snippet."""
         if not isinstance(query, str) or not query.strip():

@@ -12,6 +12,7 @@ The store work itself is `agents.AgentStore` (plain core, run on a worker thread
 
 from __future__ import annotations
 
+import hashlib
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -103,7 +104,12 @@ class Call:
 
     ctx: Context
     responses: Mapping[str, object]
+    state: str | None = None  # the request state the client echoed on a retry
     needed: dict[str, Any] = field(default_factory=dict)
+    new_state: str | None = None
+
+    def input_required(self) -> types.InputRequiredResult:
+        return types.InputRequiredResult(input_requests=self.needed, request_state=self.new_state)
 
 
 class MemoryServer:
@@ -138,8 +144,8 @@ class MemoryServer:
         caps = ctx.session.client_capabilities
         if caps is None or caps.roots is None:
             return self.roots.fallback
-        if self.roots.current():
-            return self.roots.workspace
+        if self.roots.current() or (call.state is not None and self.roots.asked_at is not None):
+            return self.roots.workspace  # a retry (the person was answering a question) keeps its roots
         if _modern(ctx):
             answer = call.responses.get(ROOTS_KEY)
             if answer is None:
@@ -170,10 +176,14 @@ class MemoryServer:
             return Answer(messages.cannot_ask(command, str(path)), True)
         question = consent_question(args)
         if _modern(ctx):
+            # The retry carries the answer and the state we sent with the question: an answer is taken
+            # only for this very question (the same call retried), never for another.
+            bound = "consent:" + hashlib.sha256(question.encode("utf-8", "surrogatepass")).hexdigest()
             answer = call.responses.get(CONSENT_KEY)
-            if answer is None:
+            if answer is None or call.state != bound:
                 params = types.ElicitRequestFormParams(message=question, requested_schema=CONSENT_SCHEMA)
                 call.needed[CONSENT_KEY] = types.ElicitRequest(params=params)
+                call.new_state = bound
                 return None
             allowed = _allowed(answer)
             return lambda _description: allowed
@@ -196,13 +206,15 @@ class MemoryServer:
     async def call_tool(
         self, ctx: Context, params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
-        call = Call(ctx, params.input_responses or {})
+        call = Call(ctx, params.input_responses or {}, params.request_state)
         args = dict(params.arguments or {})
         workspace = await self.workspace(call)
         if params.name == schema.MEMORY:
-            consent = self.consent(call, args)
+            # a disabled store is refused before anyone is asked
+            enabled = await anyio.to_thread.run_sync(lambda: self.store.refusal(workspace) is None)
+            consent = self.consent(call, args) if enabled else None
             if call.needed:
-                return types.InputRequiredResult(input_requests=call.needed)
+                return call.input_required()
             if isinstance(consent, Answer):
                 return _text(consent)
             confirm = consent
@@ -213,7 +225,7 @@ class MemoryServer:
 
             return _text(await anyio.to_thread.run_sync(run))
         if call.needed:
-            return types.InputRequiredResult(input_requests=call.needed)
+            return call.input_required()
         if params.name == schema.SEARCH:
             query, limit = args.get("query"), args.get("limit")
             return _text(await anyio.to_thread.run_sync(lambda: self.store.search(query, limit, workspace)))
@@ -231,10 +243,10 @@ class MemoryServer:
             raise MCPError(
                 INVALID_PARAMS, f"Unknown resource {params.uri}: this server has {schema.PROMPT_BLOCK_URI}"
             )
-        call = Call(ctx, params.input_responses or {})
+        call = Call(ctx, params.input_responses or {}, params.request_state)
         workspace = await self.workspace(call)
         if call.needed:
-            return types.InputRequiredResult(input_requests=call.needed)
+            return call.input_required()
         answer = await anyio.to_thread.run_sync(lambda: self.store.prompt_block(workspace))
         if answer.is_error:
             raise MCPError(INVALID_REQUEST, answer.text)
