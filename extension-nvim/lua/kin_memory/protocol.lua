@@ -7,7 +7,7 @@
 ---@alias KinMemory.ChangeKind "create"|"edit"|"rename"|"delete"
 ---@alias KinMemory.CandidateKind "duplicate"|"contradiction"|"stale"|"promote"
 ---@alias KinMemory.IndexStateName "building"|"ready"|"unavailable"
----@alias KinMemory.HistorySource "tool"|"proposal"|"sweep"|"edit"|"external"|"restore"
+---@alias KinMemory.HistorySource "tool"|"proposal"|"sweep"|"edit"|"external"|"restore"|"agent"
 ---@alias KinMemory.QueueKind "created"|"changed"|"deleted"
 ---@alias KinMemory.RootSource "argument"|"KIN_MEMORY_DIR"|"editor setting"|"global settings"|"default"
 ---@alias KinMemory.GroupKind "duplicate"|"contradiction"

@@ -28,10 +28,12 @@ from ..tool.guard import GuardError, open_for_read, resolve
 from . import retention
 from .db import HistoryDB, HistoryUnavailable, database, now
 
-Source = Literal["tool", "proposal", "sweep", "edit", "external", "restore"]
-SOURCES: tuple[str, ...] = ("tool", "proposal", "sweep", "edit", "external", "restore")
-# A version first seen as "external" (the watcher was quicker than the writer's own record) takes the
-# writer's label when the writer records the same content this soon after.
+Source = Literal["tool", "proposal", "sweep", "edit", "external", "restore", "agent"]
+SOURCES: tuple[str, ...] = ("tool", "proposal", "sweep", "edit", "external", "restore", "agent")
+# A version first seen by a watcher (the language server was quicker than the writer's own record, e.g. an
+# agent writing through `kin-memory mcp`) takes the writer's label when the writer records the same content
+# this soon after. A buffer reloaded from disk makes that capture look like a save from the editor: "edit".
+RELABELLED = ("external", "edit")
 RELABEL_SECONDS = 5.0
 
 log = logging.getLogger("kin_memory.history")
@@ -106,14 +108,14 @@ def record(
 ) -> int | None:
     """Keep `seen` as the memory's newest version unless it already is; the new version's id. With
     relabel (the caller just wrote this content), a version of it the watcher kept moments ago as
-    "external" takes the caller's label."""
+    "external" (or "edit") takes the caller's label."""
     sha = sha256(seen.data) if seen.data is not None else None
     last = HistoryDB.latest(conn, seen.vpath)
     _remember_stat(conn, seen)
     if last is None and sha is None:
         return None  # never seen and absent: nothing to keep
     if last is not None and last.sha == sha:
-        if relabel and last.source == "external" and when - last.time < RELABEL_SECONDS:
+        if relabel and last.source in RELABELLED and when - last.time < RELABEL_SECONDS:
             conn.execute("UPDATE versions SET source=? WHERE id=?", (source, last.id))
         return None
     if seen.data is not None and sha is not None:

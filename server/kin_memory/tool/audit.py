@@ -26,13 +26,15 @@ def audit_path(root: Path | str) -> Path:
     return Path(os.path.realpath(os.fspath(root))) / HIDDEN_DIR / AUDIT_NAME
 
 
-def _line(command: str, paths: list[str], outcome: str) -> bytes:
+def _line(command: str, paths: list[str], outcome: str, source: str | None) -> bytes:
     record = {
         "time": datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
         "command": command,
         "paths": list(paths),
         "outcome": outcome,
     }
+    if source is not None:  # who made the call: the editor's tool, an agent (MCP, the SDK backend)...
+        record["source"] = source
     return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass")
 
 
@@ -48,14 +50,14 @@ def _append(root_real: str, data: bytes) -> None:
         os.close(dir_fd)
 
 
-def record(root: Path | str, command: str, paths: list[str], outcome: str) -> None:
+def record(root: Path | str, command: str, paths: list[str], outcome: str, source: str | None = None) -> None:
     """Append one line; every failure is swallowed (the audit never breaks the operation)."""
     with contextlib.suppress(Exception):
         root_real = os.path.realpath(os.fspath(root))
         if not os.path.isdir(root_real):
             return
         try:
-            _append(root_real, _line(command, paths, outcome))
+            _append(root_real, _line(command, paths, outcome, source))
         except HiddenRefused as exc:
             if root_real not in _refusals_logged:
                 _refusals_logged.add(root_real)

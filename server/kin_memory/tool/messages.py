@@ -159,3 +159,8 @@ def view_capped(path: str, size: str, cap: str, last_line: int) -> str:
 
 def too_large_to_edit(path: str, size: str, limit: str) -> str:
     return f"The file {path} is {size}: too large to edit with the memory tool (the limit is {limit})."
+
+
+def cannot_ask(command: str, path: str) -> str:
+    """Strict mode with a caller that has no way to ask the user (an MCP client without elicitation)."""
+    return f"Memory tool is in strict mode and this client cannot ask the user: the {command} of {path} was not made"

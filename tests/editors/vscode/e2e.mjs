@@ -28,6 +28,7 @@ const SERVER = need("E2E_SERVER");
 const CHROMIUM = env.E2E_CHROMIUM || "/usr/bin/chromium";
 const PYTHON = need("E2E_PYTHON");
 const FAKE_MODEL = need("E2E_FAKE_MODEL");
+const MCP_AGENT = path.join(path.dirname(FAKE_MODEL), "mcp_agent.py"); // an agent writing through kin-memory mcp
 const STEP_TIMEOUT = Number(env.E2E_STEP_TIMEOUT_MS || 45000);
 
 const require = createRequire(path.join(NODE_MODULES, "e2e.cjs"));
@@ -679,6 +680,18 @@ async function historyChecks(page) {
     }, (ok) => ok, "no Revert action on the change");
     await poll(() => fs.readFileSync(file, "utf8"), (t) => t === original, "the file was not restored to its reviewed text");
     await poll(() => changeRow.count(), (n) => n === 0, "the change is still listed after Revert");
+  });
+
+  await step("changes: a memory an agent writes through kin-memory mcp appears in Changes as created by agent", async () => {
+    const agent = (input) => execFileSync(PYTHON, [MCP_AGENT, dirs.store, JSON.stringify(input)], { env: childEnv, cwd: tmp, encoding: "utf8" });
+    const rel = "episodes/agent-note.md";
+    agent({ command: "create", path: `/memories/${rel}`, file_text: "# Agent note\n\nThe canary ran for twenty minutes.\n" });
+    const written = Date.now();
+    const row = view.locator(".monaco-list-row", { hasText: "agent-note.md" }).filter({ hasText: /created by agent/ }).first();
+    await row.waitFor({ timeout: STEP_TIMEOUT });
+    console.log(`    (shown ${Date.now() - written} ms after the agent's write returned)`);
+    agent({ command: "delete", path: `/memories/${rel}` }); // created and deleted since the review: nothing left to review
+    await poll(() => row.count(), (n) => n === 0, "the agent's memory is still listed after the agent deleted it");
   });
 
   await step("history: Show history lists the kept versions; comparing one opens a diff", async () => {

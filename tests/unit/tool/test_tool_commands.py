@@ -421,7 +421,8 @@ def test_audit_lines(run, root):
         ("delete", ["/memories/zz.md"], "error"),
         ("rename", ["/memories/a.md", "/memories/b.md"], "ok"),
     ]
-    assert all(set(rec) == {"time", "command", "paths", "outcome"} for rec in lines)
+    assert all(set(rec) == {"time", "command", "paths", "outcome", "source"} for rec in lines)
+    assert {rec["source"] for rec in lines} == {"tool"}  # who made the call (an agent's is "agent")
     assert stat.S_IMODE((root / ".kin-index").stat().st_mode) == 0o700
     assert stat.S_IMODE((root / ".kin-index" / "audit.jsonl").stat().st_mode) == 0o600
 

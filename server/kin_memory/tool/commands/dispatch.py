@@ -57,7 +57,7 @@ def run_tool(input: object, ctx: ToolContext) -> ToolResult:  # noqa: A002 - the
     else:
         result = _handle(command, input, ctx)
     if command in MUTATIONS:
-        audit.record(ctx.root, command, _audit_paths(input), "error" if result.is_error else "ok")
+        audit.record(ctx.root, command, _audit_paths(input), "error" if result.is_error else "ok", ctx.source)
     return result
 
 

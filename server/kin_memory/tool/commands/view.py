@@ -119,4 +119,4 @@ def view(inp: ToolInput, ctx: ToolContext) -> str:
         return text
     finally:
         # reading a memory's body is audited like a mutation; folder listings are not
-        audit.record(t.root_real, "view", [path], outcome)
+        audit.record(t.root_real, "view", [path], outcome, ctx.source)

@@ -1,0 +1,146 @@
+"""The Anthropic SDK's own tool runner drives the guarded store through `kin_memory.agent.MemoryTool`,
+against a scripted Anthropic server on 127.0.0.1: the scripted calls land in the store (write-time rules
+applied), the model gets the reference strings (errors as is_error results), and every write is kept in
+history labelled "agent" and queued for review."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anthropic
+from fake_models import FakeModel, anthropic_end, anthropic_tool_use
+from reflect_helpers import KEY
+
+from kin_memory.agent import MemoryTool
+from kin_memory.history import review
+from kin_memory.history.query import history_of
+from kin_memory.history.sync import catch_up
+
+
+def tool_results(body: dict) -> list[dict]:
+    last = body["messages"][-1]
+    return [c for c in last["content"] if isinstance(c, dict) and c.get("type") == "tool_result"]
+
+
+def text_of(result: dict) -> str:
+    content = result["content"]
+    return content if isinstance(content, str) else "".join(c["text"] for c in content)
+
+
+def test_the_sdk_tool_runner_writes_through_the_guard_with_history_labelled_agent(
+    store: Path, workspace: str
+):
+    catch_up(store)  # the store as the editor last reviewed it
+    new = "---\ncategory: project-fact\n---\n# API\n\nThe API listens on 8080.\n"
+    steps = [
+        anthropic_tool_use(
+            {"command": "create", "path": "/memories/facts/api.md", "file_text": new},
+            {
+                "command": "str_replace",
+                "path": "/memories/facts/deploy.md",
+                "old_str": "Fridays",
+                "new_str": "Tuesdays",
+            },
+        ),
+        anthropic_tool_use(
+            {"command": "view", "path": "/memories/../outside.md"},
+            {"command": "create", "path": "/memories/facts/api.md", "file_text": "again"},
+            {"command": "insert", "path": "/memories/prefs/tone.md", "insert_line": 99, "insert_text": "x"},
+        ),
+        anthropic_end("Remembered."),
+    ]
+    with FakeModel(steps) as fake:
+        client = anthropic.Anthropic(api_key=KEY, base_url=fake.url, max_retries=0)
+        runner = client.beta.messages.tool_runner(
+            model="claude-test",
+            max_tokens=1024,
+            messages=[{"role": "user", "content": "Remember the API port."}],
+            tools=[MemoryTool(store, workspace)],
+        )
+        final = runner.until_done()
+    assert final.content[0].text == "Remembered."
+    assert fake.requests[0].body["tools"] == [{"type": "memory_20250818", "name": "memory"}]
+
+    first = tool_results(fake.requests[1].body)
+    assert [(text_of(r), r.get("is_error", False)) for r in first] == [
+        ("File created successfully at: /memories/facts/api.md", False),
+        (
+            "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"
+            "     5\t# Deploy\n     6\t\n     7\tWe deploy the billing service with blue-green releases on Tuesdays.\n"
+            "     8\t",
+            False,
+        ),
+    ]
+    second = tool_results(fake.requests[2].body)
+    assert [(text_of(r), r.get("is_error")) for r in second] == [
+        ("Path /memories/../outside.md would escape /memories directory", True),
+        ("File /memories/facts/api.md already exists", True),
+        ("Invalid `insert_line` parameter: 99. It should be within the range [0, 4].", True),
+    ]
+
+    # Stamped with the workspace (the write-time rule for a project fact), byte for byte otherwise.
+    assert (store / "facts" / "api.md").read_text() == (
+        f"---\ncategory: project-fact\nworkspace: {workspace}\n---\n# API\n\nThe API listens on 8080.\n"
+    )
+    assert "on Tuesdays." in (store / "facts" / "deploy.md").read_text()
+    assert [v.source for v in history_of(store, "/memories/facts/api.md")] == ["agent"]
+    assert [v.source for v in history_of(store, "/memories/facts/deploy.md")] == ["agent", "external"]
+    queued = {c.path: (c.kind, c.source) for c in review.changes(store)}
+    assert queued == {
+        "/memories/facts/api.md": ("created", "agent"),
+        "/memories/facts/deploy.md": ("changed", "agent"),
+    }
+    audit = [json.loads(line) for line in (store / ".kin-index" / "audit.jsonl").read_text().splitlines()]
+    writes = [(a["command"], a["outcome"], a["source"]) for a in audit]
+    assert writes == [
+        ("create", "ok", "agent"),
+        ("str_replace", "ok", "agent"),
+        ("create", "error", "agent"),
+        ("insert", "error", "agent"),
+    ]
+
+
+def test_plan_mode_and_memory_disabled_refuse_writes_with_the_tools_messages(
+    store: Path, workspace: str, tmp_path
+):
+    plan = MemoryTool(store, workspace, mode="plan")
+    with FakeModel(
+        [anthropic_tool_use({"command": "delete", "path": "/memories/prefs/tone.md"}), anthropic_end()]
+    ) as fake:
+        client = anthropic.Anthropic(api_key=KEY, base_url=fake.url, max_retries=0)
+        client.beta.messages.tool_runner(
+            model="claude-test", max_tokens=64, messages=[{"role": "user", "content": "x"}], tools=[plan]
+        ).until_done()
+    [result] = tool_results(fake.requests[1].body)
+    assert (text_of(result), result["is_error"]) == (
+        "Memory tool is in plan mode: delete is not allowed (view only)",
+        True,
+    )
+    assert (store / "prefs" / "tone.md").exists()
+
+    project = Path(workspace) / ".kin"
+    project.mkdir()
+    (project / "settings.toml").write_text("memory_enabled = false\n")
+    off = MemoryTool(store, workspace)
+    try:
+        off.call({"command": "view", "path": "/memories"})
+    except anthropic.lib.tools.ToolError as exc:
+        assert exc.content == f"Memory is disabled (memory_enabled = false in {project / 'settings.toml'})"
+    else:
+        raise AssertionError("a disabled store answered")
+
+
+def test_strict_mode_asks_the_callback_before_each_write(store: Path, workspace: str):
+    asked: list[str] = []
+    tool = MemoryTool(store, workspace, mode="strict", confirm=lambda q: asked.append(q) or False)
+    try:
+        tool.call({"command": "delete", "path": "/memories/prefs/tone.md"})
+    except anthropic.lib.tools.ToolError as exc:
+        assert exc.content == "The user declined the delete of /memories/prefs/tone.md"
+    assert asked == ["delete /memories/prefs/tone.md"]
+    assert (store / "prefs" / "tone.md").exists()
+    yes = MemoryTool(store, workspace, mode="strict", confirm=lambda q: True)
+    assert yes.call({"command": "delete", "path": "/memories/prefs/tone.md"}) == (
+        "Successfully deleted /memories/prefs/tone.md"
+    )
