@@ -460,8 +460,10 @@ async function checks(page, port) {
     const memory = page.locator(".part.editor .monaco-editor", { hasText: "Rollback drill" }).first();
     await poll(() => memory.locator(".view-line").count(), (n) => n > 9, "the memory's long line does not wrap: word wrap is off");
     await page.screenshot({ path: path.join(ARTIFACTS, "vscode-markdown-preview.png") }).catch(() => undefined);
-    await tab.click();
-    await runCommand(page, "View: Close Editor");
+    // Closed by its tab's own button: once the preview has the focus, keys go to its webview and the
+    // command palette may not open.
+    await tab.hover();
+    await tab.locator(".tab-actions .codicon-close, .tab-actions .action-label").first().click();
     await tab.waitFor({ state: "detached", timeout: STEP_TIMEOUT });
     await page.locator(".tabs-container .tab.active", { hasText: "rollback-drill.md" }).waitFor({ timeout: STEP_TIMEOUT });
   });
