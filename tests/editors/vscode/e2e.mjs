@@ -487,7 +487,7 @@ async function checks(page, port) {
     if (after !== "category: project-fact") throw new Error(`the line reads "${after}", not "category: project-fact"`);
     for (let i = "category: ".length; i < after.length; i++) await page.keyboard.press("Backspace");
     await page.keyboard.type(before.slice("category: ".length));
-    if ((await value()) !== before) throw new Error(`the line could not be restored: "${await value()}"`);
+    await poll(value, (v) => v === before, "the line could not be restored"); // typing lands a moment later
   });
 
   await step("status bar shows stale and expiring counts", async () => {
