@@ -47,14 +47,16 @@ def common_parser() -> argparse.ArgumentParser:
     return common
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or (`only`, a module's name) just that module's subcommands: a run of
+    `kin-memory check` then imports and builds nothing else."""
     parser = argparse.ArgumentParser(
         prog="kin-memory", description="Check, search and curate an agent's memory store."
     )
     parser.add_argument("--version", action="version", version=f"kin-memory {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     common = common_parser()
-    for name in SUBCOMMAND_MODULES:
+    for name in SUBCOMMAND_MODULES if only is None else (only,):
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -66,8 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    module = f"{__name__}.{args_in[0]}" if args_in else ""
+    parser = build_parser(module if module in SUBCOMMAND_MODULES else None)
+    args = parser.parse_args(args_in)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2

@@ -17,6 +17,7 @@ from .common import UsageError, settings_for, workspace_flag
 
 if TYPE_CHECKING:  # the checking machinery is imported when `check` runs, not to build the parser
     from ..findings.model import Finding
+    from .check_summary import Segment
 
 
 def register(subparsers, common: argparse.ArgumentParser) -> None:
@@ -138,14 +139,11 @@ def scan_names_of(root: Path):
     return scan_names(root)
 
 
-# A summary is the check's output cut into one segment per file:
-#   [vpath, valid until, printed part, severities, findings rows, [category, mtime]]
-# the last two only for a file whose findings can age. Files without findings whose findings cannot
-# change are left out.
-Segment = list
+# A summary is the check's output cut into one segment per file (see check_summary.py). Files without
+# findings whose findings cannot change are left out.
 LIFECYCLE_CODES = frozenset({"KM400", "KM401", "KM402", "KM403", "KM404"})
 # The summary is written again once this share of its segments has aged (bringing one up to date costs
-# microseconds; writing a 10k store's summary, about a hundred milliseconds).
+# microseconds; writing a 10k store's summary, some tens of milliseconds).
 RESAVE_AGED_SHARE = 0.05
 
 
@@ -162,8 +160,7 @@ def _summarised_store_part(root: Path, ctx, only: Path | None, fmt: str) -> Part
 
     cache = FindingsCache.open(root)
     scanned = scan_names_of(root)
-    stats = {vpath: stat_of(path) for path, vpath, _ in scanned[0]}
-    listing = "\n".join(f"{vpath}\0{stats[vpath]}" for vpath in sorted(stats))
+    listing = "\n".join(f"{vpath}\0{stat_of(path)}" for path, vpath, _ in sorted(scanned[0], key=_by_vpath))
     how = f"{variant_key(ctx, 'cli')}\n{fmt}\n{os.getcwd()}\n{only}\n"
     key = hashlib.sha256((how + listing).encode("utf-8", "surrogatepass")).hexdigest()
     try:
@@ -185,6 +182,10 @@ def _summarised_store_part(root: Path, ctx, only: Path | None, fmt: str) -> Part
             cache.close()
 
 
+def _by_vpath(item: tuple[str, str, bool]) -> str:
+    return item[1]
+
+
 Ages = dict[str, tuple[float, str, float]]  # vpath -> (valid until, category, mtime)
 
 
@@ -195,30 +196,34 @@ def _ages(checked) -> Ages:
 def _save_summary(
     cache, key: str, now: float, probes: dict[str, str], segments: list[Segment], files: int
 ) -> None:
-    until = min((seg[1] for seg in segments), default=float("inf"))
-    output = json.dumps({"files": files, "segments": segments}).encode()
-    cache.put_summary(key, now, until, probes, output)
+    from .check_summary import pack
+
+    until = min((seg.until for seg in segments), default=float("inf"))
+    cache.put_summary(key, now, until, probes, pack(files, segments))
 
 
 def _from_summary(saved: bytes, root: Path, ctx, only: Path | None, fmt: str, cache, key: str) -> Part | None:
     """The summary's output with its aged segments brought up to date; None when it cannot be used."""
+    from .check_summary import Packed
+
+    packed = Packed.unpack(saved)
+    if packed is None:
+        return None
     try:
-        data = json.loads(saved)
-        segments: list[Segment] = data["segments"]
-        files = int(data["files"])
-        aged = [i for i, seg in enumerate(segments) if not seg[1] > ctx.now]
-        heavy = [i for i in aged if not _age_lightly(segments, i, root, ctx, only, fmt)]
+        aged = packed.aged(ctx.now)
+        heavy = [i for i in aged if not _age_lightly(packed, i, root, ctx, only, fmt)]
     except (ValueError, KeyError, TypeError, IndexError):
         return None
     probes: dict[str, str] = {}
-    if heavy and not _recheck(segments, heavy, root, ctx, only, fmt, cache, probes):
+    if heavy and not _recheck(packed, heavy, root, ctx, only, fmt, cache, probes):
         return None
-    if heavy or len(aged) > RESAVE_AGED_SHARE * len(segments):
-        _save_summary(cache, key, ctx.now, {**_saved_probes(cache, key), **probes}, segments, files)
-    return _part_of(segments, files, fmt)
+    if heavy or len(aged) > RESAVE_AGED_SHARE * len(packed):
+        until = min(packed.until, default=float("inf"))
+        cache.put_summary(key, ctx.now, until, {**_saved_probes(cache, key), **probes}, packed.repack())
+    return _output(packed.text(), dict(packed.counts), packed.files, fmt)
 
 
-def _age_lightly(segments: list[Segment], i: int, root: Path, ctx, only: Path | None, fmt: str) -> bool:
+def _age_lightly(packed, i: int, root: Path, ctx, only: Path | None, fmt: str) -> bool:
     """Bring an aged segment up to date when only its lifecycle message moved (same code, new
     wording): the file is unchanged, so nothing else in it can have. False when it needs a check."""
     from ..findings.lifecycle_messages import lifecycle_message
@@ -226,7 +231,8 @@ def _age_lightly(segments: list[Segment], i: int, root: Path, ctx, only: Path | 
     from ..store.lifecycle import lifecycle, next_change
     from ..store.span import Span
 
-    vpath, _, _, _, rows, life = segments[i]
+    seg = packed.segment(i)
+    rows, life = seg.rows, seg.life
     if rows is None or life is None:
         return False
     at = [k for k, row in enumerate(rows) if row[0] in LIFECYCLE_CODES]
@@ -242,23 +248,22 @@ def _age_lightly(segments: list[Segment], i: int, root: Path, ctx, only: Path | 
         Finding(code, Span(*span), message, severity=severity) for code, severity, message, *span in rows
     ]
     until = next_change(category, mtime, ctx.now, ctx.thresholds)
-    fresh = _segments(root, {vpath: found}, {vpath: (until, category, mtime)}, only, fmt)
+    fresh = _segments(root, {seg.vpath: found}, {seg.vpath: (until, category, mtime)}, only, fmt)
     if not fresh:
         return False
-    segments[i] = fresh[0]
+    packed.replace(i, fresh[0])
     return True
 
 
-def _recheck(
-    segments: list[Segment], todo: list[int], root: Path, ctx, only: Path | None, fmt: str, cache, probes
-) -> bool:
+def _recheck(packed, todo: list[int], root: Path, ctx, only: Path | None, fmt: str, cache, probes) -> bool:
     """Check the files of these segments again, alone (their findings cache entries are used when still
     good); False when one vanished or became odd since: the whole check then says what happened."""
     from ..findings.cached import check_files
     from ..store.paths import INDEX_VPATH
     from ..store.root import VIRTUAL_ROOT
+    from .check_summary import Segment
 
-    vpaths = [segments[i][0] for i in todo]
+    vpaths = [packed.segment(i).vpath for i in todo]
     if INDEX_VPATH in vpaths:
         return False
     prefix = str(root)
@@ -271,9 +276,7 @@ def _recheck(
         if c is None or c.memory is None or not c.until > ctx.now:
             return False
         fresh = _segments(root, {vpath: _decode(c.payload)}, ages, only, fmt)
-        segments[i] = (
-            fresh[0] if fresh else [vpath, float("inf"), [] if fmt == "json" else "", [], None, None]
-        )
+        packed.replace(i, fresh[0] if fresh else Segment(vpath, float("inf"), "", []))
     redo.write_back(cache, ctx.now)
     probes.update(redo.probes)
     return True
@@ -292,6 +295,7 @@ def _segments(
     root: Path, results: dict[str, list[Finding]], ages: Ages, only: Path | None, fmt: str
 ) -> list[Segment]:
     from ..store.root import VIRTUAL_ROOT
+    from .check_summary import Segment
 
     prefix = str(root)  # the store's paths by string: a Path per file costs more than the check itself
     segments: list[Segment] = []
@@ -303,18 +307,16 @@ def _segments(
             found = []
         if not found and until == float("inf"):
             continue
-        piece = _render([(path, f) for f in found], fmt)
         agable = until != float("inf")
-        rows = [_row(f) for f in found] if agable else None
         segments.append(
-            [
+            Segment(
                 vpath,
                 until,
-                piece.out,
+                _piece([(path, f) for f in found], fmt),
                 [f.severity for f in found],
-                rows,
+                [_row(f) for f in found] if agable else None,
                 [category, mtime] if agable else None,
-            ]
+            )
         )
     return segments
 
@@ -326,14 +328,23 @@ def _row(f: Finding) -> list:
 def _part_of(segments: list[Segment], files: int, fmt: str) -> Part:
     counts: dict[str, int] = {}
     for seg in segments:
-        for severity in seg[3]:
+        for severity in seg.severities:
             counts[severity] = counts.get(severity, 0) + 1
-    pieces = [seg[2] for seg in segments]
+    return _output("".join(seg.piece for seg in segments), counts, files, fmt)
+
+
+def _output(text: str, counts: dict[str, int], files: int, fmt: str) -> Part:
+    """A Part from printed pieces joined: lines of text, or JSON objects each followed by a comma."""
     if fmt == "json":
-        out: Any = [row for piece in pieces for row in piece]
-    else:
-        out = "".join(pieces)
-    return Part(out, counts, files)
+        return Part(json.loads(f"[{text[:-1]}]") if text else [], counts, files)
+    return Part(text, counts, files)
+
+
+def _piece(rows: list[tuple[str, Finding]], fmt: str) -> str:
+    """What is printed for these findings; in JSON, the objects each followed by a comma."""
+    if fmt == "json":
+        return "".join(json.dumps(_json(path, f)) + "," for path, f in rows)
+    return _render(rows, fmt).out
 
 
 def _render(rows: list[tuple[str, Finding]], fmt: str) -> Part:

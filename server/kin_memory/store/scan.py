@@ -8,7 +8,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from .paths import INDEX_NAME, is_hidden, is_memory_rel, relative_parts, virtual_of_rel, virtual_path
+from .paths import INDEX_NAME, is_hidden, relative_parts, virtual_of_rel, virtual_path
 
 MAX_DEPTH = 32  # folders below the root the scan enters; the tool creates nothing deeper
 
@@ -91,9 +91,6 @@ def scan_names(root: Path) -> tuple[list[tuple[str, str, bool]], list[ScanProble
     problems: list[ScanProblem] = []
     real_root = os.path.realpath(root)
 
-    def vp(parts: tuple[str, ...]) -> str:
-        return virtual_of_rel("/".join(parts))
-
     def walk(directory: str, parts: tuple[str, ...]) -> None:
         if folder_too_deep(parts):
             problems.append(
@@ -101,18 +98,19 @@ def scan_names(root: Path) -> tuple[list[tuple[str, str, bool]], list[ScanProble
             )
             return
         try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+            entries = sorted(os.scandir(directory), key=_name)
         except OSError as exc:
             if parts:
                 problems.append(
                     ScanProblem(virtual_path(root, Path(directory)), f"cannot list folder: {exc.strerror}")
                 )
             return
+        # Every name below passed the hidden and `*.md` tests on the way: what is_memory_rel asks.
+        folder_vpath = virtual_of_rel("/".join(parts)) + "/"
         for entry in entries:
             name = entry.name
             if name.startswith("."):
                 continue
-            rel = (*parts, name)
             try:
                 is_link = entry.is_symlink()
                 is_dir = entry.is_dir(follow_symlinks=False)
@@ -125,7 +123,7 @@ def scan_names(root: Path) -> tuple[list[tuple[str, str, bool]], list[ScanProble
                             virtual_path(root, Path(entry.path)), "a folder named like a memory file: ignored"
                         )
                     )
-                walk(entry.path, rel)
+                walk(entry.path, (*parts, name))
                 continue
             if not name.endswith(".md"):
                 continue
@@ -141,13 +139,14 @@ def scan_names(root: Path) -> tuple[list[tuple[str, str, bool]], list[ScanProble
                         )
                     )
                     continue
-            if rel == (INDEX_NAME,):
-                found.append((entry.path, vp(rel), True))
-            elif is_memory_rel(rel):
-                found.append((entry.path, vp(rel), False))
+            found.append((entry.path, folder_vpath + name, not parts and name == INDEX_NAME))
 
     walk(str(root), ())
     return found, problems
+
+
+def _name(entry: os.DirEntry[str]) -> str:
+    return entry.name
 
 
 def stat_of(path: str | os.PathLike[str]) -> tuple[float, int] | None:
