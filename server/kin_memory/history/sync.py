@@ -18,7 +18,8 @@ from .db import HistoryDB, HistoryUnavailable, database, now
 from .versions import Observed, observe, record
 
 BATCH = 500  # memories kept per transaction (the server's captures interleave between batches)
-PAUSED_BATCH = 50  # with a pause between batches: a few milliseconds of work each
+PAUSED_BATCH = 10  # with a pause between batches: a few milliseconds of work each
+STATS_PER_PAUSE = 2000  # files compared to what was last seen between two pauses
 
 
 @dataclass(frozen=True)
@@ -33,12 +34,16 @@ def _seen(root: Path) -> dict[str, tuple[int, int]]:
         return {v: (m, s) for v, m, s in conn.execute("SELECT vpath, mtime_ns, size FROM files")}
 
 
-def _changed(root: Path, seen: dict[str, tuple[int, int]]) -> tuple[list[str], list[str]]:
+def _changed(
+    root: Path, seen: dict[str, tuple[int, int]], pause: Callable[[], None] | None = None
+) -> tuple[list[str], list[str]]:
     """(memories to read again, memories gone since last seen)."""
     files, _problems = scan_names(root)  # strings: a Path per file costs tens of MB at 100k memories
     present: set[str] = set()
     todo: list[str] = []
-    for path, vpath, _is_index in files:
+    for n, (path, vpath, _is_index) in enumerate(files):
+        if pause is not None and n % STATS_PER_PAUSE == 0:
+            pause()
         present.add(vpath)
         try:
             st = os.stat(path, follow_symlinks=False)
@@ -58,7 +63,7 @@ def catch_up(root: Path | str, pause: Callable[[], None] | None = None) -> SyncS
     db = database(root)
     with db.transaction() as conn:
         first = HistoryDB.meta(conn, "baseline") is None
-    todo, gone = _changed(root, _seen(root))
+    todo, gone = _changed(root, _seen(root), pause)
     kept = 0
     step = PAUSED_BATCH if pause is not None else BATCH
     for start in range(0, len(todo), step):

@@ -30,7 +30,8 @@ if TYPE_CHECKING:  # the index (SQLite, ranking) is loaded when first used, afte
 log = logging.getLogger("kin_memory.lsp")
 BURST_PAUSE = 0.05  # seconds the index writer waits between batches while the editor is sending
 BUFFER_SETTLE = 0.15  # seconds after a buffer opened or changed before the writer indexes it
-QUERY_YIELD = 0.1  # seconds at most the writer waits for running queries before each file
+QUERY_YIELD = 0.5  # seconds at most background work waits for queries before each small step...
+QUERY_GAP = 0.05  # ...until none runs and none ended this recently (hovers come one after another)
 QUERY_QUIET = 0.1  # seconds without a query the writer waits for before a batch of open buffers...
 QUIET_MAX = 0.6  # ...for at most this long: a stream of hovers delays KM601 a little, never for good
 
@@ -197,11 +198,15 @@ class RecallSync:
             time.sleep(max(0.005, QUERY_QUIET - quiet) if not self._queries else 0.005)
 
     def yield_to_queries(self) -> None:
-        """Before each file (and each batch of other background work): let running queries finish, for
-        a bounded time."""
+        """Before each file (and each small batch of other background work): let running queries
+        finish, and a run of them (one hover after another) pause, for a bounded time. Background work
+        shares the interpreter with the query: a few milliseconds of it during a hover double the hover."""
         deadline = time.monotonic() + QUERY_YIELD
-        while self._queries and time.monotonic() < deadline:
-            time.sleep(0.001)
+        while True:
+            now = time.monotonic()
+            if now >= deadline or (not self._queries and now - self._last_query >= QUERY_GAP):
+                return
+            time.sleep(0.002)
 
     def wait_current(self, timeout: float) -> bool:
         """Wait until the startup load, the first sync and every pending change are indexed; whether

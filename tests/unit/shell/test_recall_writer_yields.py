@@ -35,3 +35,20 @@ def test_a_stream_of_queries_delays_the_writer_only_for_a_bounded_time() -> None
     sync = writer(touched_ago=0.2, last_query_ago=0.0, running=1)  # a query is always running
     waited = timed(sync)
     assert recall_sync.QUIET_MAX * 0.9 <= waited < recall_sync.QUIET_MAX + 0.2
+
+
+def yielded(sync: RecallSync) -> float:
+    started = time.monotonic()
+    sync.yield_to_queries()
+    return time.monotonic() - started
+
+
+def test_background_work_waits_for_a_gap_between_queries_not_only_for_a_running_one() -> None:
+    assert yielded(writer(touched_ago=1.0, last_query_ago=1.0)) < 0.01  # nobody is querying
+    waited = yielded(writer(touched_ago=1.0, last_query_ago=0.0))  # a hover just answered
+    assert recall_sync.QUERY_GAP * 0.9 <= waited < recall_sync.QUERY_YIELD
+
+
+def test_background_work_waits_for_queries_only_for_a_bounded_time() -> None:
+    waited = yielded(writer(touched_ago=1.0, last_query_ago=0.0, running=1))  # never ends
+    assert recall_sync.QUERY_YIELD * 0.9 <= waited < recall_sync.QUERY_YIELD + 0.2
