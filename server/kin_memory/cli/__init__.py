@@ -69,8 +69,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
-    module = f"{__name__}.{args_in[0]}" if args_in else ""
-    parser = build_parser(module if module in SUBCOMMAND_MODULES else None)
+    asked = args_in[0] if args_in else None
+    parser = build_parser(next((m for m in SUBCOMMAND_MODULES if m.rpartition(".")[2] == asked), None))
     args = parser.parse_args(args_in)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)

@@ -31,6 +31,9 @@ from ..store.settings import (
 from ..store.store import Store
 from ..store.workspace import active_workspaces
 
+# How long the active workspaces are reused: finding them stats and reads each folder's `.git` (a
+# worktree names its main tree), which every hover and search asks for.
+ACTIVE_TTL = 1.0  # seconds
 VSCODE_CLIENTS = ("visual studio code", "code - oss", "code-server", "vscodium", "cursor")
 
 
@@ -64,6 +67,7 @@ class Session:
         self._uris: dict[tuple[Path, str], str] = {}
         self.root_listeners: list[Callable[[], None]] = []
         self._file_settings: tuple[object, EffectiveSettings] | None = None
+        self._active: tuple[object, float, tuple[str, ...]] | None = None
 
     @property
     def root(self) -> Path:
@@ -95,7 +99,14 @@ class Session:
     # -- context ----------------------------------------------------------------------------------
     def active(self) -> tuple[str, ...]:
         override = self.settings.workspace or self.cli_workspace
-        return active_workspaces(self.folders, self.root, override)
+        key = (tuple(self.folders), self.root, override)
+        now = time.monotonic()
+        cached = self._active
+        if cached is not None and cached[0] == key and now - cached[1] < ACTIVE_TTL:
+            return cached[2]
+        value = active_workspaces(self.folders, self.root, override)
+        self._active = (key, now, value)
+        return value
 
     def context(self) -> Context:
         s = self.settings

@@ -72,7 +72,6 @@ class LazyCommands:
 
 
 def register_command(server: LanguageServer, name: str, handler: Handler) -> None:
-    @server.command(name)
     async def run(ls: LanguageServer, *args: Any) -> Any:
         from ... import protocol  # cattrs and the command types: loaded with the first command
 
@@ -91,3 +90,8 @@ def register_command(server: LanguageServer, name: str, handler: Handler) -> Non
                 f"{name} failed because of an internal error; the server log has the details."
             ) from None
         return protocol.dump(result)
+
+    # pygls resolves a command handler's annotations on each call to structure its arguments (ours are
+    # parsed above): with none to resolve, a command no longer pays for typing.get_type_hints.
+    run.__annotations__ = {}
+    server.command(name)(run)

@@ -49,7 +49,10 @@ class RecallCommands:
     async def _require_enabled(self, loop: asyncio.AbstractEventLoop) -> None:
         """Recall answers nothing while `memory_enabled = false`: the tool's sentence, naming the file
         that says so (the settings files are read off the loop)."""
-        settings = await loop.run_in_executor(None, self.session.file_settings)
+        await loop.run_in_executor(None, self._check_enabled)
+
+    def _check_enabled(self) -> None:
+        settings = self.session.file_settings()
         if not settings.memory_enabled:
             raise CommandFailed(messages.disabled(home_relative(settings.disabled_by)))
 
@@ -57,24 +60,31 @@ class RecallCommands:
         active = self._active(params.workspace)
         limit = min(params.limit, MAX_SEARCH_RESULTS)
         loop = asyncio.get_running_loop()
-        await self._require_enabled(loop)
-        # A wrong "no match" is worse than a slow answer: wait (bounded) for the index to catch up.
-        current = await loop.run_in_executor(None, self.recall.wait_current, CURRENT_WAIT)
         query, f = parse_query(params.query, HitFilter(params.category, params.status, params.max_age_days))
         ctx = self.session.context()
         fetch = limit * OVERFETCH if f.active else limit
+        # A wrong "no match" is worse than a slow answer: wait (bounded) for the index to catch up. Once
+        # it is current (nearly always) the whole answer is one task on the query pool.
+        current = self.recall.wait_current(0)
+        if not current:
+            await self._require_enabled(loop)
+            current = await loop.run_in_executor(None, self.recall.wait_current, CURRENT_WAIT)
 
         def run(view: tuple[str, ...]) -> list:
             with self.recall.querying():
                 found = self.recall.recall.search(query, view, fetch)
             return narrowed(found, f, ctx.now, ctx.thresholds, limit) if f.active else found
 
-        hits = await loop.run_in_executor(self.pool, run, active)
-        # "n more in other workspaces": the same search in the operator's view (none when that is this one)
-        everywhere = await loop.run_in_executor(self.pool, run, ()) if active else hits
-        return search_result(
-            hits, self.session.uri_of, complete=current, hidden=hidden_count(hits, everywhere)
-        )
+        def answer() -> protocol.SearchResult:
+            self._check_enabled()
+            hits = run(active)
+            # "n more in other workspaces": the same search in the operator's view (none when that is this one)
+            everywhere = run(()) if active else hits
+            return search_result(
+                hits, self.session.uri_of, complete=current, hidden=hidden_count(hits, everywhere)
+            )
+
+        return await loop.run_in_executor(self.pool, answer)
 
     async def index_preview(self, params: protocol.WorkspaceParams) -> protocol.IndexPreviewResult:
         active = self._active(params.workspace)
