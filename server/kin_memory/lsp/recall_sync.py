@@ -199,12 +199,17 @@ class RecallSync:
 
     def yield_to_queries(self) -> None:
         """Before each file (and each small batch of other background work): let running queries
-        finish, and a run of them (one hover after another) pause, for a bounded time. Background work
-        shares the interpreter with the query: a few milliseconds of it during a hover double the hover."""
+        finish, and a run of them (one hover after another) or of keystrokes pause, for a bounded time.
+        Background work shares the interpreter with the editor's requests: a few milliseconds of it
+        during a hover or a keystroke's diagnostics double them."""
         deadline = time.monotonic() + QUERY_YIELD
         while True:
             now = time.monotonic()
-            if now >= deadline or (not self._queries and now - self._last_query >= QUERY_GAP):
+            if now >= deadline or (
+                not self._queries
+                and now - self._last_query >= QUERY_GAP
+                and now - self._buffer_touched >= QUERY_GAP
+            ):
                 return
             time.sleep(0.002)
 

@@ -49,6 +49,11 @@ def test_background_work_waits_for_a_gap_between_queries_not_only_for_a_running_
     assert recall_sync.QUERY_GAP * 0.9 <= waited < recall_sync.QUERY_YIELD
 
 
+def test_background_work_waits_for_a_gap_between_keystrokes() -> None:
+    waited = yielded(writer(touched_ago=0.0, last_query_ago=1.0))  # a buffer just changed
+    assert recall_sync.QUERY_GAP * 0.9 <= waited < recall_sync.QUERY_YIELD
+
+
 def test_background_work_waits_for_queries_only_for_a_bounded_time() -> None:
     waited = yielded(writer(touched_ago=1.0, last_query_ago=0.0, running=1))  # never ends
     assert recall_sync.QUERY_YIELD * 0.9 <= waited < recall_sync.QUERY_YIELD + 0.2
