@@ -315,10 +315,11 @@ def _is_frame(payload: object) -> bool:
 # -- the database file ------------------------------------------------------------------------------
 
 
-def entries_of_this_code(root: Path) -> int:
-    """How many entries the store's cache holds when it was last written by this code (0 otherwise): a
-    start can then expect to answer most files from it. Read-only, no connection kept: safe to ask
-    before forking."""
+def entries_of_this_code(root: Path, variants: Iterable[str] | None = None) -> int:
+    """How many entries the store's cache holds when it was last written by this code (0 otherwise),
+    of these variants when given: a start can then expect to answer most files from it (entries the
+    CLI wrote, or another context's, answer nothing for it). Read-only, no connection kept: safe to
+    ask before forking."""
     if hidden_file_problem(root, DB_NAME) is not None:
         return 0
     path = os.path.join(root, HIDDEN_DIR, DB_NAME)
@@ -332,7 +333,14 @@ def entries_of_this_code(root: Path) -> int:
         row = conn.execute("SELECT value FROM meta WHERE key = 'code'").fetchone()
         if not row or row[0] != code_version():
             return 0
-        count = conn.execute("SELECT count(*) FROM entries").fetchone()[0]
+        if variants is None:
+            count = conn.execute("SELECT count(*) FROM entries").fetchone()[0]
+        else:
+            asked = sorted(set(variants))
+            marks = ",".join("?" * len(asked))
+            count = conn.execute(
+                f"SELECT count(*) FROM entries WHERE variant IN ({marks})", asked
+            ).fetchone()[0]
     except sqlite3.Error:
         return 0
     finally:

@@ -224,6 +224,14 @@ def test_a_start_expects_hits_only_from_a_cache_this_code_wrote(store: Path) -> 
     assert entries_of_this_code(store) == 0  # no cache yet: the start reads the whole store
     check(store, Context(root=store))
     assert entries_of_this_code(store) == 4
+    # A start counts only what it can use: its own context's entries, not the CLI's or another's.
+    from kin_memory.findings.cache import variant_key
+
+    assert entries_of_this_code(store, [variant_key(Context(root=store), "test")]) == 4
+    assert entries_of_this_code(store, [variant_key(Context(root=store), "lsp-utf-16")]) == 0
+    assert (
+        entries_of_this_code(store, [variant_key(Context(root=store, active=("/elsewhere",)), "test")]) == 0
+    )
     import sqlite3
 
     conn = sqlite3.connect(store / HIDDEN_DIR / DB_NAME)

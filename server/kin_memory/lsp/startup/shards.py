@@ -38,6 +38,7 @@ MAX_WORKERS = 4
 ONE_WORKER_HITS = 30_000  # cache entries one worker answers in about the time the server takes to start
 WRITE_BACK_GRACE = 60.0  # seconds a worker may take to write the findings cache after answering
 _HEADER = struct.Struct("!Q")
+POSITION_ENCODINGS = ("utf-16", "utf-8", "utf-32")
 
 
 @dataclass
@@ -65,7 +66,7 @@ class Shards:
         """Fork the workers; None when the store is missing or forking is unavailable."""
         if not hasattr(os, "fork") or not root.is_dir():
             return None
-        count = workers or _default_workers(root)
+        count = workers or _default_workers(root, guess)
         shards = cls(root)
         for index in range(count):
             req_r, req_w = os.pipe()
@@ -141,15 +142,18 @@ def _reap(pids: list[int], grace: float) -> None:
             pass
 
 
-def _default_workers(root: Path) -> int:
-    """With a findings cache this code wrote (a warm restart) of a store up to ONE_WORKER_HITS files, one
-    worker: it mostly stats files, and more would take cores from the server's own start (importing the
-    LSP stack) for little. Otherwise one worker per core (at most 4): the whole store is read and
-    checked, or a big one looked up. Small stores cost the workers a few
-    milliseconds; estimating the store's size first would cost the parent a scan on the critical path."""
-    from ...findings.cache import entries_of_this_code
+def _default_workers(root: Path, guess: Context | None = None) -> int:
+    """With a findings cache this code wrote for the guessed context (a warm restart) of a store up to
+    ONE_WORKER_HITS files, one worker: it mostly stats files, and more would take cores from the
+    server's own start (importing the LSP stack) for little. Otherwise one worker per core (at most
+    4): the whole store is read and checked, or a big one looked up. Small stores cost the workers a
+    few milliseconds; estimating the store's size first would cost the parent a scan on the critical
+    path."""
+    from ...findings.cache import entries_of_this_code, variant_key
 
-    if 0 < entries_of_this_code(root) < ONE_WORKER_HITS:
+    # The client's position encoding is not known yet: any of them.
+    variants = None if guess is None else [variant_key(guess, f"lsp-{e}") for e in POSITION_ENCODINGS]
+    if 0 < entries_of_this_code(root, variants) < ONE_WORKER_HITS:
         return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, min(cores, MAX_WORKERS))
