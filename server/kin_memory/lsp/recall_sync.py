@@ -108,9 +108,10 @@ class RecallSync:
             log.warning("recall index refill failed: %r", exc)
 
     def _initial_sync(self) -> None:
+        said = ""
         try:
             stats = self.recall.sync_memories(self.session.store.disk_memories())
-            self.say(
+            said = (
                 f"recall index: {stats.read} of {stats.files} memories (re)indexed, {stats.removed} removed, "
                 f"in {stats.seconds:.2f}s"
             )
@@ -122,6 +123,8 @@ class RecallSync:
             except Exception as exc:  # noqa: BLE001
                 log.warning("recall vocabulary not read: %r", exc)
             self.synced.set()
+            if said:  # once queries are answered at full speed
+                self.say(said)
             release_freed()  # reading every file to index it freed far more than the index keeps
         with self.lock:  # buffers opened meanwhile are indexed as they are now
             self.pending.update(m.vpath for m in self.session.store.overlay_memories())

@@ -139,6 +139,7 @@ class RecallIndex:
         self._df_time = 0.0
         self._df_dirty = False
         self._written_at = 0.0  # when the last write committed (a snapshot read before it is stale)
+        self._vocab_reading = threading.Lock()  # one vocabulary read at a time
         self.refused: str | None = None  # why the index is off (a planted link), None when usable
 
     # -- connections ---------------------------------------------------------------------------
@@ -427,7 +428,9 @@ class RecallIndex:
         the vocabulary takes most of a second), only for the very first one when nobody warmed it."""
         df = self._df
         if df is None:
-            self._read_vocab()
+            with self._vocab_reading:  # the writer may be reading it now: wait for that one
+                if self._df is None:
+                    self._read_vocab_unlocked()
             df = self._df
         assert df is not None
         return df
@@ -441,6 +444,10 @@ class RecallIndex:
             self._read_vocab()
 
     def _read_vocab(self) -> None:
+        with self._vocab_reading:
+            self._read_vocab_unlocked()
+
+    def _read_vocab_unlocked(self) -> None:
         """Read and sort outside the lock (queries keep the old snapshot meanwhile), then swap."""
         started = time.monotonic()
         rows: list[tuple[str, int]] = self._run(
