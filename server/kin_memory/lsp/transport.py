@@ -54,22 +54,42 @@ def _quiet_client_errors(record: logging.LogRecord) -> bool:
 
 class _ClientWriter(StdoutWriter):
     """Writes to the client; once the client has closed its end, stops the server instead of raising
-    (pygls would log a traceback per pending response)."""
+    (pygls would log a traceback per pending response).
+
+    A real descriptor is written with os.write until every byte is out: a buffered writer loses the rest
+    of a large write when the process is stopped and continued in the middle of it (job control, a
+    debugger, a profiler), and the client's framing is then broken for good."""
 
     def __init__(self, stdout: BinaryIO, on_lost) -> None:
         super().__init__(stdout)
         self.lost = False
         self._on_lost = on_lost
+        self._lock = threading.Lock()  # whole messages: two writers never interleave their parts
+        try:
+            stdout.flush()  # anything written before: out first
+            self._fd: int | None = stdout.fileno()
+        except (AttributeError, OSError, ValueError):  # an in-memory stream (tests)
+            self._fd = None
 
     def write(self, data: bytes) -> None:
         if self.lost:
             return
         try:
-            super().write(data)
+            with self._lock:
+                if self._fd is None:
+                    super().write(data)
+                else:
+                    _write_all(self._fd, data)
         except (BrokenPipeError, ConnectionError, ValueError) as exc:  # ValueError: the stream was closed
             self.lost = True
             log.info("the client closed the connection (%s): stopping", exc.__class__.__name__)
             self._on_lost()
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def serve_stdio(
