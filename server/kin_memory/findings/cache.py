@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from ..store.context import Context
-from ..store.paths import HIDDEN_DIR, HiddenRefused, hidden_file_problem, open_hidden_dir
+from ..store.paths import HIDDEN_DIR, HiddenRefused, hidden_file_problem, open_hidden_dir, use_wal
 
 if TYPE_CHECKING:
     from ..store.memory import Record
@@ -360,8 +360,7 @@ def _connect(root: Path) -> sqlite3.Connection:
     _check_place(root)
     conn = sqlite3.connect(os.path.join(root, HIDDEN_DIR, DB_NAME), timeout=5.0, isolation_level=None)
     try:
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
+        use_wal(conn)
         tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if not tables:
             _create(conn)

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..store.paths import HiddenRefused, hidden_file_problem, open_hidden_dir, open_hidden_file
+from ..store.paths import HiddenRefused, hidden_file_problem, open_hidden_dir, open_hidden_file, use_wal
 
 DB_NAME = "history.sqlite3"
 DB_SUFFIXES = ("", "-wal", "-shm", "-journal")
@@ -102,8 +102,7 @@ class HistoryDB:
         _create_file(self.root)
         conn = sqlite3.connect(self.path, timeout=10.0, check_same_thread=False, isolation_level=None)
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
+            use_wal(conn)
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             if not tables:
                 with _transaction(conn):

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from ..store.paths import HIDDEN_DIR, HiddenRefused, hidden_file_problem, open_hidden_dir
+from ..store.paths import HIDDEN_DIR, HiddenRefused, hidden_file_problem, open_hidden_dir, use_wal
 from ..store.workspace import GLOBAL
 from .query import Phrase, match_expr, phrases
 from .records import RecallDoc, path_text
@@ -165,8 +165,7 @@ class RecallIndex:
         self._check_place()
         conn = sqlite3.connect(self.path, timeout=5.0, check_same_thread=False, isolation_level=None)
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
+            use_wal(conn)
             version, tables = _schema_state(conn)
             if version == 0 and not tables:  # new: create it, unless another connection just did
                 self._created = _create_schema(conn)

@@ -10,8 +10,12 @@ import errno
 import os
 import stat
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from .root import VIRTUAL_ROOT
+
+if TYPE_CHECKING:
+    import sqlite3
 
 INDEX_NAME = "MEMORY.md"
 INDEX_VPATH = f"{VIRTUAL_ROOT}/{INDEX_NAME}"
@@ -162,3 +166,16 @@ def hidden_file_problem(root: Path | str, name: str) -> str | None:
     if not stat.S_ISREG(st.st_mode):
         return f"{HIDDEN_DIR}/{name} is not a regular file"
     return None
+
+
+# The hidden folder's databases are written in write-ahead mode. SQLite reuses its log after each
+# checkpoint but never shrinks the file: big write-backs with readers around grew a findings cache's
+# log past 2 GB. Past a checkpoint the log is cut back to this size.
+WAL_SIZE_LIMIT = 64 * 1024 * 1024  # bytes
+
+
+def use_wal(conn: sqlite3.Connection) -> None:
+    """Write-ahead mode, synced at checkpoints, its log kept within WAL_SIZE_LIMIT."""
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
