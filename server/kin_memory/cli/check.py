@@ -267,7 +267,9 @@ def _recheck(packed, todo: list[int], root: Path, ctx, only: Path | None, fmt: s
     if INDEX_VPATH in vpaths:
         return False
     prefix = str(root)
-    redo = check_files([(prefix + v[len(VIRTUAL_ROOT) :], v) for v in vpaths], ctx, "cli", _payload, cache)
+    redo = check_files(
+        [(prefix + v[len(VIRTUAL_ROOT) :], v) for v in vpaths], ctx, "cli", _payload, cache, all_files=False
+    )
     assert redo is not None  # nothing to abandon
     by_vpath = {c.vpath: c for c in redo.checked}
     ages = _ages(redo.checked)

@@ -28,7 +28,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import astuple, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from ..store.context import Context
@@ -42,6 +42,7 @@ log = logging.getLogger("kin_memory.findings")
 DB_NAME = "findings.sqlite3"
 DB_SUFFIXES = ("", "-wal", "-shm", "-journal")
 FORMAT = "2"
+LOOKUP_BATCH = 500  # entries read and answered at a time (and vpaths asked in one query)
 KEPT_VARIANTS = 6  # contexts remembered (workspaces, the CLI's and the server's forms), most recent first
 _FRAME_HEAD = b"Content-Length: "
 
@@ -161,20 +162,50 @@ class FindingsCache:
     def lookup(
         self, variant: str, stats: dict[str, tuple[float, int]], now: float, shard: tuple[int, int] = (0, 1)
     ) -> tuple[dict[str, tuple[Record, bytes, float]], list[str]]:
-        """(vpath → (record, payload) for every file of `stats` whose entry still holds, vpaths of the
-        shard's entries whose file is gone). Unreadable rows count as misses."""
-        index, count = shard
+        """(vpath → (record, payload, valid until) for every file of `stats` whose entry still holds,
+        vpaths of the shard's entries whose file is gone). Unreadable rows count as misses."""
         hits: dict[str, tuple[Record, bytes, float]] = {}
         gone: list[str] = []
+        for more, left in self.lookup_batches(variant, stats, now, shard):
+            hits.update(more)
+            gone += left
+        return hits, gone
+
+    def lookup_batches(
+        self,
+        variant: str,
+        stats: dict[str, tuple[float, int]],
+        now: float,
+        shard: tuple[int, int] = (0, 1),
+        batch: int = LOOKUP_BATCH,
+        only: list[str] | None = None,
+    ) -> Iterator[tuple[dict[str, tuple[Record, bytes, float]], list[str]]]:
+        """lookup's answer a batch of entries at a time: a start of 100,000 files then never holds every
+        payload at once. With `only`, just those files' entries are read (a few files checked again)
+        and none is called gone. An error ends the batches (the files not answered yet are checked)."""
+        index, count = shard
+        columns = "SELECT vpath, mtime, size, since, valid_until, probe, record, payload FROM entries "
         try:
-            rows = self.conn.execute(
-                "SELECT vpath, mtime, size, since, valid_until, probe, record, payload FROM entries "
-                "WHERE variant = ? AND h % ? = ?",
-                (variant, count, index),
-            ).fetchall()
+            if only is not None:
+                for start in range(0, len(only), batch):
+                    part = only[start : start + batch]
+                    rows = self.conn.execute(
+                        f"{columns} WHERE variant = ? AND vpath IN ({','.join('?' * len(part))})",
+                        (variant, *part),
+                    ).fetchall()
+                    yield self._answers(rows, stats, now)[0], []
+                return
+            cursor = self.conn.execute(f"{columns} WHERE variant = ? AND h % ? = ?", (variant, count, index))
+            while rows := cursor.fetchmany(batch):
+                yield self._answers(rows, stats, now)
         except sqlite3.Error as exc:
             log.info("findings cache unreadable: %s", exc)
-            return {}, []
+
+    def _answers(
+        self, rows: list[tuple[Any, ...]], stats: dict[str, tuple[float, int]], now: float
+    ) -> tuple[dict[str, tuple[Record, bytes, float]], list[str]]:
+        hits: dict[str, tuple[Record, bytes, float]] = {}
+        gone: list[str] = []
         fields_of = _decode_all([row[6] for row in rows])
         for (vpath, mtime, size, since, valid_until, probe, record, payload), fields in zip(
             rows, fields_of, strict=True

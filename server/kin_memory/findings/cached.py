@@ -59,28 +59,40 @@ def check_files(
     shard: tuple[int, int] = (0, 1),
     abandon: Callable[[], bool] | None = None,
     each: Callable[[Checked], None] | None = None,
+    all_files: bool = True,
 ) -> CachedCheck | None:
     """Check `files` (memories, not MEMORY.md) in `ctx`; None only when `abandon` said stop. With `each`,
     every file's result is handed over as it is made instead of kept (a big store's worker then holds
-    no list of 50,000 memories)."""
+    no list of 50,000 memories). `all_files` False: `files` are a few of the store's (checked again), not
+    all of them, so no other file's entry is taken for gone."""
     variant = variant_key(ctx, form)
     stats = {vpath: s for path, vpath in files if (s := stat_of(path)) is not None}
-    hits, gone = cache.lookup(variant, stats, ctx.now, shard) if cache is not None else ({}, [])
-    result = CachedCheck([], len(hits), variant, gone=gone)
+    result = CachedCheck([], 0, variant)
     probes: dict[str, str] = cache.probes if cache is not None else {}
     keep = result.checked.append if each is None else each
+    # What the cache answers first, a batch at a time (each handed on before the next is read), then
+    # the files it did not answer, checked.
+    answered: set[str] = set()
+    if cache is not None:
+        paths = {vpath: path for path, vpath in files}
+        only = None if all_files else list(stats)
+        for hits, gone in cache.lookup_batches(variant, stats, ctx.now, shard, only=only):
+            if abandon is not None and abandon():
+                return None
+            result.gone += gone
+            for vpath, (record, payload, until) in hits.items():
+                mtime, size = stats[vpath]
+                result.valid_until = min(result.valid_until, until)
+                if record[2] is not None:
+                    result.probes.setdefault(str(record[2]), stamp_probe(record[2], probes))
+                memory = from_record(paths[vpath], vpath, mtime, size, record)
+                keep(Checked(vpath, memory, payload, record, until))
+                answered.add(vpath)
+        result.hits = len(answered)
     for n, (path, vpath) in enumerate(files):
         if abandon is not None and n % 256 == 0 and abandon():
             return None
-        hit = hits.get(vpath)
-        if hit is not None:
-            mtime, size = stats[vpath]
-            record, payload, until = hit
-            result.valid_until = min(result.valid_until, until)
-            if record[2] is not None:
-                result.probes.setdefault(str(record[2]), stamp_probe(record[2], probes))
-            memory = from_record(path, vpath, mtime, size, record)
-            keep(Checked(vpath, memory, payload, record, until))
+        if vpath in answered:
             continue
         whole = load(path, vpath)
         if whole.read_error and not os.path.lexists(path):

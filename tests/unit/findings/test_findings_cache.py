@@ -309,3 +309,47 @@ def test_cli_check_of_a_store_without_findings_prints_nothing_twice(tmp_path: Pa
     for out in outs:
         assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
         assert (json.loads(out.stdout) == []) if fmt == "json" else out.stdout == ""
+
+
+def test_answers_read_a_batch_at_a_time_are_the_whole_lookup(store: Path) -> None:
+    """A big start reads the cache a batch at a time (never every payload at once): the same answers
+    and the same gone files as one read of everything."""
+    from kin_memory.findings.cache import variant_key
+    from kin_memory.store.scan import stat_of
+
+    ctx = Context(root=store)
+    check(store, ctx)
+    (store / "prefs" / "p.md").unlink()
+    stats = {v: s for p, v in files_of(store) if (s := stat_of(p)) is not None}
+    cache = FindingsCache.open(store)
+    assert cache is not None
+    try:
+        variant = variant_key(ctx, "test")
+        whole = cache.lookup(variant, stats, ctx.now)
+        batches = list(cache.lookup_batches(variant, stats, ctx.now, batch=1))
+        assert len(batches) == 4  # one entry each, the gone file's included
+        assert {v: a for hits, _ in batches for v, a in hits.items()} == whole[0] and len(whole[0]) == 3
+        assert [v for _, gone in batches for v in gone] == whole[1] == ["/memories/prefs/p.md"]
+    finally:
+        cache.close()
+
+
+def test_checking_a_few_files_again_keeps_every_other_entry(store: Path) -> None:
+    """`kin-memory check` brings an aged file up to date alone: the other files' entries are not taken
+    for gone (they answer the next whole check)."""
+    from kin_memory.findings.cache import entries_of_this_code
+
+    ctx = Context(root=store)
+    check(store, ctx)
+    assert entries_of_this_code(store) == 4
+    few = [(p, v) for p, v in files_of(store) if v.endswith("/e.md")]
+    cache = FindingsCache.open(store)
+    assert cache is not None
+    try:
+        redo = check_files(few, ctx, "test", render, cache, all_files=False)
+        assert redo is not None and redo.hits == 1 and redo.gone == []
+        redo.write_back(cache, ctx.now)
+    finally:
+        cache.close()
+    assert entries_of_this_code(store) == 4
+    assert check(store, ctx)[1] == 4  # every file answered by the cache
