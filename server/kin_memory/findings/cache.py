@@ -120,7 +120,7 @@ class Entry:
     since: float  # the check's clock: the entry holds from then until valid_until
     valid_until: float
     probe: str
-    record: Record
+    record: Record | str  # the record, or already its JSON (pending entries of a big check are kept so)
     payload: bytes
 
 
@@ -293,9 +293,8 @@ class FindingsCache:
 
 def _rows(variant: str, entries: Iterable[Entry]) -> Iterator[tuple[object, ...]]:
     for e in entries:
-        try:
-            record = json.dumps(e.record, allow_nan=False)
-        except (TypeError, ValueError):
+        record = e.record if isinstance(e.record, str) else record_text(e.record)
+        if record is None:
             continue  # not plain values: that file is read again next time
         yield (
             variant,
@@ -309,6 +308,14 @@ def _rows(variant: str, entries: Iterable[Entry]) -> Iterator[tuple[object, ...]
             record,
             e.payload,
         )
+
+
+def record_text(record: Record) -> str | None:
+    """A record as the cache stores it; None when it holds anything but plain values."""
+    try:
+        return json.dumps(record, allow_nan=False)
+    except (TypeError, ValueError):
+        return None
 
 
 def _decode_all(records: list[str]) -> list[object | None]:

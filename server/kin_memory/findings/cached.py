@@ -16,7 +16,7 @@ from ..store.context import Context
 from ..store.lifecycle import next_change
 from ..store.memory import Memory, Record, StrPath, from_record, load, record_of
 from ..store.scan import stat_of as stat_of  # re-exported for the start-up's catch-up
-from .cache import Entry, FindingsCache, stamp_probe, variant_key
+from .cache import Entry, FindingsCache, record_text, stamp_probe, variant_key
 from .model import Finding
 from .run import check_memory
 
@@ -107,9 +107,8 @@ def check_files(
         if fresh is None:
             until = ctx.now  # an odd file (unreadable, unusual values): never answered from a summary
             result.valid_until = until
-        elif cache is not None:
-            result.pending.append(
-                Entry(vpath, whole.mtime, whole.size, ctx.now, until, probe, fresh, payload)
-            )
+        elif cache is not None and (text := record_text(fresh)) is not None:
+            # Kept as its JSON until written back: a worker of a big store holds tens of thousands.
+            result.pending.append(Entry(vpath, whole.mtime, whole.size, ctx.now, until, probe, text, payload))
         keep(Checked(vpath, whole.compacted(), payload, fresh, until))
     return result
