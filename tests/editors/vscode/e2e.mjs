@@ -200,12 +200,14 @@ async function palette(page, text) {
   const input = page.locator(".quick-input-widget input").first();
   await input.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
   // Opened from a webview (the key goes through its frame), the palette may reset its text just after it
-  // shows: fill until it holds the text.
+  // shows, or close again when the webview takes the focus back: open it again and fill until it holds
+  // the text, each try short.
   await poll(async () => {
-    if ((await input.inputValue()) !== text) await input.fill(text);
+    if (!(await input.isVisible())) await page.keyboard.press("F1");
+    if ((await input.inputValue().catch(() => "")) !== text) await input.fill(text, { timeout: 2000 }).catch(() => {});
     await page.waitForTimeout(100);
-    return input.inputValue();
-  }, (v) => v === text, `the palette does not hold "${text}"`, 10000);
+    return (await input.isVisible()) ? input.inputValue() : "";
+  }, (v) => v === text, `the palette does not hold "${text}"`, 15000);
   return input;
 }
 
