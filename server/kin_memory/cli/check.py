@@ -190,7 +190,7 @@ Ages = dict[str, tuple[float, str, float]]  # vpath -> (valid until, category, m
 
 
 def _ages(checked) -> Ages:
-    return {c.vpath: (c.until, c.memory.category, c.memory.mtime) for c in checked if c.memory is not None}
+    return {c.vpath: (c.until, c.memory.category, c.memory.mtime) for c in checked}
 
 
 def _save_summary(
@@ -275,7 +275,7 @@ def _recheck(packed, todo: list[int], root: Path, ctx, only: Path | None, fmt: s
     ages = _ages(redo.checked)
     for i, vpath in zip(todo, vpaths, strict=True):
         c = by_vpath.get(vpath)
-        if c is None or c.memory is None or not c.until > ctx.now:
+        if c is None or not c.until > ctx.now:
             return False
         fresh = _segments(root, {vpath: _decode(c.payload)}, ages, only, fmt)
         packed.replace(i, fresh[0] if fresh else Segment(vpath, float("inf"), "", []))
@@ -397,8 +397,8 @@ def check_through_cache(root: Path, ctx, scanned, cache=None) -> tuple[Any, dict
         memories = [(path, vpath) for path, vpath, is_index in files if not is_index]
         checked = check_files(memories, ctx, "cli", _payload, cache)
         assert checked is not None  # nothing to abandon
-        disk = {c.vpath: c.memory for c in checked.checked if c.memory is not None}
-        results = {c.vpath: _decode(c.payload) for c in checked.checked if c.memory is not None}
+        disk = {c.vpath: c.memory for c in checked.checked}
+        results = {c.vpath: _decode(c.payload) for c in checked.checked}
         index_path = next((path for path, _, is_index in files if is_index), None)
         if index_path is not None:
             index = load(index_path, INDEX_VPATH, is_index=True)

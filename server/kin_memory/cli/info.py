@@ -24,7 +24,7 @@ def register(subparsers, common: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .. import protocol
-    from ..recall.index import peek_count
+    from ..recall.peek import peek_count
     from ..store.info import store_info
 
     where = target(args, editor_setting=args.editor_memory_dir)

@@ -23,6 +23,7 @@ SWITCH_INTERVAL = 0.0005  # seconds
 
 
 def run(args: argparse.Namespace) -> int:
+
     if args.workspace is not None:  # refused up front, as every other subcommand does
         from ..store.workspace import WorkspaceValueError, workspace_value
 
@@ -32,20 +33,55 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(flag_sentence("--workspace", str(exc))) from None
     # Forked before the LSP stack imports (see lsp/startup/shards.py): no threads exist yet.
     shards = _start_shards(args.root, args.workspace)
-    from ..lsp.server import create_server
-    from ..lsp.startup.strategy import ShardedStartup
-    from ..lsp.transport import serve_stdio, serve_tcp
-
-    server = create_server(root=args.root, workspace=args.workspace, startup=ShardedStartup(shards))
-    # The event loop shares the interpreter with the reader, the index writer and the query pool: a
-    # shorter switch interval lets it take its turn within a fraction of a millisecond instead of up to
-    # 5 ms each time it waits on a write, which is what a hover or a publish felt during bursts.
+    # The event loop shares the interpreter with the reader, the index writer and the query pool (and at
+    # start, the thread taking the workers' results shares it with the import of the LSP stack): a
+    # shorter switch interval lets a waiting thread take its turn within a fraction of a millisecond
+    # instead of up to 5 ms each time, which is what a hover or a publish felt during bursts.
     sys.setswitchinterval(SWITCH_INTERVAL)
+    session, front = (None, None) if args.tcp else _run_front(args.root, args.workspace, shards)
+    from ..lsp.server import create_server
+    from ..lsp.startup.strategy import PreparedStartup, ShardedStartup, Startup
+    from ..lsp.transport import serve_handover, serve_stdio, serve_tcp
+
+    startup: Startup = ShardedStartup(shards)
+    if front is not None:
+        startup = (
+            PreparedStartup(front.check, front.recall_synced) if front.check else ShardedStartup(front.shards)
+        )
+    server = create_server(args.root, args.workspace, startup, session=session, front=front)
     if args.tcp:
         serve_tcp(server, args.host, args.port)
+    elif front is not None:
+        serve_handover(server, front)
     else:
         serve_stdio(server)
     return 0
+
+
+def _run_front(root: str | None, workspace: str | None, shards):
+    """The start-up front (lsp/startup/front.py) over stdin/stdout: (the session it made, its handover),
+    or (None, None) when KIN_MEMORY_FRONT=0 or stdio is not a pair of descriptors."""
+    import os
+
+    if os.environ.get("KIN_MEMORY_FRONT", "") == "0":
+        return None, None
+    from ..lsp.startup.front import Front
+    from ..lsp.wire import FdReader, Outlet
+    from ..store.root import resolve_root
+
+    try:
+        sys.stdout.flush()
+        reader, outlet = FdReader(sys.stdin.fileno()), Outlet(sys.stdout.fileno())
+        start_root = resolve_root(root).path
+    except (AttributeError, OSError, ValueError):
+        return None, None
+
+    def make_session():
+        from ..lsp.session import Session
+
+        return Session(root, workspace)
+
+    return Front(start_root, make_session, shards, reader, outlet).run()
 
 
 def _start_shards(root_arg: str | None, workspace_arg: str | None):

@@ -38,7 +38,7 @@ def _review_queue(root) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from .. import protocol
-    from ..recall.index import peek_count
+    from ..recall.peek import peek_count
     from ..stats import store_stats
     from ..store.context import cli_context
     from ..store.paths import real_path

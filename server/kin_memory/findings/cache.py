@@ -45,6 +45,7 @@ FORMAT = "2"
 LOOKUP_BATCH = 500  # entries read and answered at a time (and vpaths asked in one query)
 KEPT_VARIANTS = 6  # contexts remembered (workspaces, the CLI's and the server's forms), most recent first
 _FRAME_HEAD = b"Content-Length: "
+COUNT_KEY = "entries:"  # meta key prefix: how many entries a variant holds
 
 
 def shard_of(vpath: str, count: int) -> int:
@@ -278,6 +279,13 @@ class FindingsCache:
                 )
                 self.conn.execute("INSERT OR REPLACE INTO variants VALUES (?, ?)", (variant, now))
                 self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('code', ?)", (code_version(),))
+                # Kept beside the entries: a start asks it before forking (counting them reads the table).
+                (count,) = self.conn.execute(
+                    "SELECT count(*) FROM entries WHERE variant = ?", (variant,)
+                ).fetchone()
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO meta VALUES (?, ?)", (COUNT_KEY + variant, str(count))
+                )
                 old = [
                     v
                     for (v,) in self.conn.execute(
@@ -287,6 +295,7 @@ class FindingsCache:
                 for v in old:
                     self.conn.execute("DELETE FROM entries WHERE variant = ?", (v,))
                     self.conn.execute("DELETE FROM variants WHERE variant = ?", (v,))
+                    self.conn.execute("DELETE FROM meta WHERE key = ?", (COUNT_KEY + v,))
         except sqlite3.Error as exc:
             log.info("findings cache not written: %s", exc)
 
@@ -371,19 +380,16 @@ def entries_of_this_code(root: Path, variants: Iterable[str] | None = None) -> i
         row = conn.execute("SELECT value FROM meta WHERE key = 'code'").fetchone()
         if not row or row[0] != code_version():
             return 0
-        if variants is None:
-            count = conn.execute("SELECT count(*) FROM entries").fetchone()[0]
-        else:
-            asked = sorted(set(variants))
-            marks = ",".join("?" * len(asked))
-            count = conn.execute(
-                f"SELECT count(*) FROM entries WHERE variant IN ({marks})", asked
-            ).fetchone()[0]
+        # The counts written with the entries (see store): counting them here would read the whole table.
+        counts = conn.execute("SELECT key, value FROM meta WHERE key LIKE ?", (COUNT_KEY + "%",)).fetchall()
     except sqlite3.Error:
         return 0
     finally:
         conn.close()
-    return int(count)
+    asked = None if variants is None else {COUNT_KEY + v for v in variants}
+    return sum(
+        int(value) for key, value in counts if (asked is None or key in asked) and str(value).isdigit()
+    )
 
 
 def _check_place(root: Path) -> None:

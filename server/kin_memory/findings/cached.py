@@ -25,13 +25,24 @@ Render = Callable[[Memory, list[Finding]], bytes]  # b"" when there is nothing t
 
 @dataclass
 class Checked:
-    """One file's check: its compact memory (None when it vanished) and the rendered findings."""
+    """One file's check: the rendered findings and its compact memory, made from its record when first
+    asked for (a start-up worker answering from the cache needs only the record)."""
 
     vpath: str
-    memory: Memory | None
     payload: bytes
     record: Record | None  # the compact form, for whoever keeps the memory (None: read it whole)
-    until: float = math.inf  # the earliest instant this file's findings can change
+    until: float  # the earliest instant this file's findings can change
+    path: StrPath
+    mtime: float
+    size: int
+    made: Memory | None = None  # the memory, once made
+
+    @property
+    def memory(self) -> Memory:
+        if self.made is None:
+            assert self.record is not None
+            self.made = from_record(self.path, self.vpath, self.mtime, self.size, self.record)
+        return self.made
 
 
 @dataclass
@@ -85,8 +96,7 @@ def check_files(
                 result.valid_until = min(result.valid_until, until)
                 if record[2] is not None:
                     result.probes.setdefault(str(record[2]), stamp_probe(record[2], probes))
-                memory = from_record(paths[vpath], vpath, mtime, size, record)
-                keep(Checked(vpath, memory, payload, record, until))
+                keep(Checked(vpath, payload, record, until, paths[vpath], mtime, size))
                 answered.add(vpath)
         result.hits = len(answered)
     for n, (path, vpath) in enumerate(files):
@@ -110,5 +120,5 @@ def check_files(
         elif cache is not None and (text := record_text(fresh)) is not None:
             # Kept as its JSON until written back: a worker of a big store holds tens of thousands.
             result.pending.append(Entry(vpath, whole.mtime, whole.size, ctx.now, until, probe, text, payload))
-        keep(Checked(vpath, whole.compacted(), payload, fresh, until))
+        keep(Checked(vpath, payload, fresh, until, path, whole.mtime, whole.size, whole.compacted()))
     return result

@@ -51,6 +51,11 @@ class DiagnosticsPublisher:
                 return
         self._send(diagnostics_frame(uri, self.merged(uri), version))
 
+    def record(self, source: str, uri: str, diagnostics: Diagnostics) -> None:
+        """One source's diagnostics for a document, already sent by someone else (the start-up front)."""
+        if diagnostics:
+            self._own(uri)[source] = diagnostics
+
     def publish_bulk(self, source: str, frames: bytes, uris: Iterable[str]) -> None:
         """Pre-framed diagnostics of one source for documents nothing else has published yet."""
         by_uri = self._by_uri

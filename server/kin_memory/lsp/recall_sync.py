@@ -40,9 +40,9 @@ Log = Callable[[str], None]
 
 
 class RecallSync:
-    def __init__(
-        self, session: Session, publish: Publish, say: Log, waiting: Callable[[], int] = lambda: 0
-    ) -> None:
+    def __init__(self, session: Session, publish: Publish, say: Log, waiting: Callable[[], int] = lambda: 0,
+                 synced: threading.Event | None = None) -> None:  # fmt: skip
+        """`synced`: set by the start-up front when the index already matched the store it loaded."""
         self.session = session
         self.publish = publish
         self.say = say
@@ -54,7 +54,7 @@ class RecallSync:
         self.pending: set[str] = set()
         self.lock = threading.Lock()
         self.draining = False
-        self.synced = threading.Event()
+        self.synced = synced or threading.Event()
         self.idle = threading.Event()  # no change is waiting to be indexed
         self.idle.set()
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -74,11 +74,12 @@ class RecallSync:
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         """After the startup load: bring the index up to date, then follow the store's events."""
         self.loop = loop
-        self.writer.submit(self._initial_sync)
+        self.writer.submit(self._follow if self.synced.is_set() else self._initial_sync)
 
     def _on_event(self, event: StoreEvent) -> None:
         if event.kind == "reset":
-            if self.synced.is_set():
+            # Before start, a store loaded anew (the start-up's) is what start() syncs with anyway.
+            if self.synced.is_set() and self.loop is not None:
                 self.writer.submit(self._resync)
             return
         if event.vpath is None:
@@ -126,6 +127,15 @@ class RecallSync:
             if said:  # once queries are answered at full speed
                 self.say(said)
             release_freed()  # reading every file to index it freed far more than the index keeps
+        self._follow(warm=False)
+
+    def _follow(self, warm: bool = True) -> None:
+        """From the first sync on: index what changed meanwhile and the open buffers, then follow."""
+        if warm:  # the front found the index current: its vocabulary is read here, not in the first hover
+            try:
+                self.recall.warm()
+            except Exception as exc:  # noqa: BLE001
+                log.warning("recall vocabulary not read: %r", exc)
         with self.lock:  # buffers opened meanwhile are indexed as they are now
             self.pending.update(m.vpath for m in self.session.store.overlay_memories())
         self._drain()

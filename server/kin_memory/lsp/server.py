@@ -32,6 +32,7 @@ from .progress import Progress
 from .publisher import DiagnosticsPublisher
 from .recall_sync import RecallSync
 from .session import Session
+from .startup.front import Handover
 from .startup.strategy import InProcessStartup, Startup
 
 log = logging.getLogger("kin_memory.lsp")
@@ -65,10 +66,11 @@ class KinMemoryServer(LanguageServer):
             asyncio.ensure_future(res)
 
 
-def create_server(root: str | None = None, workspace: str | None = None,
-                  startup: Startup | None = None) -> KinMemoryServer:  # fmt: skip
+def create_server(root: str | None = None, workspace: str | None = None, startup: Startup | None = None,
+                  session: Session | None = None, front: Handover | None = None) -> KinMemoryServer:  # fmt: skip
+    """`session` and `front`: made and started by the start-up front (see startup/front.py)."""
     server = KinMemoryServer()
-    session = Session(root, workspace)
+    session = session or Session(root, workspace)
     converter = get_converter()
     pool = ThreadPoolExecutor(max_workers=QUERY_THREADS, thread_name_prefix="kin-memory-query")
     progress = Progress(session)
@@ -85,10 +87,11 @@ def create_server(root: str | None = None, workspace: str | None = None,
             params = lsp.LogMessageParams(type=lsp.MessageType.Info, message=f"kin-memory: {message}")
             documents.loop.call_soon_threadsafe(server.window_log_message, params)
 
-    recall = RecallSync(session, diagnostics.publish_extra, say, lambda: server.waiting())
+    recall = RecallSync(session, diagnostics.publish_extra, say, lambda: server.waiting(),
+                        synced=front.recall_synced if front is not None else None)  # fmt: skip
     history = HistorySync(session, recall.yield_to_queries)
     units = (
-        Lifecycle(session, documents, diagnostics, recall, progress, startup or InProcessStartup()),
+        Lifecycle(session, documents, diagnostics, recall, progress, startup or InProcessStartup(), front),
         documents,
         Hover(session, recall, pool),
         Completion(session),

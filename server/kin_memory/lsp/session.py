@@ -14,7 +14,6 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from lsprotocol import types as lsp
 from pygls.uris import from_fs_path
 
 from ..editor_settings import SettingProblem, Settings, parse_settings
@@ -65,7 +64,9 @@ class Session:
         self.store = Store(self.root, events=self.events)
         self.folders: list[str] = []
         self.settings = Settings()
-        self.capabilities = lsp.ClientCapabilities()
+        # lsprotocol's ClientCapabilities once `initialize` is handled; before, the start-up front's view
+        # of the client's raw JSON (see startup/front.py): the session is made before the LSP stack loads.
+        self.capabilities: object = None
         self.client_name = ""
         self.encoding = "utf-16"
         self.ready = threading.Event()  # the startup load is complete

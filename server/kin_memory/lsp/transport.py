@@ -16,25 +16,25 @@ import asyncio
 import json
 import logging
 import os
-import re
 import socket
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import BinaryIO, Protocol, cast
+from typing import TYPE_CHECKING, BinaryIO, cast
 
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest, JsonRpcParseError
 from pygls.io_ import StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import JsonRPCProtocol
 
-log = logging.getLogger("kin_memory.lsp")
+from .wire import FdReader, Outlet, Readable, frames
 
-_HEADER = re.compile(rb"content-length[ \t]*:[ \t]*(\d+)", re.IGNORECASE)
-MAX_HEADER_LINE = 64 * 1024
-MAX_BODY = 256 * 1024 * 1024
+if TYPE_CHECKING:
+    from .startup.front import Handover
+
+log = logging.getLogger("kin_memory.lsp")
 
 
 def _quiet_client_errors(record: logging.LogRecord) -> bool:
@@ -53,43 +53,54 @@ def _quiet_client_errors(record: logging.LogRecord) -> bool:
 
 
 class _ClientWriter(StdoutWriter):
-    """Writes to the client; once the client has closed its end, stops the server instead of raising
-    (pygls would log a traceback per pending response).
+    """Writes to the client through the one Outlet (whole messages, os.write until every byte is out);
+    once the client has closed its end, stops the server instead of raising (pygls would log a traceback
+    per pending response). `screen` sees each message first and may drop it (returns b"")."""
 
-    A real descriptor is written with os.write until every byte is out: a buffered writer loses the rest
-    of a large write when the process is stopped and continued in the middle of it (job control, a
-    debugger, a profiler), and the client's framing is then broken for good."""
-
-    def __init__(self, stdout: BinaryIO, on_lost) -> None:
-        super().__init__(stdout)
+    def __init__(self, stdout: BinaryIO | None, on_lost, outlet: Outlet | None = None,
+                 screen: Callable[[bytes], bytes] | None = None) -> None:  # fmt: skip
+        super().__init__(stdout)  # type: ignore[arg-type]
         self.lost = False
         self._on_lost = on_lost
-        self._lock = threading.Lock()  # whole messages: two writers never interleave their parts
-        try:
-            stdout.flush()  # anything written before: out first
-            self._fd: int | None = stdout.fileno()
-        except (AttributeError, OSError, ValueError):  # an in-memory stream (tests)
-            self._fd = None
+        self.screen = screen
+        self._lock = threading.Lock()  # an in-memory stream's whole messages, like the Outlet's
+        self._outlet = outlet
+        if outlet is None and stdout is not None:
+            try:
+                stdout.flush()  # anything written before: out first
+                self._outlet = Outlet(stdout.fileno())
+            except (AttributeError, OSError, ValueError):  # an in-memory stream (tests)
+                pass
+
+    def close(self) -> None:
+        """At `exit`: the stream it was given, or else (the start-up front's) the descriptor."""
+        if self._stdout is not None:
+            super().close()
+        elif self._outlet is not None:
+            with self._outlet.lock:
+                try:
+                    os.close(self._outlet.fd)
+                except OSError:
+                    pass
+        self.lost = True
 
     def write(self, data: bytes) -> None:
         if self.lost:
             return
+        if self.screen is not None:
+            data = self.screen(data)
+            if not data:
+                return
         try:
-            with self._lock:
-                if self._fd is None:
+            if self._outlet is None:
+                with self._lock:
                     super().write(data)
-                else:
-                    _write_all(self._fd, data)
+            else:
+                self._outlet.send(data)
         except (BrokenPipeError, ConnectionError, ValueError) as exc:  # ValueError: the stream was closed
             self.lost = True
             log.info("the client closed the connection (%s): stopping", exc.__class__.__name__)
             self._on_lost()
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 def serve_stdio(
@@ -97,10 +108,17 @@ def serve_stdio(
 ) -> None:
     source = stdin or sys.stdin.buffer
     try:  # read the raw descriptor through our own buffer: a daemon thread parked inside sys.stdin's
-        reader: _Readable = _FdReader(source.fileno())  # buffered reader would abort the interpreter at exit
+        reader: Readable = FdReader(source.fileno())  # buffered reader would abort the interpreter at exit
     except (AttributeError, OSError, ValueError):  # an in-memory stream: read it as it is
         reader = source
     serve_stream(server, reader, stdout or sys.stdout.buffer)
+    _exit_soon()
+
+
+def serve_handover(server: LanguageServer, handover: Handover) -> None:
+    """Serve stdio after the start-up front: what it read is dispatched first, then the rest of the
+    input; its answer to `initialize` stands (pygls's own is dropped)."""
+    serve_stream(server, handover.reader, None, handover.outlet, handover.received, handover.screen)
     _exit_soon()
 
 
@@ -110,20 +128,22 @@ def serve_tcp(server: LanguageServer, host: str, port: int) -> None:
         log.info("listening on %s:%s", host, port)
         conn, _ = listener.accept()
     with conn, conn.makefile("rb", buffering=0) as rfile, conn.makefile("wb", buffering=0) as wfile:
-        serve_stream(server, _FdReader(rfile.fileno()), cast(BinaryIO, wfile))
+        serve_stream(server, FdReader(rfile.fileno()), cast(BinaryIO, wfile))
     _exit_soon()
 
 
-def serve_stream(server: LanguageServer, reader: _Readable, writer: BinaryIO) -> None:
+def serve_stream(server: LanguageServer, reader: Readable, writer: BinaryIO | None,
+                 outlet: Outlet | None = None, received: Sequence[bytes] = (),
+                 screen: Callable[[bytes], bytes] | None = None) -> None:  # fmt: skip
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_quiet_client_errors)
     logging.getLogger("pygls.io_").addFilter(_quiet_client_errors)
     stop = threading.Event()
-    server.protocol.set_writer(_ClientWriter(writer, stop.set))
+    server.protocol.set_writer(_ClientWriter(writer, stop.set, outlet, screen))
     loop = asyncio.new_event_loop()
     executor = ThreadPoolExecutor(thread_name_prefix="kin-memory-worker")
     loop.set_default_executor(executor)  # kept, so shutting down need not reach into the loop
     try:
-        loop.run_until_complete(_serve(server, reader, stop))
+        loop.run_until_complete(_serve(server, reader, stop, received))
     except BrokenPipeError:
         log.info("the client closed the connection")
     except (KeyboardInterrupt, SystemExit):
@@ -133,15 +153,18 @@ def serve_stream(server: LanguageServer, reader: _Readable, writer: BinaryIO) ->
         server.shutdown()
 
 
-async def _serve(server: LanguageServer, stream: _Readable, stop: threading.Event) -> None:
+async def _serve(server: LanguageServer, stream: Readable, stop: threading.Event,
+                 received: Sequence[bytes] = ()) -> None:  # fmt: skip
     loop = asyncio.get_running_loop()
     loop.set_exception_handler(_quiet_cancellation)
     queue: asyncio.Queue[_Item] = asyncio.Queue()
     protocol = server.protocol
+    for body in received:  # read before the LSP stack was loaded (the start-up front)
+        queue.put_nowait(_screen_safely(protocol, body))
 
     def read() -> None:
         try:
-            for body in _frames(stream, stop):
+            for body in frames(stream, stop):
                 loop.call_soon_threadsafe(queue.put_nowait, _screen_safely(protocol, body))
         except (OSError, ValueError) as exc:  # the stream closed under us
             log.info("stopped reading from the client: %s", exc)
@@ -154,12 +177,6 @@ async def _serve(server: LanguageServer, stream: _Readable, stop: threading.Even
         server.waiting = lambda: len(screened.pending.items) + queue.qsize()
     await run_async(stop_event=stop, reader=screened, protocol=protocol, logger=log,
                     error_handler=server.report_server_error)  # fmt: skip
-
-
-class _Readable(Protocol):
-    def readline(self, limit: int, /) -> bytes: ...
-
-    def read(self, n: int, /) -> bytes: ...
 
 
 def _close_loop(loop: asyncio.AbstractEventLoop, executor: ThreadPoolExecutor) -> None:
@@ -181,87 +198,6 @@ def _exit_soon(grace: float = 3.0) -> None:
     timer = threading.Timer(grace, os._exit, args=(0,))
     timer.daemon = True
     timer.start()
-
-
-def _read_exactly(stream: _Readable, n: int) -> bytes:
-    chunks = []
-    while n > 0:
-        chunk = stream.read(min(n, 1 << 20))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        n -= len(chunk)
-    return b"".join(chunks)
-
-
-class _FdReader:
-    """readline/read over a file descriptor with a private buffer (only what _frames needs)."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.buf = bytearray()
-        self.eof = False
-
-    def _fill(self) -> bool:
-        if self.eof:
-            return False
-        chunk = os.read(self.fd, 1 << 16)
-        if not chunk:
-            self.eof = True
-            return False
-        self.buf += chunk
-        return True
-
-    def readline(self, limit: int) -> bytes:
-        while True:
-            end = self.buf.find(b"\n", 0, limit)
-            if end >= 0 or len(self.buf) >= limit:
-                n = end + 1 if end >= 0 else limit
-                line = bytes(self.buf[:n])
-                del self.buf[:n]
-                return line
-            if not self._fill():
-                line = bytes(self.buf)
-                self.buf.clear()
-                return line
-
-    def read(self, n: int) -> bytes:
-        while len(self.buf) < n and self._fill():
-            pass
-        data = bytes(self.buf[:n])
-        del self.buf[:n]
-        return data
-
-
-def _frames(stdin: _Readable, stop: threading.Event) -> Iterator[bytes]:
-    """Yield each framed message body; resynchronises on the next header after garbage."""
-    while not stop.is_set():
-        length: int | None = None
-        while True:
-            line = stdin.readline(MAX_HEADER_LINE)
-            if not line:
-                return
-            if not line.strip():
-                if length is not None:
-                    break
-                continue
-            match = _HEADER.search(line)
-            if match:
-                if match.start() > 0 or length is not None:
-                    log.warning("skipped %d bytes of unframed input", match.start())
-                length = int(match.group(1))
-        if length > MAX_BODY:
-            log.warning("dropped a %d-byte message: over the %d-byte limit", length, MAX_BODY)
-            while length > 0:
-                skipped = len(stdin.read(min(length, 1 << 20)))
-                if not skipped:
-                    return
-                length -= skipped
-            continue
-        body = _read_exactly(stdin, length)
-        if len(body) < length:
-            return
-        yield body
 
 
 def _quiet_cancellation(loop: asyncio.AbstractEventLoop, context: dict) -> None:

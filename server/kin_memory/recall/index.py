@@ -33,6 +33,7 @@ from typing import TypeVar
 
 from ..store.paths import HIDDEN_DIR, HiddenRefused, hidden_file_problem, open_hidden_dir, use_wal
 from ..store.workspace import GLOBAL
+from .peek import DB_NAME, DB_SUFFIXES, SCHEMA_VERSION
 from .query import Phrase, match_expr, phrases
 from .records import RecallDoc, path_text
 from .scoring import Candidate, Floor, Scored, score
@@ -43,9 +44,6 @@ log = logging.getLogger("kin_memory.recall")
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 2
-DB_NAME = "recall.sqlite3"
-DB_SUFFIXES = ("", "-wal", "-shm", "-journal")  # the database and the files SQLite keeps beside it
 WEIGHTS = (6.0, 4.0, 1.0)  # bm25 column weights: path, title, body
 PREFERENCE_HALF_LIFE_DAYS = 90.0
 PREFERENCE_TIE = 0.05  # a new preference passes a memory scoring up to 5% more, an old one hardly
@@ -99,27 +97,6 @@ class IndexUnavailable(Exception):
 
 class IndexRefused(IndexUnavailable):
     """The hidden folder or the database is a link (or not what it should be): the index is not used."""
-
-
-def peek_count(root: Path | str) -> int | None:
-    """How many memories the index holds, read-only: None when there is no usable index. A command line
-    asks this next to a running server, so it never creates, migrates or rebuilds the database (which
-    `RecallIndex` does on a schema it does not know) and reads a committed snapshot (WAL)."""
-    path = Path(root) / HIDDEN_DIR / DB_NAME
-    if not path.is_file() or any(hidden_file_problem(root, DB_NAME + s) for s in DB_SUFFIXES):
-        return None
-    try:
-        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=5.0)
-    except sqlite3.Error:
-        return None
-    try:
-        if int(conn.execute("PRAGMA user_version").fetchone()[0]) != SCHEMA_VERSION:
-            return None
-        return int(conn.execute("SELECT count(*) FROM fts").fetchone()[0])
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
 
 
 class RecallIndex:

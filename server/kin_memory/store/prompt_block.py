@@ -42,7 +42,11 @@ class PromptBlock:
 def listing_line(memory: Memory) -> str:
     """One line per memory, whatever its name or title holds: both go through the prompt sink, so a
     newline in a file name is shown as `\\n` and can never add a line to the agent's prompt."""
-    return f"- {prompt.field(memory.vpath)} ({memory.category}) — {prompt.field(memory.title)}"
+    return line_of(memory.vpath, memory.category, memory.title)
+
+
+def line_of(vpath: str, category: str, title: str) -> str:
+    return f"- {prompt.field(vpath)} ({category}) — {prompt.field(title)}"
 
 
 def listing(memories: Iterable[Memory], active: tuple[str, ...]) -> tuple[list[tuple[str, str]], int]:

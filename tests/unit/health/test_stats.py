@@ -165,7 +165,8 @@ def test_the_cli_reads_the_index_without_touching_it(tmp_path: Path) -> None:
     """`peek_count` is read-only: no index is no count, a foreign schema is left as it is."""
     import sqlite3
 
-    from kin_memory.recall.index import RecallIndex, peek_count
+    from kin_memory.recall.index import RecallIndex
+    from kin_memory.recall.peek import peek_count
 
     root = tmp_path / "memory"
     write(root, "facts/a.md", "project-fact", "# A\n\nalpha\n")

@@ -20,6 +20,7 @@ from ..heap import release_freed
 from ..progress import Progress
 from ..recall_sync import RecallSync
 from ..session import Session, uri_to_path
+from ..startup.front import Handover
 from ..startup.strategy import Startup
 from .diagnostics import Diagnostics
 from .documents import Documents
@@ -30,13 +31,14 @@ CONFIG_TIMEOUT = 5.0  # seconds the client gets to answer workspace/configuratio
 
 class Lifecycle:
     def __init__(self, session: Session, documents: Documents, diagnostics: Diagnostics, recall: RecallSync,
-                 progress: Progress, startup: Startup) -> None:  # fmt: skip
+                 progress: Progress, startup: Startup, front: Handover | None = None) -> None:  # fmt: skip
         self.session = session
         self.documents = documents
         self.diagnostics = diagnostics
         self.recall = recall
         self.progress = progress
         self.startup = startup
+        self.front = front  # what the start-up front already did (answered, settings pulled)
         self.server: LanguageServer | None = None
         self._reported: set[str] = set()
         self._logged_problems: set[tuple[str, str]] = set()
@@ -49,11 +51,15 @@ class Lifecycle:
 
     def initialize(self, params: lsp.InitializeParams) -> None:
         session = self.session
+        session.capabilities = params.capabilities
+        if self.front is not None and self.front.answered:
+            # The front already took folders, client, encoding and settings from these same params (the
+            # settings again here could move the store under the check it started).
+            return
         folders = [f.uri for f in (params.workspace_folders or [])]
         if not folders and params.root_uri:
             folders = [params.root_uri]
         session.folders = [str(p) for p in (uri_to_path(u) for u in folders) if p]
-        session.capabilities = params.capabilities
         session.client_name = params.client_info.name if params.client_info else ""
         assert self.server is not None
         kind = self.server.workspace.position_encoding or lsp.PositionEncodingKind.Utf16
@@ -61,7 +67,11 @@ class Lifecycle:
         self.apply_settings(params.initialization_options or {})
 
     async def initialized(self, _params: lsp.InitializedParams) -> None:
-        await self.pull_settings()
+        front = self.front
+        if front is not None and front.answered:
+            self.apply_settings(front.settings)  # what the front applied, reported in the editor's terms
+        if front is None or not front.pulled:
+            await self.pull_settings()
         await self.first_check()
 
     async def did_change_configuration(self, params: lsp.DidChangeConfigurationParams) -> None:
@@ -105,8 +115,9 @@ class Lifecycle:
         self.documents.start_watcher(loop)
         self.diagnostics.start(loop)
         count, how = await self.startup.first_check(self.session, self.diagnostics)
-        self._log(f"kin-memory: {count} memories in {self.session.root} checked in "
-                  f"{time.perf_counter() - started:.2f}s{how}")  # fmt: skip
+        if how is not None:  # None: logged where it was done
+            self._log(f"kin-memory: {count} memories in {self.session.root} checked in "
+                      f"{time.perf_counter() - started:.2f}s{how}")  # fmt: skip
         self.log_scan_problems()
         # What the startup load built lives as long as the server: taken out of the collector's view,
         # later collections no longer walk 100k memories in the middle of a keystroke.

@@ -49,9 +49,32 @@ class ShardResult:
     index_vpath: str | None = None
     problems: list = field(default_factory=list)  # the scan's problems (from the first worker only)
     hits: int = 0  # files answered by the findings cache
-    # Sent in chunks after the above and gathered by the parent as they arrive (see _stream):
+    # Sent in chunks after the above and gathered by the parent as they arrive (see _Incoming):
     frames: list[bytes] = field(default_factory=list)  # framed publishDiagnostics
     memories: dict[str, Memory | None] = field(default_factory=dict)  # compact; None: read it again
+    records: list[list] = field(default_factory=list)  # chunks of records not made memories yet
+    prefix: str = ""  # the store's root, which a record's vpath is below
+
+    def count(self) -> int:
+        return len(self.memories) + sum(len(chunk) for chunk in self.records)
+
+    def vpaths(self) -> set[str]:
+        """Every file of the shard, made a memory or not yet."""
+        return set(self.memories).union(vpath for chunk in self.records for vpath, *_ in chunk)
+
+    def make_memories(self, one_chunk: bool = False) -> None:
+        """The records (all, or the first chunk) made compact memories."""
+        from ...store.memory import from_record
+
+        prefix, memories = self.prefix, self.memories
+        while self.records:
+            for vpath, mtime, size, record in self.records.pop(0):
+                path = prefix + vpath[len("/memories") :]
+                memories[vpath] = (
+                    from_record(path, vpath, mtime, size, record) if record is not None else None
+                )
+            if one_chunk:
+                return
 
 
 @dataclass
@@ -71,6 +94,7 @@ class Shards:
         for index in range(count):
             req_r, req_w = os.pipe()
             res_r, res_w = os.pipe()
+            _widen(res_w)
             pid = os.fork()
             if pid == 0:  # the worker
                 os.close(req_w)
@@ -86,16 +110,26 @@ class Shards:
         return shards
 
     def collect(
-        self, ctx: object, encoding: str, timeout: float = 120.0, on_frames: OnFrames | None = None
+        self,
+        ctx: object,
+        encoding: str,
+        timeout: float = 120.0,
+        on_frames: OnFrames | None = None,
+        on_records: OnRecords | None = None,
+        make: bool = True,
     ) -> list[ShardResult] | None:
         """Send the check context, gather every worker's result; None if any worker fails. With
         `on_frames`, each worker's diagnostics are handed over as they arrive (its files with findings
-        first, then chunks of frames) instead of kept in its result."""
+        first, then chunks of frames) instead of kept in its result; with `on_records`, each chunk of
+        records as it arrives. `make` False: the records not made memories yet are left to the caller
+        (ShardResult.make_memories)."""
         request = pickle.dumps((ctx, encoding))
         try:
             for fd in self.requests:
                 _send(fd, request)
-            results = _gather(self.results, time.monotonic() + timeout, self.root, on_frames)
+            results = _gather(self.results, time.monotonic() + timeout, self.root, on_frames, on_records)
+            for r in results if make else ():
+                r.make_memories()
         except (OSError, EOFError, pickle.UnpicklingError, TimeoutError) as exc:
             log.warning("cold-start workers failed (%s): checking in-process", exc)
             results = None
@@ -116,6 +150,20 @@ class Shards:
             threading.Thread(target=_reap, args=(pids, grace), name="kin-memory-workers", daemon=True).start()
         else:
             _reap(pids, 0.0)
+
+
+PIPE_BYTES = 1 << 20
+
+
+def _widen(fd: int) -> None:
+    """A worker's results go through a 1 MB pipe instead of 64 KB (Linux): a chunk of frames is then one
+    write and one read, not a dozen turns of the server's interpreter lock while it imports."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
+    except (ImportError, OSError):  # not Linux, or over the system's limit: the default size works too
+        pass
 
 
 def _reap(pids: list[int], grace: float) -> None:
@@ -184,19 +232,27 @@ def _read_exact(fd: int, n: int, deadline: float) -> bytes:
 OnFrames = Callable[[list[str], bytes], None]  # (vpaths with findings, framed diagnostics)
 
 
+OnRecords = Callable[[list[tuple[str, float, int, Any]]], None]  # a chunk of (vpath, mtime, size, record)
+
+
 class _Incoming:
     """One worker's stream as it arrives: chunks of frames and records while it checks, then its summary
-    and "end". Records become compact memories as they arrive, so neither side holds the whole shard."""
+    and "end". Frames are handed on at once; records are kept as sent and become compact memories when
+    the server has nothing else to read (see ShardResult.make_memories)."""
 
-    def __init__(self, root: Path, on_frames: OnFrames | None) -> None:
+    def __init__(self, root: Path, on_frames: OnFrames | None, on_records: OnRecords | None) -> None:
         self.buffer = bytearray()
-        self.prefix = str(root)
         self.on_frames = on_frames
+        self.on_records = on_records
         self.frames: list[bytes] = []
         self.with_findings: list[str] = []
-        self.memories: dict[str, Memory | None] = {}
+        self.made = ShardResult([], [], 0, prefix=str(root))  # what is made before the summary comes
         self.result: ShardResult | None = None
         self.done = False
+
+    @property
+    def unmade(self) -> ShardResult:
+        return self.result or self.made
 
     def feed(self, data: bytes) -> None:
         self.buffer += data
@@ -209,8 +265,6 @@ class _Incoming:
             self.take(*pickle.loads(payload))
 
     def take(self, kind: str, chunk: Any) -> None:
-        from ...store.memory import from_record
-
         if self.done:
             raise EOFError("worker sent more after its end")
         if kind == "frames":
@@ -222,31 +276,38 @@ class _Incoming:
                 self.with_findings += vpaths
                 self.frames.append(frames)
         elif kind == "records":
-            prefix = self.prefix
-            for vpath, mtime, size, record in chunk:
-                path = prefix + vpath[len("/memories") :]
-                self.memories[vpath] = (
-                    from_record(path, vpath, mtime, size, record) if record is not None else None
-                )
+            if self.on_records is not None:
+                self.on_records(chunk)
+            self.unmade.records.append(chunk)
         elif kind == "summary" and isinstance(chunk, ShardResult):
+            chunk.prefix = self.made.prefix
+            chunk.memories, chunk.records = self.made.memories, self.made.records
             self.result = chunk
         elif kind == "end" and self.result is not None:
             self.done = True
             self.result.with_findings = self.with_findings
             self.result.frames = self.frames
-            self.result.memories = self.memories
         else:
             raise EOFError("worker sent an unexpected chunk")
 
 
 def _gather(
-    fds: list[int], deadline: float, root: Path, on_frames: OnFrames | None = None
+    fds: list[int],
+    deadline: float,
+    root: Path,
+    on_frames: OnFrames | None = None,
+    on_records: OnRecords | None = None,
 ) -> list[ShardResult]:
     """Every worker's result, read from all of them at once: a worker streams while it checks, and one
-    left unread would stall on a full pipe."""
-    incoming = {fd: _Incoming(root, on_frames) for fd in fds}
+    left unread would stall on a full pipe. Records become memories while no worker has anything to
+    read; what is left then is made by whoever adopts them (ShardResult.make_memories)."""
+    incoming = {fd: _Incoming(root, on_frames, on_records) for fd in fds}
     open_fds = list(fds)
     while open_fds:
+        waiting = next((i.unmade for i in incoming.values() if i.unmade.records), None)
+        if waiting is not None and not select.select(open_fds, [], [], 0)[0]:
+            waiting.make_memories(one_chunk=True)
+            continue
         wait = deadline - time.monotonic()
         ready = select.select(open_fds, [], [], wait)[0] if wait > 0 else []
         if not ready:
@@ -269,6 +330,7 @@ def _worker_main(root: Path, index: int, count: int, req_fd: int, res_fd: int, g
         os.dup2(devnull, 0)
         os.dup2(devnull, 1)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+
         result, chunks, done = _work(
             root, index, count, req_fd, guess, lambda c: _send(res_fd, pickle.dumps(c))
         )
@@ -396,8 +458,8 @@ class _Outbox:
         self.payloads: list[bytes] = []
         self.with_findings: list[str] = []
 
-    def add(self, vpath: str, memory: Memory, payload: bytes, record: Record | None) -> None:
-        self.records.append((vpath, memory.mtime, memory.size, record))
+    def add(self, vpath: str, mtime: float, size: int, payload: bytes, record: Record | None) -> None:
+        self.records.append((vpath, mtime, size, record))
         if payload:
             self.payloads.append(payload)
             self.with_findings.append(vpath)
@@ -436,19 +498,36 @@ def _check(
     back is framed diagnostics, the listing and each file's compact record, never the files' text.
     Each file's memory is dropped as soon as it is listed."""
     from ...findings.cached import Checked, check_files
-    from ...store.prompt_block import listing
+    from ...store.prompt_block import line_of
+    from ...store.workspace import visibility
 
     render = _renderer(root, encoding)
     outbox = _Outbox(stream)
     result = ShardResult([], [], 0)
 
+    listed, active = result.listed, ctx.active
+    visible: dict[tuple, bool] = {}  # (type, stamp) -> visible in this context (few distinct stamps)
+
     def each(c: Checked) -> None:
-        if c.memory is None:
-            return
-        listed, hidden = listing((c.memory,), ctx.active)
-        result.listed += listed
-        result.hidden += hidden
-        outbox.add(c.vpath, c.memory, c.payload, c.record)
+        # The listing from the record: no memory is made for a file the cache answered.
+        record = c.record
+        if record is None:
+            category, stamp, title = c.memory.category, c.memory.stamp, c.memory.title
+        else:
+            category, stamp, title = record[0], record[2], record[9]
+        if category != "session":
+            key = (
+                type(stamp),
+                stamp if isinstance(stamp, (str, int, float, bool, type(None))) else repr(stamp),
+            )
+            shown = visible.get(key)
+            if shown is None:
+                shown = visible[key] = visibility(stamp, active).visible
+            if shown:
+                listed.append((c.vpath, line_of(c.vpath, category, title)))
+            else:
+                result.hidden += 1
+        outbox.add(c.vpath, c.mtime, c.size, c.payload, record)
 
     checked = check_files(
         files, ctx, f"lsp-{encoding}", render, cache, shard=shard, abandon=abandon, each=each
@@ -456,4 +535,5 @@ def _check(
     if checked is None:
         return None
     result.hits = checked.hits
+
     return result, outbox.chunks, lambda: checked.write_back(cache, ctx.now)

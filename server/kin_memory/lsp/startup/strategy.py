@@ -6,25 +6,34 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from ...findings.cached import stat_of
 from ...findings.run import check_memory
+from ...recall.peek import Lag
 from ...store.memory import Memory, load
 from ...store.paths import real_path
 from ...store.prompt_block import compose_from
 from ...store.store import scan_names
-from ..convert import diagnostics_json
+from ..convert import diagnostics_frame, diagnostics_json
 from ..features.diagnostics import INDEX_VPATH, Diagnostics
 from ..session import Session
-from .shards import OnFrames, ShardResult, Shards
+from ..wire import frame
+from .shards import OnFrames, OnRecords, ShardResult, Shards
 
 log = logging.getLogger("kin_memory.lsp")
 
 
 class Startup(Protocol):
-    async def first_check(self, session: Session, diagnostics: Diagnostics) -> tuple[int, str]:
-        """Load the store and publish its diagnostics; returns (memories checked, how)."""
+    async def first_check(self, session: Session, diagnostics: Diagnostics) -> tuple[int, str | None]:
+        """Load the store and publish its diagnostics; returns (memories checked, how), how None when the
+        check was already logged."""
 
     def settle(self, session: Session) -> None:
         """Once the session is ready (its store events handled as usual): catch up with whatever the
@@ -34,7 +43,7 @@ class Startup(Protocol):
 class InProcessStartup:
     """Parsing, checking and JSON framing all run off the event loop; the loop only writes the bytes."""
 
-    async def first_check(self, session: Session, diagnostics: Diagnostics) -> tuple[int, str]:
+    async def first_check(self, session: Session, diagnostics: Diagnostics) -> tuple[int, str | None]:
         def load_and_check() -> tuple[bytes, set[str]]:
             session.store.load_all()
             return diagnostics.store_frames()
@@ -56,14 +65,9 @@ class ShardedStartup:
 
     def _collect(self, session: Session, on_frames: OnFrames) -> list[ShardResult] | None:
         shards, self.shards = self.shards, None
-        if shards is None:
-            return None
-        if shards.root != session.root:
-            shards.close()
-            return None
-        return shards.collect(session.context(), session.encoding, on_frames=on_frames)
+        return collect_for(session, shards, on_frames)
 
-    async def first_check(self, session: Session, diagnostics: Diagnostics) -> tuple[int, str]:
+    async def first_check(self, session: Session, diagnostics: Diagnostics) -> tuple[int, str | None]:
         loop = asyncio.get_running_loop()
 
         def stream(vpaths: list[str], frames: bytes) -> None:  # from the collecting thread
@@ -74,27 +78,17 @@ class ShardedStartup:
         if results is None:
             self.fallback = InProcessStartup()
             return await self.fallback.first_check(session, diagnostics)
-        count = self._publish(session, diagnostics, results)
-        await loop.run_in_executor(None, self._adopt, session, results)
-        diagnostics.recheck_open()
-        hits = sum(r.hits for r in results)
-        return count, f" by {len(results)} worker processes ({hits} unchanged files from the findings cache)"
-
-    def _adopt(self, session: Session, results: list[ShardResult]) -> None:
-        """The server's store, made of the compact memories the workers' records became (no file is read
-        twice; a file without a record, unreadable or unusual, is read here)."""
-        root = session.root
-        disk: dict[str, Memory] = {}
-        for r in results:
-            for vpath, memory in r.memories.items():
-                disk[vpath] = (
-                    memory if memory is not None else load(real_path(root, vpath), vpath).compacted()
-                )
-            r.memories = {}
-        index = session.store.disk.get(INDEX_VPATH)
+        for r in results:  # kept only when nobody streamed them
+            for frames in r.frames:
+                diagnostics.publisher.publish_bulk("file", frames, ())
+            r.frames = []
+        index = index_diagnostics(session, results)
         if index is not None:
-            disk[INDEX_VPATH] = index
-        session.store.adopt(disk, [p for r in results for p in r.problems])
+            diagnostics.publisher.publish("file", *index)
+        count = sum(r.count() for r in results)
+        await loop.run_in_executor(None, adopt, session, results)
+        diagnostics.recheck_open()
+        return count, workers_said(results)
 
     def settle(self, session: Session) -> None:
         """A stat per file catches what moved between the workers' scan and the watcher's start: those
@@ -115,23 +109,140 @@ class ShardedStartup:
     def _publish_frames(session: Session, diagnostics: Diagnostics, vpaths: list[str], frames: bytes) -> None:
         diagnostics.publisher.publish_bulk("file", frames, {session.uri_of(v) for v in vpaths})
 
-    def _publish(self, session: Session, diagnostics: Diagnostics, results: list[ShardResult]) -> int:
-        """MEMORY.md's diagnostics, which need the merged listing (the shards' own went out as they
-        arrived)."""
-        for r in results:  # kept only when nobody streamed them
+
+@dataclass
+class FrontCheck:
+    """The first check as the start-up front did it, before the LSP stack was loaded: every diagnostic
+    already sent, the store already adopted, the log line already written."""
+
+    root: Path
+    count: int
+    uris: set[str]  # documents whose diagnostics went out
+    index: tuple[str, list[dict]] | None  # MEMORY.md's document and diagnostics, sent
+
+
+def check_in_front(
+    session: Session, shards: Shards, send: Callable[[bytes], None], recall_synced: threading.Event
+) -> FrontCheck | None:
+    """The workers' check, streamed to the editor as it arrives; None when it could not be used (the
+    server then checks as usual). Runs on a thread of its own while the LSP stack imports. When the
+    recall index matches every file the workers checked (a warm start), `recall_synced` is set: the
+    server's recall then starts from the index as it is."""
+    started = time.perf_counter()
+    uris: set[str] = set()
+
+    def on_frames(vpaths: list[str], frames: bytes) -> None:
+        uris.update(session.uri_of(v) for v in vpaths)
+        send(frames)
+
+    lag = Lag(session.root)  # the recall index compared with the files as their records come in
+    try:
+        results = collect_for(session, shards, on_frames, lambda chunk: lag.add([r[:3] for r in chunk]))
+        if results is None:
+            return None
+        for r in results:
             for frames in r.frames:
-                diagnostics.publisher.publish_bulk("file", frames, ())
-        index_vpath = next((r.index_vpath for r in results if r.index_vpath), None)
-        if index_vpath:
-            index = session.store.refresh_path(session.path_of(index_vpath))[1]
-            if index is not None:
-                listed = [item for r in results for item in r.listed]
-                block = compose_from(listed, sum(r.hidden for r in results), index)
-                known = {v for r in results for v in r.memories}
-                found = check_memory(index, session.context(), block=block, known=known)
-                uri = session.uri_of(INDEX_VPATH)
-                diagnostics.publisher.publish("file", uri, diagnostics_json(found, index.lines, session.encoding,
-                                                                             session.uri_of))  # fmt: skip
-        for r in results:  # sent: at 100k memories these are tens of MB, not worth keeping
-            r.frames, r.listed = [], []
-        return sum(len(r.memories) for r in results)
+                send(frames)
+            r.frames = []
+        index = index_diagnostics(session, results)
+        if index is not None:
+            send(diagnostics_frame(*index))
+        count = sum(r.count() for r in results)
+        send(_log_frame(f"kin-memory: {count} memories in {session.root} checked in "
+                        f"{time.perf_counter() - started:.2f}s{workers_said(results)}"))  # fmt: skip
+        if count and lag.behind() == 0:
+            # Said (and set: whoever reads the line finds recall ready) before the store is adopted:
+            # the server's recall starts only once it is (see RecallSync.start).
+            recall_synced.set()
+            send(_log_frame(f"kin-memory: recall index: 0 of {count} memories (re)indexed, 0 removed, "
+                            f"in {time.perf_counter() - started:.2f}s (current at start)"))  # fmt: skip
+        adopt(session, results)
+    except Exception as exc:  # noqa: BLE001 - the server checks as usual instead
+        log.warning("the start-up check failed (%r): checking again", exc)
+        return None
+    finally:
+        lag.close()
+    return FrontCheck(session.root, count, uris, index)
+
+
+def _log_frame(message: str) -> bytes:
+    return frame({"jsonrpc": "2.0", "method": "window/logMessage", "params": {"type": 3, "message": message}})
+
+
+class PreparedStartup(ShardedStartup):
+    """The first check done by the start-up front (see front.py); when it could not be done there, the
+    check is done in process."""
+
+    def __init__(self, check: Future[FrontCheck | None], recall_synced: threading.Event) -> None:
+        super().__init__(None)
+        self.check = check
+        self.recall_synced = recall_synced
+
+    async def first_check(self, session: Session, diagnostics: Diagnostics) -> tuple[int, str | None]:
+        try:
+            done = await asyncio.wrap_future(self.check)
+        except Exception as exc:  # noqa: BLE001 - checked here instead
+            log.warning("the start-up check failed (%r): checking again", exc)
+            done = None
+        if done is None or done.root != session.root:
+            self.recall_synced.clear()  # whatever the front found, the store is loaded here now
+            self.fallback = InProcessStartup()
+            return await self.fallback.first_check(session, diagnostics)
+        diagnostics.publisher.publish_bulk("file", b"", done.uris)  # sent: only recorded
+        if done.index is not None:
+            diagnostics.publisher.record("file", *done.index)
+        diagnostics.recheck_open()
+        return done.count, None
+
+
+def collect_for(
+    session: Session, shards: Shards | None, on_frames: OnFrames, on_records: OnRecords | None = None
+) -> list[ShardResult] | None:
+    """The workers' results when they were started for the root this session serves (with on_records,
+    the records not made memories yet are left to `adopt`)."""
+    if shards is None:
+        return None
+    if shards.root != session.root:
+        shards.close()
+        return None
+    return shards.collect(session.context(), session.encoding, on_frames=on_frames, on_records=on_records,
+                          make=on_records is None)  # fmt: skip
+
+
+def workers_said(results: list[ShardResult]) -> str:
+    hits = sum(r.hits for r in results)
+    return f" by {len(results)} worker processes ({hits} unchanged files from the findings cache)"
+
+
+def adopt(session: Session, results: list[ShardResult]) -> None:
+    """The server's store, made of the compact memories the workers' records became (no file is read
+    twice; a file without a record, unreadable or unusual, is read here)."""
+    root = session.root
+    disk: dict[str, Memory] = {}
+    for r in results:
+        r.make_memories()
+        for vpath, memory in r.memories.items():
+            disk[vpath] = memory if memory is not None else load(real_path(root, vpath), vpath).compacted()
+        r.memories = {}
+    index = session.store.disk.get(INDEX_VPATH)
+    if index is not None:
+        disk[INDEX_VPATH] = index
+    session.store.adopt(disk, [p for r in results for p in r.problems])
+
+
+def index_diagnostics(session: Session, results: list[ShardResult]) -> tuple[str, list[dict]] | None:
+    """MEMORY.md's document and diagnostics, which need the merged listing of every worker."""
+    index_vpath = next((r.index_vpath for r in results if r.index_vpath), None)
+    found = None
+    if index_vpath:
+        index = session.store.refresh_path(session.path_of(index_vpath))[1]
+        if index is not None:
+            listed = [item for r in results for item in r.listed]
+            block = compose_from(listed, sum(r.hidden for r in results), index)
+            known = set().union(*(r.vpaths() for r in results))
+            findings = check_memory(index, session.context(), block=block, known=known)
+            found = (session.uri_of(INDEX_VPATH),
+                     diagnostics_json(findings, index.lines, session.encoding, session.uri_of))  # fmt: skip
+    for r in results:  # at 100k memories the listing is tens of MB, not worth keeping
+        r.listed = []
+    return found

@@ -1,0 +1,227 @@
+"""The start-up front: the first exchange with the editor, before the LSP stack is imported.
+
+Importing pygls and lsprotocol takes about a third of a second of CPU, and until now nothing reached the
+editor before it was done: not the answer to `initialize`, not the settings round trip, not a single
+diagnostic. On a warm start the workers have the whole store's diagnostics ready long before that. So
+`kin-memory serve` (stdio) first runs this front, which speaks just enough of the protocol by hand:
+
+1. it reads `initialize`; when this code answered a client with the same capabilities before (see
+   handshake.py), it sends that same answer at once, else it hands everything over unchanged;
+2. it reads `initialized` and asks the client for its `kinMemory` settings (`workspace/configuration`);
+3. with the settings applied to the session, it starts the first check on a thread of its own: the
+   workers' diagnostics stream straight to the editor, their records become the store.
+
+Then the LSP stack is imported while that check runs. pygls is handed every message the front read (it
+handles `initialize` as usual, its answer is dropped: the editor already has the same one) and the rest
+of the input. Anything unexpected (another first message, a client that does not answer) ends the front
+early and pygls does the rest, exactly as without it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..wire import FdReader, Outlet, frame, next_body
+from .handshake import handshake_key, remember, remembered
+
+if TYPE_CHECKING:  # made once `initialize` is answered: the session's imports take tens of milliseconds
+    from ..session import Session
+    from .shards import Shards
+
+log = logging.getLogger("kin_memory.lsp")
+
+NEXT_WAIT = 1.0  # seconds to wait for `initialized` after the answer to `initialize`
+CONFIG_TIMEOUT = 5.0  # seconds the client gets to answer workspace/configuration (as the server gives)
+SETTINGS_ID = "kin-memory-start-settings"
+
+
+@dataclass
+class Handover:
+    """What the front leaves to the language server."""
+
+    reader: FdReader
+    outlet: Outlet
+    received: list[bytes] = field(default_factory=list)  # for pygls, in the order they came
+    screen: Callable[[bytes], bytes] | None = None  # sees pygls's first output (see ReplyScreen)
+    answered: bool = False  # `initialize` answered, its params applied to the session
+    settings: object = None  # the settings applied to the session (pulled, else the initialization options)
+    pulled: bool = False  # the client was asked for its settings and answered
+    check: Future | None = None  # the first check (strategy.FrontCheck | None), running
+    recall_synced: threading.Event = field(default_factory=threading.Event)  # the index matched the store
+    shards: Shards | None = None  # the workers, when the front did not use them
+
+
+class ReplyScreen:
+    """pygls's answer to the request the front handled: dropped when the front answered it, otherwise
+    remembered for the next start. Only the first messages are looked at."""
+
+    def __init__(self, request_id: object, drop: bool, keep: Callable[[object], None] | None = None) -> None:
+        self.request_id = request_id
+        self.drop = drop
+        self.keep = keep
+        self.done = False
+
+    def __call__(self, data: bytes) -> bytes:
+        if self.done:
+            return data
+        body = data.partition(b"\r\n\r\n")[2]
+        try:
+            message = json.loads(body)
+        except ValueError:
+            return data
+        if not isinstance(message, dict) or "method" in message or message.get("id") != self.request_id:
+            return data
+        self.done = True
+        if self.drop:
+            return b""
+        if self.keep is not None and "result" in message:
+            threading.Thread(target=self.keep, args=(message["result"],), daemon=True).start()
+        return data
+
+
+class Front:
+    def __init__(self, root: Path, make_session: Callable[[], Session], shards: Shards | None, reader: FdReader,
+                 outlet: Outlet) -> None:  # fmt: skip
+        """`root`: the store the server starts with (where the remembered answers are kept)."""
+        self.root = root
+        self.make_session = make_session
+        self.session: Session | None = None
+        self.shards = shards
+        self.reader = reader
+        self.outlet = outlet
+        self.handover = Handover(reader, outlet, shards=shards)
+
+    def run(self) -> tuple[Session, Handover]:
+        try:
+            self._run()
+        except (OSError, ValueError) as exc:  # the editor went away or sent nonsense: pygls sees to it
+            log.info("start-up front stopped early: %s", exc)
+        return self.session or self.make_session(), self.handover
+
+    def _read(self, wait: float | None) -> dict | None:
+        """The next message, kept for pygls; None at the end, after `wait` seconds without input, or for
+        a body that is not a JSON object."""
+        if wait is not None and not self.reader.wait(time.monotonic() + wait):
+            return None
+        body = next_body(self.reader)
+        if body is None:
+            return None
+        self.handover.received.append(body)
+        try:
+            message = json.loads(body)
+        except ValueError:
+            return None
+        return message if isinstance(message, dict) else None
+
+    def _run(self) -> None:
+        first = self._read(None)
+        if first is None or first.get("method") != "initialize" or not _is_id(first.get("id")):
+            return
+        params = first.get("params")
+        key = handshake_key(params)
+        if key is None or not isinstance(params, dict):
+            return
+        root = self.root
+        answer = remembered(root, key)
+        if answer is None:  # pygls answers; its answer is kept for the next start
+            self.handover.screen = ReplyScreen(first["id"], drop=False, keep=lambda r: remember(root, key, r))
+            return
+        self.outlet.send(frame({"jsonrpc": "2.0", "id": first["id"], "result": answer}))
+
+        self.handover.screen = ReplyScreen(first["id"], drop=True)
+        self.handover.answered = True
+        self.session = self.make_session()
+        self._take_initialize(self.session, params, answer)
+        following = self._read(NEXT_WAIT)
+        if following is None or following.get("method") != "initialized":
+            return
+        if _capability(params, "workspace", "configuration"):
+            settings = self._pull_settings()
+            if settings is None:
+                return
+            self._apply(self.session, settings)
+            self.handover.pulled = True
+        self._start_check()
+
+    def _take_initialize(self, session: Session, params: dict, answer: dict) -> None:
+        """What the server's initialize handler takes from the params, for the check to start with."""
+        from ..session import uri_to_path
+
+        folders = params.get("workspaceFolders")
+        uris = [f.get("uri") for f in folders if isinstance(f, dict)] if isinstance(folders, list) else []
+        if not uris and isinstance(params.get("rootUri"), str):
+            uris = [params["rootUri"]]
+        session.folders = [str(p) for p in (uri_to_path(u) for u in uris if isinstance(u, str)) if p]
+        info = params.get("clientInfo")
+        session.client_name = str(info.get("name") or "") if isinstance(info, dict) else ""
+        encoding = answer["capabilities"].get("positionEncoding")
+        session.encoding = encoding if isinstance(encoding, str) else "utf-16"
+        self._apply(session, params.get("initializationOptions") or {})
+
+    def _apply(self, session: Session, settings: object) -> None:
+        session.apply_settings(settings)
+        self.handover.settings = settings
+
+    def _pull_settings(self) -> object | None:
+        """The client's `kinMemory` settings ({} when it has none); None when it did not answer in time."""
+        request = {"jsonrpc": "2.0", "id": SETTINGS_ID, "method": "workspace/configuration",
+                   "params": {"items": [{"section": "kinMemory"}]}}  # fmt: skip
+        self.outlet.send(frame(request))
+        deadline = time.monotonic() + CONFIG_TIMEOUT
+        while True:
+            if not self.reader.wait(deadline):
+                return None
+            body = next_body(self.reader)
+            if body is None:
+                return None
+            try:
+                message = json.loads(body)
+            except ValueError:
+                message = None
+            if isinstance(message, dict) and message.get("id") == SETTINGS_ID and "method" not in message:
+                result = message.get("result")
+                return (
+                    result[0] if isinstance(result, list) and result and isinstance(result[0], dict) else {}
+                )
+            self.handover.received.append(body)
+
+    def _start_check(self) -> None:
+        shards, session = self.shards, self.session
+        if shards is None or session is None:
+            return
+        from .strategy import check_in_front
+
+        future: Future = Future()
+        future.set_running_or_notify_cancel()
+
+        def run() -> None:
+            try:
+                future.set_result(
+                    check_in_front(session, shards, self.outlet.send, self.handover.recall_synced)
+                )
+            except BaseException as exc:  # noqa: BLE001 - the server then checks as usual
+                future.set_exception(exc)
+
+        threading.Thread(target=run, name="kin-memory-start-check", daemon=True).start()
+        self.handover.check = future
+
+        self.handover.shards = None
+
+
+def _is_id(value: object) -> bool:
+    return isinstance(value, (int, str)) and not isinstance(value, bool)
+
+
+def _capability(params: dict, *path: str) -> bool:
+    node: object = params.get("capabilities")
+    for name in path:
+        node = node.get(name) if isinstance(node, dict) else None
+    return bool(node)

@@ -1,0 +1,153 @@
+"""The wire to the editor, below the LSP stack: framing the input, and one writer for the output.
+
+Nothing here imports pygls or lsprotocol: the start-up front (startup/front.py) talks to the editor with
+these before the LSP stack is loaded, and the transport hands the same reader and writer to pygls after.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import select
+import threading
+import time
+from collections.abc import Iterator
+from typing import Protocol
+
+log = logging.getLogger("kin_memory.lsp")
+
+HEADER = re.compile(rb"content-length[ \t]*:[ \t]*(\d+)", re.IGNORECASE)
+MAX_HEADER_LINE = 64 * 1024
+MAX_BODY = 256 * 1024 * 1024
+
+
+class Readable(Protocol):
+    def readline(self, limit: int, /) -> bytes: ...
+
+    def read(self, n: int, /) -> bytes: ...
+
+
+class FdReader:
+    """readline/read over a file descriptor with a private buffer (only what `frames` needs)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buf = bytearray()
+        self.eof = False
+
+    def _fill(self) -> bool:
+        if self.eof:
+            return False
+        chunk = os.read(self.fd, 1 << 16)
+        if not chunk:
+            self.eof = True
+            return False
+        self.buf += chunk
+        return True
+
+    def wait(self, deadline: float) -> bool:
+        """Whether input is at hand (buffered, readable, or the end) before the monotonic deadline."""
+        if self.buf or self.eof:
+            return True
+        remaining = deadline - time.monotonic()
+        return remaining > 0 and bool(select.select([self.fd], [], [], remaining)[0])
+
+    def readline(self, limit: int) -> bytes:
+        while True:
+            end = self.buf.find(b"\n", 0, limit)
+            if end >= 0 or len(self.buf) >= limit:
+                n = end + 1 if end >= 0 else limit
+                line = bytes(self.buf[:n])
+                del self.buf[:n]
+                return line
+            if not self._fill():
+                line = bytes(self.buf)
+                self.buf.clear()
+                return line
+
+    def read(self, n: int) -> bytes:
+        while len(self.buf) < n and self._fill():
+            pass
+        data = bytes(self.buf[:n])
+        del self.buf[:n]
+        return data
+
+
+def read_exactly(stream: Readable, n: int) -> bytes:
+    chunks = []
+    while n > 0:
+        chunk = stream.read(min(n, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def frames(stdin: Readable, stop: threading.Event | None = None) -> Iterator[bytes]:
+    """Yield each framed message body; resynchronises on the next header after garbage. Holds no state
+    between messages: a second generator over the same reader goes on where the first stopped."""
+    while stop is None or not stop.is_set():
+        body = next_body(stdin)
+        if body is None:
+            return
+        yield body
+
+
+def next_body(stdin: Readable) -> bytes | None:
+    """The next message body, or None at the end of the input."""
+    while True:
+        length: int | None = None
+        while True:
+            line = stdin.readline(MAX_HEADER_LINE)
+            if not line:
+                return None
+            if not line.strip():
+                if length is not None:
+                    break
+                continue
+            match = HEADER.search(line)
+            if match:
+                if match.start() > 0 or length is not None:
+                    log.warning("skipped %d bytes of unframed input", match.start())
+                length = int(match.group(1))
+        if length > MAX_BODY:
+            log.warning("dropped a %d-byte message: over the %d-byte limit", length, MAX_BODY)
+            while length > 0:
+                skipped = len(stdin.read(min(length, 1 << 20)))
+                if not skipped:
+                    return None
+                length -= skipped
+            continue
+        body = read_exactly(stdin, length)
+        return body if len(body) == length else None
+
+
+def frame(message: dict) -> bytes:
+    """A message framed for the editor (ASCII JSON, so its length in bytes is its length in characters)."""
+    body = json.dumps(message, separators=(",", ":")).encode()
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+class Outlet:
+    """The one writer of the server's output descriptor: whole messages, one at a time, from any thread.
+
+    Written with os.write until every byte is out: a buffered writer loses the rest of a large write when
+    the process is stopped and continued in the middle of it (job control, a debugger, a profiler), and
+    the editor's framing is then broken for good. Raises OSError (BrokenPipeError) once the editor left."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.lock = threading.Lock()
+
+    def send(self, data: bytes) -> None:
+        with self.lock:
+            write_all(self.fd, data)

@@ -1,0 +1,95 @@
+"""Read-only looks at the recall index: how many memories it holds, how far behind the files it is.
+
+Asked next to a running server (a command line) or before the server has opened the index (the start-up
+workers), so these never create, migrate or rebuild the database (which `RecallIndex` does on a schema it
+does not know) and read a committed snapshot (WAL). Light on imports: a start-up worker loads only this.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+from ..store.paths import HIDDEN_DIR, hidden_file_problem
+
+SCHEMA_VERSION = 2
+DB_NAME = "recall.sqlite3"
+DB_SUFFIXES = ("", "-wal", "-shm", "-journal")  # the database and the files SQLite keeps beside it
+
+
+def _open_read_only(root: Path | str) -> sqlite3.Connection | None:
+    """The index of this schema version, read-only; None when there is no usable one."""
+    path = Path(root) / HIDDEN_DIR / DB_NAME
+    if not path.is_file() or any(hidden_file_problem(root, DB_NAME + s) for s in DB_SUFFIXES):
+        return None
+    try:
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=5.0)
+    except sqlite3.Error:
+        return None
+    try:
+        if int(conn.execute("PRAGMA user_version").fetchone()[0]) == SCHEMA_VERSION:
+            return conn
+    except sqlite3.Error:
+        pass
+    conn.close()
+    return None
+
+
+def peek_count(root: Path | str) -> int | None:
+    """How many memories the index holds; None when there is no usable index."""
+    conn = _open_read_only(root)
+    if conn is None:
+        return None
+    with closing(conn):
+        try:
+            return int(conn.execute("SELECT count(*) FROM fts").fetchone()[0])
+        except sqlite3.Error:
+            return None
+
+
+class Lag:
+    """How many writes or removals a sync of the index would make, counted as the files' (vpath, mtime,
+    size) come in, a chunk at a time: only those rows of the index are read, never the whole of it.
+    `behind()` is None when there is no usable index. Used by one thread (its connection's)."""
+
+    BATCH = 500  # vpaths asked per query (well under SQLite's variable limit)
+
+    def __init__(self, root: Path | str) -> None:
+        self.conn = _open_read_only(root)
+        self.changed = 0  # files the index lacks or holds at another (mtime, size)
+        self.matched = 0  # files the index holds (changed or not)
+
+    def add(self, files: list[tuple[str, float, int]]) -> None:
+        conn = self.conn
+        if conn is None:
+            return
+        try:
+            for start in range(0, len(files), self.BATCH):
+                part = files[start : start + self.BATCH]
+                marks = ",".join("?" * len(part))
+                rows = conn.execute(f"SELECT vpath, mtime, size FROM docs WHERE vpath IN ({marks})",
+                                    [vpath for vpath, _, _ in part]).fetchall()  # fmt: skip
+                held = {vpath: (mtime, size) for vpath, mtime, size in rows}
+                self.matched += len(held)
+                self.changed += sum(1 for vpath, mtime, size in part if held.get(vpath) != (mtime, size))
+        except sqlite3.Error:
+            self.close()
+
+    def behind(self) -> int | None:
+        """The count so far, with the index's memories no file came in for (removed from the store)."""
+        conn = self.conn
+        if conn is None:
+            return None
+        try:
+            (total,) = conn.execute("SELECT count(*) FROM docs").fetchone()
+        except sqlite3.Error:
+            return None
+        finally:
+            self.close()
+        return self.changed + int(total) - self.matched
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None

@@ -1,0 +1,163 @@
+"""The start-up front (lsp/startup/front.py): on a warm start the server answers `initialize`, asks for the
+settings and streams the store's diagnostics before its LSP stack is loaded, and what the editor gets is
+exactly what the server would have said without it."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from pathlib import Path
+
+from kin_memory.lsp.startup.handshake import FILE_NAME
+from kin_memory.store.paths import HIDDEN_DIR
+from support.memfiles import memory, write
+from support.rawlsp import RawClient
+
+
+def _store(tmp_path: Path, word: str) -> tuple[Path, dict[str, str]]:
+    store = tmp_path / "memory"
+    for i in range(60):
+        write(store, f"notes/n{i:03}.md", memory("episodic", f"# Note {i}\n\nroutine filler text {i}\n"))
+    write(store, "facts/fresh.md", memory("project-fact", f"# Fresh\n\nThe {word} service owns billing.\n"))
+    write(store, "broken.md", "---\ncategory: [unclosed\n---\n# Broken\n")  # a finding to publish
+    return store, {**os.environ, "KIN_MEMORY_DIR": str(store), "HOME": str(tmp_path)}
+
+
+def _session(env: dict[str, str], encodings: list[str] | None = None, settings: dict | None = None) -> dict:
+    """One editor session to the end: what it received, and what it asked."""
+    client = RawClient(env)
+    asked: list[dict] = []
+
+    def configuration(params: dict) -> list:
+        asked.append(params)
+        return [settings]
+
+    client.responders["workspace/configuration"] = configuration
+    caps: dict = {"window": {"workDoneProgress": False}, "workspace": {"configuration": True}}
+    if encodings:
+        caps["general"] = {"positionEncodings": encodings}
+    try:
+        rid = client.request(
+            "initialize", {"processId": None, "rootUri": None, "capabilities": caps, "workspaceFolders": []}
+        )
+        reply = client.wait(lambda m: m.get("id") == rid)
+        client.notify("initialized", {})
+        client.wait_checked()
+        client.wait(lambda m: "recall index:" in str(m.get("params", {}).get("message", "")), 60)
+        search = client.call(
+            "workspace/executeCommand",
+            {"command": "kin.memory.search", "arguments": [{"query": env["WORD"], "workspace": "none"}]},
+            60,
+        )
+        with client.cond:
+            messages = list(client.messages)
+    finally:
+        stderr = client.close()
+    return {
+        "reply": reply,
+        "answers": [m for m in messages if m.get("id") == 1 and "method" not in m],
+        "diagnostics": {
+            m["params"]["uri"]: m["params"]["diagnostics"]
+            for m in messages
+            if m.get("method") == "textDocument/publishDiagnostics"
+        },  # fmt: skip
+        "logs": [m["params"]["message"] for m in messages if m.get("method") == "window/logMessage"],
+        "asked": asked,
+        "search": search["result"],
+        "exit": client.proc.returncode,
+        "stderr": stderr,
+    }
+
+
+def test_a_warm_start_answers_before_the_lsp_stack_and_says_the_same(tmp_path: Path) -> None:
+    word = "zq" + uuid.uuid4().hex[:10]
+    store, env = _store(tmp_path, word)
+    env["WORD"] = word
+    first = _session(env)
+    assert (store / HIDDEN_DIR / FILE_NAME).is_file()  # pygls's answer, kept for the next start
+    second = _session(env)
+
+    # The same answer, once: the front's, and pygls's own was dropped.
+    assert len(second["answers"]) == 1
+    assert second["reply"]["result"] == first["reply"]["result"]
+    # The same diagnostics, the broken memory's included.
+    assert second["diagnostics"] == first["diagnostics"]
+    assert any(uri.endswith("/broken.md") and diags for uri, diags in second["diagnostics"].items())
+    # The settings were asked once, by the front.
+    assert len(second["asked"]) == 1
+    # The index was current: said so at once, and recall answers completely.
+    assert any("recall index: 0 of" in line and "(current at start)" in line for line in second["logs"])
+    assert second["search"]["complete"] is True
+    assert second["search"]["results"][0]["path"] == "/memories/facts/fresh.md"
+    assert sum("checked in" in line for line in second["logs"]) == 1
+    # `shutdown` and `exit` end it cleanly.
+    assert second["exit"] == 0, second["stderr"]
+
+
+def test_another_client_is_answered_by_the_server_and_remembered(tmp_path: Path) -> None:
+    word = "zq" + uuid.uuid4().hex[:10]
+    store, env = _store(tmp_path, word)
+    env["WORD"] = word
+    _session(env)  # a client that takes UTF-16 positions
+    utf8 = _session(env, encodings=["utf-8"])
+    assert utf8["reply"]["result"]["capabilities"]["positionEncoding"] == "utf-8"
+    kept = json.loads((store / HIDDEN_DIR / FILE_NAME).read_text())["entries"]
+    assert len(kept) == 2  # both clients' answers
+    again = _session(env, encodings=["utf-8"])
+    assert any("(current at start)" in line for line in again["logs"])  # the front's check
+    assert again["reply"]["result"] == utf8["reply"]["result"]
+    assert len(again["answers"]) == 1
+    assert again["diagnostics"] == utf8["diagnostics"]
+
+
+def test_settings_the_front_pulled_decide_the_first_check(tmp_path: Path) -> None:
+    word = "zq" + uuid.uuid4().hex[:10]
+    _, env = _store(tmp_path, word)
+    env["WORD"] = word
+    first = _session(env)
+    codes = {
+        d["code"] for uri, diags in first["diagnostics"].items() if uri.endswith("/broken.md") for d in diags
+    }
+    assert codes
+    quiet = _session(env, settings={"severity": dict.fromkeys(codes, "off")})
+    assert len(quiet["answers"]) == 1 and len(quiet["asked"]) == 1  # the front answered and asked
+    assert not any(uri.endswith("/broken.md") and diags for uri, diags in quiet["diagnostics"].items())
+    loud = _session(env)
+    assert loud["diagnostics"] == first["diagnostics"]
+
+
+def test_a_memory_changed_while_the_editor_was_closed_is_synced_not_assumed(tmp_path: Path) -> None:
+    word = "zq" + uuid.uuid4().hex[:10]
+    store, env = _store(tmp_path, word)
+    env["WORD"] = word
+    _session(env)
+    newer = "zq" + uuid.uuid4().hex[:10]
+    write(store, "facts/newer.md", memory("project-fact", f"# Newer\n\nThe {newer} queue drains nightly.\n"))
+    env["WORD"] = newer
+    after = _session(env)
+    assert not any("(current at start)" in line for line in after["logs"])
+    assert any("recall index: 1 of" in line for line in after["logs"]), after["logs"]
+    assert after["search"]["results"][0]["path"] == "/memories/facts/newer.md"
+
+
+def test_a_planted_answer_file_is_not_used(tmp_path: Path) -> None:
+    word = "zq" + uuid.uuid4().hex[:10]
+    store, env = _store(tmp_path, word)
+    env["WORD"] = word
+    first = _session(env)
+    kept = store / HIDDEN_DIR / FILE_NAME
+    data = json.loads(kept.read_text())
+    for entry in data["entries"]:  # what an attacker would like the editor to be told
+        entry["result"]["capabilities"] = {"evil": True}
+    elsewhere = tmp_path / "planted.json"
+    elsewhere.write_text(json.dumps(data))
+    kept.unlink()
+    kept.symlink_to(elsewhere)  # a link in the hidden folder is never followed
+    linked = _session(env)
+    assert linked["reply"]["result"] == first["reply"]["result"]
+    kept.unlink()
+    kept.write_text("{not json")
+    garbled = _session(env)
+    assert garbled["reply"]["result"] == first["reply"]["result"]
+    assert garbled["diagnostics"] == first["diagnostics"]
