@@ -129,6 +129,7 @@ class RawServer:
         self.diagnostics: dict[str, list[dict]] = {}
         self.diag_count = 0
         self.diag_versions: dict[str, int | None] = {}  # uri -> document version of the latest publish
+        self._waiters: dict[object, threading.Event] = {}  # request id -> set when its response arrives
         self._stderr = bytearray()
         self._write_lock = threading.Lock()
         self.closed = False
@@ -167,6 +168,8 @@ class RawServer:
         finally:
             with self._cond:
                 self.closed = True
+                for waiter in self._waiters.values():
+                    waiter.set()
                 self._cond.notify_all()
 
     def _dispatch(self, msg: dict) -> None:
@@ -177,6 +180,9 @@ class RawServer:
         with self._cond:
             if "id" in msg or "error" in msg:
                 self.responses[msg.get("id")] = msg
+                waiter = self._waiters.pop(msg.get("id"), None)
+                if waiter is not None:  # the thread waiting for it waits on this, not on the condition
+                    waiter.set()
             else:
                 self.notifications.append(msg)
                 if msg.get("method") == "textDocument/publishDiagnostics":
@@ -220,7 +226,16 @@ class RawServer:
         return rid
 
     def wait_response(self, rid: object, timeout: float = 15) -> dict:
-        deadline = time.monotonic() + timeout
+        """Waits on an event of its own: a thread waiting for its answer is not woken by every
+        notification (during a burst, hundreds of publishes would each wake it to look)."""
+        with self._cond:
+            if rid not in self.responses and not self.closed:
+                waiter = self._waiters.setdefault(rid, threading.Event())
+            else:
+                waiter = None
+        if waiter is not None:
+            waiter.wait(timeout)
+        deadline = time.monotonic() + (0 if waiter is not None else timeout)
         with self._cond:
             while rid not in self.responses:
                 left = deadline - time.monotonic()

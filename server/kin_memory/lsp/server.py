@@ -9,10 +9,11 @@ import inspect
 import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Protocol
 
 from lsprotocol import types as lsp
 from lsprotocol.converters import get_converter
+from pygls.exceptions import FeatureNotificationError
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
@@ -39,10 +40,37 @@ log = logging.getLogger("kin_memory.lsp")
 QUERY_THREADS = 2
 
 
+class FullChange(Protocol):
+    """A didChange replacing a document's whole text (what the transport read of it)."""
+
+    uri: str | None
+    version: int | None
+    text: str | None
+
+
 class KinMemoryServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("kin-memory", __version__)
         self.waiting: Callable[[], int] = lambda: 0  # messages received, not yet dispatched (transport)
+        self.on_full_change: Callable[[str], None] | None = None  # (uri) after a full-text change
+
+    def full_change(self, change: FullChange) -> bool:
+        """Apply a full-text didChange as pygls's own handler does (the document's new text, then our
+        handler), without its generic dispatch; False leaves the message to pygls."""
+        uri, version, text = change.uri, change.version, change.text
+        if uri is None or version is None or text is None:
+            return False
+        if self.on_full_change is None or getattr(self.protocol, "_shutdown", False):
+            return False
+        try:
+            self.workspace.update_text_document(
+                lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                lsp.TextDocumentContentChangeWholeDocument(text=text),
+            )
+            self.on_full_change(uri)
+        except Exception as exc:  # noqa: BLE001 - as pygls reports a notification it could not apply
+            self.report_server_error(exc, FeatureNotificationError)
+        return True
 
     def report_server_error(self, error: Exception, source: type) -> None:
         """Out-of-band errors (a notification that could not be applied, e.g. didChange of a document
@@ -76,6 +104,7 @@ def create_server(root: str | None = None, workspace: str | None = None, startup
     progress = Progress(session)
     progress.bind(server)
     documents = Documents(session, lambda: server.workspace)
+    server.on_full_change = documents.changed
     publisher = DiagnosticsPublisher(
         server.send_frames, resolve=lambda source, uri: diagnostics.resolve(source, uri)
     )

@@ -19,6 +19,7 @@ import os
 import socket
 import sys
 import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -157,24 +158,36 @@ async def _serve(server: LanguageServer, stream: Readable, stop: threading.Event
                  received: Sequence[bytes] = ()) -> None:  # fmt: skip
     loop = asyncio.get_running_loop()
     loop.set_exception_handler(_quiet_cancellation)
-    queue: asyncio.Queue[_Item] = asyncio.Queue()
+    queue: asyncio.Queue[tuple[_Item, _About]] = asyncio.Queue()
     protocol = server.protocol
     for body in received:  # read before the LSP stack was loaded (the start-up front)
-        queue.put_nowait(_screen_safely(protocol, body))
+        queue.put_nowait(_taken(protocol, body))
 
-    def read() -> None:
+    def put(batch: list[tuple[_Item, _About]]) -> None:
+        for taken in batch:
+            queue.put_nowait(taken)
+
+    def read() -> None:  # what each message is, worked out here: the event loop only orders them
+        # Messages that arrived together are handed over together: waking the event loop for each one
+        # made the two threads trade the interpreter lock hundreds of times during a burst of edits,
+        # and the next read (a hover behind the burst) waited for all those turns.
+        holds = getattr(stream, "holds_message", lambda: False)
+        batch: list[tuple[_Item, _About]] = []
         try:
             for body in frames(stream, stop):
-                loop.call_soon_threadsafe(queue.put_nowait, _screen_safely(protocol, body))
+                batch.append(_taken(protocol, body))
+                if not holds():
+                    loop.call_soon_threadsafe(put, batch)
+                    batch = []
         except (OSError, ValueError) as exc:  # the stream closed under us
             log.info("stopped reading from the client: %s", exc)
         finally:
-            loop.call_soon_threadsafe(queue.put_nowait, None)
+            loop.call_soon_threadsafe(put, [*batch, (None, _BARRIER)])
 
     threading.Thread(target=read, name="kin-memory-reader", daemon=True).start()
     screened = _ScreenedReader(queue, server)
     if hasattr(server, "waiting"):  # how far behind the editor the server is: features defer work then
-        server.waiting = lambda: len(screened.pending.items) + queue.qsize()
+        server.waiting = lambda: screened.pending.live + queue.qsize()
     await run_async(stop_event=stop, reader=screened, protocol=protocol, logger=log,
                     error_handler=server.report_server_error)  # fmt: skip
 
@@ -216,6 +229,9 @@ class _About:
     full_change: bool = False
     doc_request: bool = False
     edit: bool = False  # a didChange: what a request about another document may pass
+    # A full change's new version and text, when both are what the protocol says (see FullChange).
+    version: int | None = None
+    text: str | None = None
 
 
 _BARRIER = _About()  # anything else: nothing moves across it
@@ -244,7 +260,11 @@ def _about(body: bytes | None) -> _About:
         and isinstance(changes[0], dict)
         and "range" not in changes[0]
     )
-    return _About(uri, full, is_request, method == "textDocument/didChange" and not is_request)
+    version = doc.get("version") if isinstance(doc, dict) else None
+    text = changes[0].get("text") if full and isinstance(changes, list) else None
+    if not (full and isinstance(text, str) and isinstance(version, int) and not isinstance(version, bool)):
+        version, text = None, None
+    return _About(uri, full, is_request, method == "textDocument/didChange" and not is_request, version, text)
 
 
 class _Pending:
@@ -254,37 +274,72 @@ class _Pending:
     - a full-text didChange replaces an earlier one of the same document that nothing after it concerns
       (the final text is the same, and no request saw the dropped one);
     - a request about a document (hover, completion, code actions) goes ahead of edits (didChange) of
-      *other* documents: its answer depends on its own document, whose changes it never passes, so during
-      a burst of typing in many files a hover waits for none of them. Opening, closing and saving are
-      never passed: a client may use any request as a barrier for those."""
+      *other* documents, taking its own document's edits with it: its answer depends on its own document,
+      whose changes it never passes, so during a burst of typing in many files a hover waits for its own
+      file's last edit only. Opening, closing and saving are never passed: a client may use any request
+      as a barrier for those."""
 
     def __init__(self) -> None:
-        self.items: list[tuple[_Item, _About]] = []
-        self.last_full: dict[str, bytes] = {}  # uri -> its latest full change nothing later concerns
+        # Entries are [message, about, alive]: a replaced change is marked dead where it stands and
+        # skipped when its turn comes (a burst keeps hundreds waiting; rebuilding the list for each
+        # replacement made every arrival cost the loop a pass over all of them).
+        self.items: deque[list] = deque()
+        self.last_full: dict[
+            str, list
+        ] = {}  # uri -> the entry of its latest full change nothing later concerns
+        self.live = 0  # messages waiting (dead entries not counted)
 
     def __bool__(self) -> bool:
-        return bool(self.items)
+        return self.live > 0
 
-    def add(self, item: _Item) -> None:
-        about = _about(item)
+    def add(self, item: _Item, about: _About | None = None) -> None:
+        """`about`: what _about says of the item, when the reader thread worked it out already."""
+        if about is None:
+            about = _about(item)
+        entry = [item, about, True]
         if about.uri is not None:
             replaced = self.last_full.pop(about.uri, None)
             if about.full_change and replaced is not None:
-                self.items = [entry for entry in self.items if entry[0] is not replaced]
+                replaced[2] = False
+                self.live -= 1
             if about.full_change:
-                assert isinstance(item, bytes)
-                self.last_full[about.uri] = item
-        at = len(self.items)
+                self.last_full[about.uri] = entry
         if about.doc_request:
-            while at > 0 and self.items[at - 1][1].edit and self.items[at - 1][1].uri != about.uri:
-                at -= 1
-        self.items.insert(at, (item, about))
+            self._ahead(entry)
+        else:
+            self.items.append(entry)
+        self.live += 1
+
+    def _ahead(self, entry: list) -> None:
+        """A request about a document goes to the start of the edits waiting at the end of the queue,
+        with its own document's edits among them (in their order): edits of different documents
+        commute, so every answer is the same, and the request waits for its own document only."""
+        items, uri = self.items, entry[1].uri
+        at = len(items)
+        while at > 0 and (not items[at - 1][2] or items[at - 1][1].edit):
+            at -= 1
+        if at == len(items):
+            items.append(entry)
+            return
+        run = [items.pop() for _ in range(len(items) - at)][::-1]
+        own = [e for e in run if e[2] and e[1].uri == uri]
+        items.extend(own)
+        items.append(entry)
+        items.extend(e for e in run if e[2] and e[1].uri != uri)
 
     def pop(self) -> _Item:
-        item, about = self.items.pop(0)
-        if about.uri is not None and self.last_full.get(about.uri) is item:
+        return self.pop_about()[0]
+
+    def pop_about(self) -> tuple[_Item, _About]:
+        while True:
+            entry = self.items.popleft()
+            if entry[2]:
+                break
+        self.live -= 1
+        item, about = entry[0], entry[1]
+        if about.uri is not None and self.last_full.get(about.uri) is entry:
             del self.last_full[about.uri]
-        return item
+        return item, about
 
 
 def _valid_id(value: object) -> bool:
@@ -307,6 +362,12 @@ class _Reply(bytes):
 
 
 _Item = bytes | None  # a body to dispatch, a _Reply to write, or None at the end of the stream
+
+
+def _taken(protocol: JsonRPCProtocol, body: bytes) -> tuple[bytes, _About]:
+    """A message as the reader thread hands it over: screened, and what the ordering needs to know."""
+    item = _screen_safely(protocol, body)
+    return item, _about(item)
 
 
 def _screen_safely(protocol: JsonRPCProtocol, body: bytes) -> bytes:
@@ -367,10 +428,13 @@ class _ScreenedReader:
     """pygls's AsyncReader over the screened queue: each body is re-framed as one clean header; messages
     waiting to be served are coalesced and ordered by `_Pending`."""
 
-    def __init__(self, queue: asyncio.Queue[_Item], server: LanguageServer) -> None:
+    def __init__(self, queue: asyncio.Queue[tuple[_Item, _About]], server: LanguageServer) -> None:
         self.queue = queue
         self.server = server
         self.pending = _Pending()
+        # A full-text didChange handed straight to the server (when it offers it): most of a burst of
+        # edits is these, and pygls's generic dispatch costs each several times the edit itself.
+        self.full_change: Callable[[_About], bool] | None = getattr(server, "full_change", None)
         self.body = b""
         self.header_sent = False
 
@@ -384,12 +448,14 @@ class _ScreenedReader:
             # burst joins the pending messages (ahead of other documents' changes) instead of waiting.
             await asyncio.sleep(0)
             if not self.pending:
-                self.pending.add(await self.queue.get())
+                self.pending.add(*await self.queue.get())
             while not self.queue.empty():
-                self.pending.add(self.queue.get_nowait())
-            item = self.pending.pop()
+                self.pending.add(*self.queue.get_nowait())
+            item, about = self.pending.pop_about()
             if item is None:
                 return b""
+            if about.text is not None and self.full_change is not None and self.full_change(about):
+                continue  # applied without going through pygls's dispatch (see KinMemoryServer)
             if isinstance(item, _Reply):
                 writer = self.server.protocol.writer
                 if item and writer is not None:

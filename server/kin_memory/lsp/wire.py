@@ -54,6 +54,15 @@ class FdReader:
         remaining = deadline - time.monotonic()
         return remaining > 0 and bool(select.select([self.fd], [], [], remaining)[0])
 
+    def holds_message(self) -> bool:
+        """Whether a whole message is already buffered (the next `next_body` will not block)."""
+        buf = self.buf
+        end = buf.find(b"\r\n\r\n")
+        if end < 0:
+            return False
+        match = HEADER.search(buf, 0, end)
+        return match is not None and len(buf) >= end + 4 + int(match.group(1))
+
     def readline(self, limit: int) -> bytes:
         while True:
             end = self.buf.find(b"\n", 0, limit)

@@ -42,10 +42,17 @@ def test_a_change_a_request_saw_is_kept() -> None:
     assert served(a1, h, a2) == [a1, h, a2]
 
 
-def test_a_hover_goes_ahead_of_other_documents_edits_but_not_its_own() -> None:
+def test_a_hover_goes_ahead_of_other_documents_edits_taking_its_own_along() -> None:
     a1, b1, c1, h = change("a", "1"), change("b", "1"), change("c", "1"), hover("b", 7)
-    assert served(a1, b1, c1, h) == [a1, b1, h, c1]
+    assert served(a1, b1, c1, h) == [b1, h, a1, c1]
     assert served(a1, c1, hover("z", 8)) == [hover("z", 8), a1, c1]
+    # its own document's edits keep their order (here: incremental ones, which are never merged)
+    b_part1 = json.dumps({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+        "textDocument": {"uri": "b", "version": 2},
+        "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+                            "text": "x"}]}}).encode()  # fmt: skip
+    b_part2 = b_part1.replace(b'"text": "x"', b'"text": "y"')
+    assert served(a1, b_part1, c1, b_part2, h) == [b_part1, b_part2, h, a1, c1]
 
 
 def test_nothing_passes_an_open_a_reply_or_a_message_about_no_document() -> None:

@@ -32,6 +32,8 @@ INDEX_DEBOUNCE = 0.15  # seconds
 BURST_STEP = 0.02  # seconds between looks at a burst of edits
 BURST_MAX_DELAY = 0.1  # seconds an edited buffer's diagnostics may lag while messages keep arriving
 BURST_SLICE = 4  # deferred buffers rechecked per turn of the event loop
+BURST_WINDOW = 0.05  # seconds: edits to BURST_FILES or more buffers within it are a burst...
+BURST_FILES = 4  # ...(one buffer typed into, however fast, is checked at every keystroke)
 SETTINGS_POLL = 0.5  # seconds between stats of the settings files
 
 
@@ -43,6 +45,7 @@ class Diagnostics:
         self.versions = versions  # uri → the open document's version, or None
         self.waiting = waiting  # messages from the editor not yet handled
         self._deferred: dict[str, float] = {}  # edited buffers to recheck → when first deferred
+        self._edited: dict[str, float] = {}  # buffer → when last edited (see BURST_WINDOW)
         self._burst_timer: asyncio.TimerHandle | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self._listing: dict[str, object] = {}
@@ -73,19 +76,30 @@ class Diagnostics:
         if event.kind == "reset":
             self.republish_all()
         elif event.vpath is not None:
-            if (
-                event.overlay
-                and event.kind == "changed"
-                and (self.waiting() or event.vpath in self._deferred)
-            ):
+            edit = event.overlay and event.kind == "changed"
+            if edit and (self.waiting() or event.vpath in self._deferred or self._bursting(event.vpath)):
                 self._defer(event.vpath)
             else:
                 self.recheck(event.vpath)
 
     # -- bursts of edits --------------------------------------------------------------------------
-    # A keystroke is checked at once. While more messages wait behind it (a burst: many edits, or edits
-    # in many files), an edited buffer's check is deferred and done once for all its edits, when the
-    # burst pauses or BURST_MAX_DELAY after its first deferred edit: a hover in between waits for less.
+    # A keystroke is checked at once. While more messages wait behind it, or while edits land in many
+    # buffers at once (a replace across files, a tool rewriting them), an edited buffer's check is
+    # deferred and done once for all its edits, when the burst pauses or BURST_MAX_DELAY after its first
+    # deferred edit: the event loop does a fraction of the work, and a hover in between waits for less.
+    def _bursting(self, vpath: str | None = None) -> bool:
+        """Whether BURST_FILES or more buffers were edited within the last BURST_WINDOW (noting `vpath`'s
+        edit now)."""
+        assert self.loop is not None
+        now = self.loop.time()
+        edited = self._edited
+        if vpath is not None:
+            edited[vpath] = now
+        recent = sum(1 for t in edited.values() if now - t <= BURST_WINDOW)
+        if len(edited) > 4 * BURST_FILES and recent < len(edited):  # forget the quiet ones
+            self._edited = {v: t for v, t in edited.items() if now - t <= BURST_WINDOW}
+        return recent >= BURST_FILES
+
     def _defer(self, vpath: str) -> None:
         loop = self.loop
         assert loop is not None
@@ -98,7 +112,7 @@ class Diagnostics:
         assert loop is not None
         self._burst_timer = None
         now = loop.time()
-        busy = self.waiting() > 0
+        busy = self.waiting() > 0 or self._bursting()
         due = [v for v, since in self._deferred.items() if not busy or now - since >= BURST_MAX_DELAY]
         for vpath in due[:BURST_SLICE]:  # a few at a time: a request waits for one slice at most
             del self._deferred[vpath]

@@ -25,6 +25,10 @@ from ..handlers import handler
 from ..session import Session, path_to_uri, uri_to_path
 
 log = logging.getLogger("kin_memory.lsp")
+# How long what a buffer's edits reuse (its memory path, the refusal rules' verdict, the file's mtime) is
+# trusted: each keystroke would otherwise stat the file and each folder above it. Opening and saving always
+# look again, and so does the first edit after this long.
+BUFFER_FACTS_TTL = 1.0  # seconds
 
 
 class Documents:
@@ -34,6 +38,8 @@ class Documents:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.held: set[Path] = set()  # changes seen before the startup load completed
         self.stop_event = threading.Event()
+        # uri -> (root, vpath or None when not a memory, path, mtime, when looked up); see BUFFER_FACTS_TTL
+        self._facts: dict[str, tuple[Path, str | None, Path | None, float, float]] = {}
 
     def register(self, server: LanguageServer) -> None:
         server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)(handler(self.did_open))
@@ -47,12 +53,17 @@ class Documents:
         self.sync_buffer(params.text_document.uri)
 
     def did_change(self, params: lsp.DidChangeTextDocumentParams) -> None:
-        self.sync_buffer(params.text_document.uri)
+        self.changed(params.text_document.uri)
+
+    def changed(self, uri: str) -> None:
+        """The buffer's text changed (pygls's document holds the new text)."""
+        self.sync_buffer(uri, editing=True)
 
     def did_save(self, params: lsp.DidSaveTextDocumentParams) -> None:
         self.sync_buffer(params.text_document.uri)
 
     def did_close(self, params: lsp.DidCloseTextDocumentParams) -> None:
+        self._facts.pop(params.text_document.uri, None)
         vpath = self.session.vpath_of(params.text_document.uri)
         path = uri_to_path(params.text_document.uri)
         if vpath and path:
@@ -63,17 +74,27 @@ class Documents:
         doc = self.docs().text_documents.get(uri)
         return doc.version if doc is not None else None
 
-    def sync_buffer(self, uri: str) -> None:
+    def sync_buffer(self, uri: str, editing: bool = False) -> None:
+        facts = self._facts.get(uri) if editing else None
+        root = self.session.root
+        if facts is None or facts[0] != root or time.monotonic() - facts[4] > BUFFER_FACTS_TTL:
+            facts = self._facts[uri] = self._look_up(uri, root)
+        _, vpath, path, mtime, _ = facts
+        if not vpath or path is None:
+            return
+        doc = self.docs().get_text_document(uri)
+        self.session.store.set_overlay(path, doc.source, mtime)
+
+    def _look_up(self, uri: str, root: Path) -> tuple[Path, str | None, Path | None, float, float]:
         vpath = self.session.vpath_of(uri)
         path = uri_to_path(uri)
         if not vpath or path is None or self._refused(path):
-            return
-        doc = self.docs().get_text_document(uri)
+            return (root, None, None, 0.0, time.monotonic())
         try:
             mtime = path.stat().st_mtime
         except OSError:
             mtime = time.time()
-        self.session.store.set_overlay(path, doc.source, mtime)
+        return (root, vpath, path, mtime, time.monotonic())
 
     # -- files on disk ----------------------------------------------------------------------------
     def did_change_watched(self, params: lsp.DidChangeWatchedFilesParams) -> None:

@@ -28,6 +28,7 @@ from ..wire import frame
 from .shards import OnFrames, OnRecords, ShardResult, Shards
 
 log = logging.getLogger("kin_memory.lsp")
+FRONT_SYNC_MAX = 500  # index writes the start-up makes itself; more are left to the server (with progress)
 
 
 class Startup(Protocol):
@@ -150,19 +151,37 @@ def check_in_front(
         count = sum(r.count() for r in results)
         send(_log_frame(f"kin-memory: {count} memories in {session.root} checked in "
                         f"{time.perf_counter() - started:.2f}s{workers_said(results)}"))  # fmt: skip
-        if count and lag.behind() == 0:
+        behind = lag.behind() if count else None
+        if behind == 0:
             # Said (and set: whoever reads the line finds recall ready) before the store is adopted:
             # the server's recall starts only once it is (see RecallSync.start).
             recall_synced.set()
             send(_log_frame(f"kin-memory: recall index: 0 of {count} memories (re)indexed, 0 removed, "
                             f"in {time.perf_counter() - started:.2f}s (current at start)"))  # fmt: skip
         adopt(session, results)
+        if behind is not None and 0 < behind <= FRONT_SYNC_MAX:
+            _sync_recall(session, send, recall_synced)
     except Exception as exc:  # noqa: BLE001 - the server checks as usual instead
         log.warning("the start-up check failed (%r): checking again", exc)
         return None
     finally:
         lag.close()
     return FrontCheck(session.root, count, uris, index)
+
+
+def _sync_recall(session: Session, send: Callable[[bytes], None], recall_synced: threading.Event) -> None:
+    """The few changes the index lacks (files written while the editor was closed), written here rather
+    than after the LSP stack has loaded; a failure leaves the sync to the server's recall."""
+    from ...recall.service import Recall
+
+    try:
+        stats = Recall(session.root).sync_memories(session.store.disk_memories())
+    except Exception as exc:  # noqa: BLE001 - the server's recall syncs it instead
+        log.info("recall index not synced at start: %r", exc)
+        return
+    recall_synced.set()
+    send(_log_frame(f"kin-memory: recall index: {stats.read} of {stats.files} memories (re)indexed, "
+                    f"{stats.removed} removed, in {stats.seconds:.2f}s"))  # fmt: skip
 
 
 def _log_frame(message: str) -> bytes:
