@@ -40,34 +40,41 @@ log = logging.getLogger("kin_memory.lsp")
 QUERY_THREADS = 2
 
 
-class FullChange(Protocol):
-    """A didChange replacing a document's whole text (what the transport read of it)."""
+class TextChange(Protocol):
+    """A didChange as the transport read it: ranges as (line, character, end line, end character), None
+    for the whole text."""
 
     uri: str | None
     version: int | None
-    text: str | None
+    changes: tuple[tuple[tuple[int, int, int, int] | None, str], ...] | None
+
+
+def _content_change(span: tuple[int, int, int, int] | None, text: str) -> lsp.TextDocumentContentChangeEvent:
+    if span is None:
+        return lsp.TextDocumentContentChangeWholeDocument(text=text)
+    start, end = lsp.Position(line=span[0], character=span[1]), lsp.Position(line=span[2], character=span[3])
+    return lsp.TextDocumentContentChangePartial(range=lsp.Range(start=start, end=end), text=text)
 
 
 class KinMemoryServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("kin-memory", __version__)
         self.waiting: Callable[[], int] = lambda: 0  # messages received, not yet dispatched (transport)
-        self.on_full_change: Callable[[str], None] | None = None  # (uri) after a full-text change
+        self.on_change: Callable[[str], None] | None = None  # (uri) after a document's text changed
 
-    def full_change(self, change: FullChange) -> bool:
-        """Apply a full-text didChange as pygls's own handler does (the document's new text, then our
-        handler), without its generic dispatch; False leaves the message to pygls."""
-        uri, version, text = change.uri, change.version, change.text
-        if uri is None or version is None or text is None:
+    def apply_change(self, change: TextChange) -> bool:
+        """Apply a didChange as pygls's own handler does (the document's new text, then our handler),
+        without its generic dispatch; False leaves the message to pygls."""
+        uri, version, changes = change.uri, change.version, change.changes
+        if uri is None or version is None or changes is None:
             return False
-        if self.on_full_change is None or getattr(self.protocol, "_shutdown", False):
+        if self.on_change is None or getattr(self.protocol, "_shutdown", False):
             return False
         try:
-            self.workspace.update_text_document(
-                lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
-                lsp.TextDocumentContentChangeWholeDocument(text=text),
-            )
-            self.on_full_change(uri)
+            document = lsp.VersionedTextDocumentIdentifier(uri=uri, version=version)
+            for span, text in changes:
+                self.workspace.update_text_document(document, _content_change(span, text))
+            self.on_change(uri)
         except Exception as exc:  # noqa: BLE001 - as pygls reports a notification it could not apply
             self.report_server_error(exc, FeatureNotificationError)
         return True
@@ -104,7 +111,7 @@ def create_server(root: str | None = None, workspace: str | None = None, startup
     progress = Progress(session)
     progress.bind(server)
     documents = Documents(session, lambda: server.workspace)
-    server.on_full_change = documents.changed
+    server.on_change = documents.changed
     publisher = DiagnosticsPublisher(
         server.send_frames, resolve=lambda source, uri: diagnostics.resolve(source, uri)
     )

@@ -229,9 +229,10 @@ class _About:
     full_change: bool = False
     doc_request: bool = False
     edit: bool = False  # a didChange: what a request about another document may pass
-    # A full change's new version and text, when both are what the protocol says (see FullChange).
+    # A didChange's new version and its changes ((range as line, character, end line, end character, or
+    # None for the whole text), text), when all of it is what the protocol says (see server.TextChange).
     version: int | None = None
-    text: str | None = None
+    changes: tuple[tuple[tuple[int, int, int, int] | None, str], ...] | None = None
 
 
 _BARRIER = _About()  # anything else: nothing moves across it
@@ -260,11 +261,39 @@ def _about(body: bytes | None) -> _About:
         and isinstance(changes[0], dict)
         and "range" not in changes[0]
     )
+    edit = method == "textDocument/didChange" and not is_request
     version = doc.get("version") if isinstance(doc, dict) else None
-    text = changes[0].get("text") if full and isinstance(changes, list) else None
-    if not (full and isinstance(text, str) and isinstance(version, int) and not isinstance(version, bool)):
-        version, text = None, None
-    return _About(uri, full, is_request, method == "textDocument/didChange" and not is_request, version, text)
+    read = _changes(changes) if edit and _is_int(version) else None
+    return _About(uri, full, is_request, edit, version if read is not None else None, read)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**31
+
+
+def _changes(raw: object) -> tuple[tuple[tuple[int, int, int, int] | None, str], ...] | None:
+    """A didChange's content changes, or None when any is not exactly what the protocol says (pygls then
+    reads the message and answers for it)."""
+    if not isinstance(raw, list) or not raw:
+        return None
+    out: list[tuple[tuple[int, int, int, int] | None, str]] = []
+    for change in raw:
+        text = change.get("text") if isinstance(change, dict) else None
+        if not isinstance(text, str):
+            return None
+        if "range" not in change:
+            out.append((None, text))
+            continue
+        span = change["range"]
+        start = span.get("start") if isinstance(span, dict) else None
+        end = span.get("end") if isinstance(span, dict) else None
+        points = [
+            p.get(k) if isinstance(p, dict) else None for p in (start, end) for k in ("line", "character")
+        ]
+        if not all(_is_int(v) for v in points):
+            return None
+        out.append(((points[0], points[1], points[2], points[3]), text))  # type: ignore[arg-type]
+    return tuple(out)
 
 
 class _Pending:
@@ -432,9 +461,9 @@ class _ScreenedReader:
         self.queue = queue
         self.server = server
         self.pending = _Pending()
-        # A full-text didChange handed straight to the server (when it offers it): most of a burst of
-        # edits is these, and pygls's generic dispatch costs each several times the edit itself.
-        self.full_change: Callable[[_About], bool] | None = getattr(server, "full_change", None)
+        # A didChange handed straight to the server (when it offers it): a burst of edits is these, and
+        # pygls's generic dispatch costs each several times the edit itself.
+        self.apply_change: Callable[[_About], bool] | None = getattr(server, "apply_change", None)
         self.body = b""
         self.header_sent = False
 
@@ -454,7 +483,7 @@ class _ScreenedReader:
             item, about = self.pending.pop_about()
             if item is None:
                 return b""
-            if about.text is not None and self.full_change is not None and self.full_change(about):
+            if about.changes is not None and self.apply_change is not None and self.apply_change(about):
                 continue  # applied without going through pygls's dispatch (see KinMemoryServer)
             if isinstance(item, _Reply):
                 writer = self.server.protocol.writer

@@ -71,3 +71,28 @@ def test_nothing_passes_an_open_a_reply_or_a_message_about_no_document() -> None
 def test_requests_keep_their_order() -> None:
     h1, h2 = hover("a", 1), hover("b", 2)
     assert served(change("c", "x"), h1, h2) == [h1, h2, change("c", "x")]
+
+
+def test_the_edits_the_transport_applies_itself_are_exactly_the_protocols() -> None:
+    from kin_memory.lsp.transport import _about
+
+    span = {"start": {"line": 1, "character": 2}, "end": {"line": 3, "character": 4}}
+
+    def about(changes: object, version: object = 2):
+        return _about(json.dumps({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": "a", "version": version}, "contentChanges": changes}}).encode())  # fmt: skip
+
+    read = about([{"text": "whole"}, {"range": span, "text": "part", "rangeLength": 3}])
+    assert read.version == 2 and read.changes == ((None, "whole"), ((1, 2, 3, 4), "part"))
+    # Anything else is left to pygls, which answers for it as before.
+    for odd in (
+        [{"range": {**span, "start": {"line": -1, "character": 0}}, "text": "x"}],
+        [{"range": {**span, "end": {"line": True, "character": 0}}, "text": "x"}],
+        [{"range": span, "text": 5}],
+        [{"range": "everything", "text": "x"}],
+        [],
+        "text",
+    ):
+        assert about(odd).changes is None, odd
+    assert about([{"text": "x"}], version=None).changes is None
+    assert about([{"text": "x"}], version=1.5).changes is None
