@@ -10,7 +10,6 @@ import uuid
 from pathlib import Path
 
 from kin_memory.lsp.startup.handshake import FILE_NAME
-from kin_memory.store.paths import HIDDEN_DIR
 from support.memfiles import memory, write
 from support.rawlsp import RawClient
 
@@ -21,7 +20,9 @@ def _store(tmp_path: Path, word: str) -> tuple[Path, dict[str, str]]:
         write(store, f"notes/n{i:03}.md", memory("episodic", f"# Note {i}\n\nroutine filler text {i}\n"))
     write(store, "facts/fresh.md", memory("project-fact", f"# Fresh\n\nThe {word} service owns billing.\n"))
     write(store, "broken.md", "---\ncategory: [unclosed\n---\n# Broken\n")  # a finding to publish
-    return store, {**os.environ, "KIN_MEMORY_DIR": str(store), "HOME": str(tmp_path)}
+    env = {**os.environ, "KIN_MEMORY_DIR": str(store), "HOME": str(tmp_path)}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")  # where the remembered answers go
+    return store, env
 
 
 def _session(env: dict[str, str], encodings: list[str] | None = None, settings: dict | None = None) -> dict:
@@ -75,7 +76,7 @@ def test_a_warm_start_answers_before_the_lsp_stack_and_says_the_same(tmp_path: P
     store, env = _store(tmp_path, word)
     env["WORD"] = word
     first = _session(env)
-    assert (store / HIDDEN_DIR / FILE_NAME).is_file()  # pygls's answer, kept for the next start
+    assert (tmp_path / "cache" / "kin-memory" / FILE_NAME).is_file()  # pygls's answer, for the next start
     second = _session(env)
 
     # The same answer, once: the front's, and pygls's own was dropped.
@@ -102,7 +103,7 @@ def test_another_client_is_answered_by_the_server_and_remembered(tmp_path: Path)
     _session(env)  # a client that takes UTF-16 positions
     utf8 = _session(env, encodings=["utf-8"])
     assert utf8["reply"]["result"]["capabilities"]["positionEncoding"] == "utf-8"
-    kept = json.loads((store / HIDDEN_DIR / FILE_NAME).read_text())["entries"]
+    kept = json.loads((tmp_path / "cache" / "kin-memory" / FILE_NAME).read_text())["entries"]
     assert len(kept) == 2  # both clients' answers
     again = _session(env, encodings=["utf-8"])
     assert any("(current at start)" in line for line in again["logs"])  # the front's check
@@ -146,7 +147,7 @@ def test_a_planted_answer_file_is_not_used(tmp_path: Path) -> None:
     store, env = _store(tmp_path, word)
     env["WORD"] = word
     first = _session(env)
-    kept = store / HIDDEN_DIR / FILE_NAME
+    kept = tmp_path / "cache" / "kin-memory" / FILE_NAME
     data = json.loads(kept.read_text())
     for entry in data["entries"]:  # what an attacker would like the editor to be told
         entry["result"]["capabilities"] = {"evil": True}

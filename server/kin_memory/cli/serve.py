@@ -67,12 +67,10 @@ def _run_front(root: str | None, workspace: str | None, shards):
         return None, None
     from ..lsp.startup.front import Front
     from ..lsp.wire import FdReader, Outlet
-    from ..store.root import resolve_root
 
     try:
         sys.stdout.flush()
         reader, outlet = FdReader(sys.stdin.fileno()), Outlet(sys.stdout.fileno())
-        start_root = resolve_root(root).path
     except (AttributeError, OSError, ValueError):
         return None, None
 
@@ -81,7 +79,7 @@ def _run_front(root: str | None, workspace: str | None, shards):
 
         return Session(root, workspace)
 
-    return Front(start_root, make_session, shards, reader, outlet).run()
+    return Front(make_session, shards, reader, outlet).run()
 
 
 def _start_shards(root_arg: str | None, workspace_arg: str | None):

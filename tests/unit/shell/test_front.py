@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kin_memory.lsp.startup.front import SETTINGS_ID, Front, ReplyScreen
-from kin_memory.lsp.startup.handshake import FILE_NAME, handshake_key, remember, remembered
+from kin_memory.lsp.startup.handshake import FILE_NAME, cache_dir, handshake_key, remember, remembered
 from kin_memory.lsp.wire import FdReader, Outlet, frame, next_body
 from kin_memory.recall.peek import Lag
 from kin_memory.store.paths import HIDDEN_DIR
@@ -52,7 +52,7 @@ class Wire:
             self.sessions.append(session)
             return session
 
-        front = Front(self.store, make, None, FdReader(self.to_server_r), Outlet(self.from_server_w), **kw)
+        front = Front(make, None, FdReader(self.to_server_r), Outlet(self.from_server_w), **kw)
         return front.run()
 
     def written(self) -> list[dict]:
@@ -65,9 +65,10 @@ class Wire:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Path:
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "memory"
     (root / HIDDEN_DIR).mkdir(parents=True)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     return root
 
 
@@ -82,13 +83,13 @@ def test_without_a_remembered_answer_nothing_is_written_and_pygls_answer_is_kept
     reply = frame({"jsonrpc": "2.0", "id": 7, "result": ANSWER})
     assert screen(reply) == reply  # passed on, and kept for the next start (on a thread)
     deadline = time.monotonic() + 5
-    while remembered(store, handshake_key(PARAMS) or "") is None and time.monotonic() < deadline:
+    while remembered(handshake_key(PARAMS) or "") is None and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert remembered(store, handshake_key(PARAMS) or "") == ANSWER
+    assert remembered(handshake_key(PARAMS) or "") == ANSWER
 
 
 def test_a_remembered_answer_is_sent_and_the_settings_asked(store: Path) -> None:
-    remember(store, handshake_key(PARAMS) or "", ANSWER)
+    remember(handshake_key(PARAMS) or "", ANSWER)
     wire = Wire(store)
     wire.send({"jsonrpc": "2.0", "id": "a", "method": "initialize", "params": PARAMS})
     wire.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
@@ -116,7 +117,7 @@ def test_a_remembered_answer_is_sent_and_the_settings_asked(store: Path) -> None
 
 
 def test_anything_but_initialize_first_is_handed_over_untouched(store: Path) -> None:
-    remember(store, handshake_key(PARAMS) or "", ANSWER)
+    remember(handshake_key(PARAMS) or "", ANSWER)
     wire = Wire(store)
     os.write(wire.to_server_w, b"Content-Length: 5\r\n\r\nnope!")
     _, handover = wire.run()
@@ -125,7 +126,7 @@ def test_anything_but_initialize_first_is_handed_over_untouched(store: Path) -> 
 
 
 def test_a_client_that_never_sends_initialized_is_left_to_the_server(store: Path) -> None:
-    remember(store, handshake_key(PARAMS) or "", ANSWER)
+    remember(handshake_key(PARAMS) or "", ANSWER)
     wire = Wire(store)
     wire.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": PARAMS})
     started = time.monotonic()
@@ -138,15 +139,17 @@ def test_a_client_that_never_sends_initialized_is_left_to_the_server(store: Path
 
 def test_a_fifo_or_oversized_answer_file_is_ignored_at_once(store: Path) -> None:
     key = handshake_key(PARAMS) or ""
-    os.mkfifo(store / HIDDEN_DIR / FILE_NAME)
+    kept = cache_dir() / FILE_NAME
+    kept.parent.mkdir(parents=True)
+    os.mkfifo(kept)
     result: list[object] = []
-    reader = threading.Thread(target=lambda: result.append(remembered(store, key)), daemon=True)
+    reader = threading.Thread(target=lambda: result.append(remembered(key)), daemon=True)
     reader.start()
     reader.join(5)
     assert result == [None]
-    (store / HIDDEN_DIR / FILE_NAME).unlink()
-    remember(store, key, {"capabilities": {"x": "y" * 300_000}})  # too big to keep
-    assert remembered(store, key) is None
+    kept.unlink()
+    remember(key, {"capabilities": {"x": "y" * 300_000}})  # too big to keep
+    assert remembered(key) is None
 
 
 def test_the_index_lag_counts_what_a_sync_would_write(tmp_path: Path) -> None:

@@ -5,8 +5,8 @@ editor before it was done: not the answer to `initialize`, not the settings roun
 diagnostic. On a warm start the workers have the whole store's diagnostics ready long before that. So
 `kin-memory serve` (stdio) first runs this front, which speaks just enough of the protocol by hand:
 
-1. it reads `initialize`; when this code answered a client with the same capabilities before (see
-   handshake.py), it sends that same answer at once, else it hands everything over unchanged;
+1. it reads `initialize`; when this code answered a client with the same capabilities before (on this
+   machine, see handshake.py), it sends that same answer at once, else it hands everything over;
 2. it reads `initialized` and asks the client for its `kinMemory` settings (`workspace/configuration`);
 3. with the settings applied to the session, it starts the first check on a thread of its own: the
    workers' diagnostics stream straight to the editor, their records become the store.
@@ -26,7 +26,6 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..wire import FdReader, Outlet, frame, next_body
@@ -88,10 +87,8 @@ class ReplyScreen:
 
 
 class Front:
-    def __init__(self, root: Path, make_session: Callable[[], Session], shards: Shards | None, reader: FdReader,
+    def __init__(self, make_session: Callable[[], Session], shards: Shards | None, reader: FdReader,
                  outlet: Outlet) -> None:  # fmt: skip
-        """`root`: the store the server starts with (where the remembered answers are kept)."""
-        self.root = root
         self.make_session = make_session
         self.session: Session | None = None
         self.shards = shards
@@ -129,10 +126,9 @@ class Front:
         key = handshake_key(params)
         if key is None or not isinstance(params, dict):
             return
-        root = self.root
-        answer = remembered(root, key)
+        answer = remembered(key)
         if answer is None:  # pygls answers; its answer is kept for the next start
-            self.handover.screen = ReplyScreen(first["id"], drop=False, keep=lambda r: remember(root, key, r))
+            self.handover.screen = ReplyScreen(first["id"], drop=False, keep=lambda r: remember(key, r))
             return
         self.outlet.send(frame({"jsonrpc": "2.0", "id": first["id"], "result": answer}))
 

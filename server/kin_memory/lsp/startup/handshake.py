@@ -1,10 +1,11 @@
 """The server's answer to `initialize`, remembered per client so the next start can answer it at once.
 
-The answer (the server's capabilities) depends only on this code and on the client's capabilities, so it
-is kept in the store's hidden folder under a digest of both. A start whose client sends the same
-capabilities answers from it before the LSP stack is imported (see front.py); any other start lets pygls
-answer and remembers what it said. Like every cache in the hidden folder: never through a link, a file
-that is not what it should be is ignored, and deleting it only costs the next start a few tenths.
+The answer (the server's capabilities) depends only on this code and on the client's capabilities, not on
+the store, so it is kept in the user's cache folder ($XDG_CACHE_HOME/kin-memory, else ~/.cache/kin-memory)
+under a digest of both. A start whose client sends the same capabilities answers from it before the LSP
+stack is imported (see front.py); any other start lets pygls answer and remembers what it said. The file
+is never read through a link, one that is not what it should be is ignored, and deleting it only costs
+the next start a few tenths of a second.
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ import logging
 import os
 import stat
 from pathlib import Path
-
-from ...store.paths import open_hidden_dir
 
 log = logging.getLogger("kin_memory.lsp")
 
@@ -38,9 +37,21 @@ def handshake_key(params: object) -> str | None:
     return hashlib.sha256(f"{code_version()}\n{capabilities}".encode()).hexdigest()[:32]
 
 
-def _read(root: Path) -> list[dict]:
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "kin-memory"
+
+
+def _open_dir(create: bool = False) -> int:
+    folder = cache_dir()
+    if create:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+
+
+def _read() -> list[dict]:
     try:
-        fd = open_hidden_dir(root)
+        fd = _open_dir()
     except OSError:
         return []
     try:
@@ -58,9 +69,9 @@ def _read(root: Path) -> list[dict]:
     return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
 
 
-def remembered(root: Path, key: str) -> dict | None:
+def remembered(key: str) -> dict | None:
     """The answer remembered for this key: an `InitializeResult` object, or None."""
-    for entry in _read(root):
+    for entry in _read():
         result = entry.get("result")
         if (
             entry.get("key") == key
@@ -71,17 +82,17 @@ def remembered(root: Path, key: str) -> dict | None:
     return None
 
 
-def remember(root: Path, key: str, result: object) -> None:
+def remember(key: str, result: object) -> None:
     """Keep pygls's answer for this key (the most recent KEPT clients); failures only cost speed."""
     if not isinstance(result, dict):
         return
     entries = [{"key": key, "result": result}]
-    entries += [e for e in _read(root) if e.get("key") != key][: KEPT - 1]
+    entries += [e for e in _read() if e.get("key") != key][: KEPT - 1]
     data = json.dumps({"entries": entries}).encode()
     if len(data) > MAX_BYTES:
         return
     try:
-        fd = open_hidden_dir(root, create=True)
+        fd = _open_dir(create=True)
     except OSError:
         return
     temp = f".{FILE_NAME}.{os.getpid()}.tmp"
