@@ -55,10 +55,14 @@ class Lag:
 
     BATCH = 500  # vpaths asked per query (well under SQLite's variable limit)
 
-    def __init__(self, root: Path | str) -> None:
+    def __init__(self, root: Path | str, keep: int = 0) -> None:
+        """`keep`: how many of the changed files' vpaths to keep (see `changed_vpaths`)."""
         self.conn = _open_read_only(root)
         self.changed = 0  # files the index lacks or holds at another (mtime, size)
         self.matched = 0  # files the index holds (changed or not)
+        self.keep = keep
+        self.changed_vpaths: list[str] = []  # the first `keep` of them
+        self.gone_count = 0  # the index's memories no file came in for (known after `behind`)
 
     def add(self, files: list[tuple[str, float, int]]) -> None:
         conn = self.conn
@@ -72,7 +76,9 @@ class Lag:
                                     [vpath for vpath, _, _ in part]).fetchall()  # fmt: skip
                 held = {vpath: (mtime, size) for vpath, mtime, size in rows}
                 self.matched += len(held)
-                self.changed += sum(1 for vpath, mtime, size in part if held.get(vpath) != (mtime, size))
+                changed = [vpath for vpath, mtime, size in part if held.get(vpath) != (mtime, size)]
+                self.changed += len(changed)
+                self.changed_vpaths += changed[: max(0, self.keep - len(self.changed_vpaths))]
         except sqlite3.Error:
             self.close()
 
@@ -85,9 +91,20 @@ class Lag:
             (total,) = conn.execute("SELECT count(*) FROM docs").fetchone()
         except sqlite3.Error:
             return None
-        finally:
-            self.close()
-        return self.changed + int(total) - self.matched
+        self.gone_count = int(total) - self.matched
+        return self.changed + self.gone_count
+
+    def gone(self, present: set[str]) -> list[str] | None:
+        """The index's memories not in `present` (after `behind`); None when the index cannot be read."""
+        if self.conn is None:
+            return None
+        if not self.gone_count:
+            return []
+        try:
+            rows = self.conn.execute("SELECT vpath FROM docs").fetchall()
+        except sqlite3.Error:
+            return None
+        return [vpath for (vpath,) in rows if vpath not in present]
 
     def close(self) -> None:
         if self.conn is not None:

@@ -136,8 +136,10 @@ def check_in_front(
         uris.update(session.uri_of(v) for v in vpaths)
         send(frames)
 
-    lag = Lag(session.root)  # the recall index compared with the files as their records come in
+    lag = Lag(session.root, keep=FRONT_SYNC_MAX)  # the recall index compared with the files as they come in
     try:
+        if lag.conn is not None:  # loaded while the workers check, should a few files need indexing
+            threading.Thread(target=_load_recall, name="kin-memory-load-recall", daemon=True).start()
         results = collect_for(session, shards, on_frames, lambda chunk: lag.add([r[:3] for r in chunk]))
         if results is None:
             return None
@@ -158,9 +160,9 @@ def check_in_front(
             recall_synced.set()
             send(_log_frame(f"kin-memory: recall index: 0 of {count} memories (re)indexed, 0 removed, "
                             f"in {time.perf_counter() - started:.2f}s (current at start)"))  # fmt: skip
-        adopt(session, results)
         if behind is not None and 0 < behind <= FRONT_SYNC_MAX:
-            _sync_recall(session, send, recall_synced)
+            _sync_recall(session, results, lag, send, recall_synced)
+        adopt(session, results)
     except Exception as exc:  # noqa: BLE001 - the server checks as usual instead
         log.warning("the start-up check failed (%r): checking again", exc)
         return None
@@ -169,19 +171,39 @@ def check_in_front(
     return FrontCheck(session.root, count, uris, index)
 
 
-def _sync_recall(session: Session, send: Callable[[bytes], None], recall_synced: threading.Event) -> None:
-    """The few changes the index lacks (files written while the editor was closed), written here rather
-    than after the LSP stack has loaded; a failure leaves the sync to the server's recall."""
-    from ...recall.service import Recall
+def _load_recall() -> None:
+    from ...recall import index, records  # noqa: F401 - the import is the point
 
+
+def _sync_recall(session: Session, results: list[ShardResult], lag: Lag, send: Callable[[bytes], None],
+                 recall_synced: threading.Event) -> None:  # fmt: skip
+    """The few changes the index lacks (files written while the editor was closed), written here rather
+    than after the LSP stack has loaded: what a sync would write, from what the comparison found. A
+    failure leaves the sync to the server's recall."""
+    from ...recall.index import RecallIndex
+    from ...recall.records import doc_from_memory
+
+    started = time.perf_counter()
+    root = session.root
+    gone = lag.gone(set().union(*(r.vpaths() for r in results)))
+    if gone is None:
+        return
     try:
-        stats = Recall(session.root).sync_memories(session.store.disk_memories())
+        index = RecallIndex(root)
+        try:
+            index.remove(gone)
+            docs = [doc_from_memory(load(real_path(root, v), v)) for v in lag.changed_vpaths]
+            index.upsert([doc for doc in docs if doc is not None])
+            index.remove([v for v, doc in zip(lag.changed_vpaths, docs, strict=True) if doc is None])
+        finally:
+            index.close()
     except Exception as exc:  # noqa: BLE001 - the server's recall syncs it instead
         log.info("recall index not synced at start: %r", exc)
         return
     recall_synced.set()
-    send(_log_frame(f"kin-memory: recall index: {stats.read} of {stats.files} memories (re)indexed, "
-                    f"{stats.removed} removed, in {stats.seconds:.2f}s"))  # fmt: skip
+    count = sum(r.count() for r in results)
+    send(_log_frame(f"kin-memory: recall index: {len(lag.changed_vpaths)} of {count} memories (re)indexed, "
+                    f"{len(gone)} removed, in {time.perf_counter() - started:.2f}s"))  # fmt: skip
 
 
 def _log_frame(message: str) -> bytes:
