@@ -232,6 +232,7 @@ class PreparedStartup(ShardedStartup):
         diagnostics.publisher.publish_bulk("file", b"", done.uris)  # sent: only recorded
         if done.index is not None:
             diagnostics.publisher.record("file", *done.index)
+        done.uris = set()  # at 100k memories, tens of thousands of URIs the publisher now holds
         diagnostics.recheck_open()
         return done.count, None
 
