@@ -16,6 +16,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInvalidParams
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from support.before_start import store_built_first
 from support.memfiles import memory, write
 
 WS = "/srv/repos/app"
@@ -68,7 +69,6 @@ def make(preset: str):
         )
     )
     async def client(lsp_client: LanguageClient):
-        build(STORE)
         lsp_client.set_configuration({"workspace": WS}, section="kinMemory")
         await lsp_client.initialize_session(
             lsp.InitializeParams(capabilities=client_capabilities(preset), workspace_folders=[])
@@ -82,6 +82,7 @@ def make(preset: str):
 
 vscode = make("visual-studio-code")
 neovim = make("neovim")
+store_before_the_server = store_built_first(lambda: build(STORE))
 
 
 @pytest.fixture(params=["vscode", "neovim"])

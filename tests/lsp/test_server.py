@@ -13,6 +13,8 @@ import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from support.before_start import store_built_first
+
 
 def write(path: Path, text: str, age_days: float = 0) -> Path:
     """Write only what differs: two servers started on the same store (the utf-8/utf-16 pair) must
@@ -77,7 +79,6 @@ def fixture_for(preset: str, encoding: str | None = None):
         )
     )
     async def client(lsp_client: LanguageClient):
-        build_store(STORE)
         caps = client_capabilities(preset)
         if encoding:
             caps.general = lsp.GeneralClientCapabilities(position_encodings=[encoding])
@@ -93,6 +94,7 @@ vscode = fixture_for("visual-studio-code")
 neovim = fixture_for("neovim")
 utf8 = fixture_for("neovim", "utf-8")
 utf16 = fixture_for("neovim", "utf-16")
+store_before_the_server = store_built_first(lambda: build_store(STORE))
 
 
 async def wait_diag(client: LanguageClient, u: str, pred, timeout: float = 10.0):

@@ -14,6 +14,8 @@ from lsprotocol import types as lsp
 from lsprotocol.converters import get_converter
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from support.before_start import store_built_first
+
 BASE = Path(os.environ.setdefault("KIN_TEST_SHELL_BASE", f"/tmp/kin-memory-shell-test-{os.getpid()}"))
 HOME = BASE / "home"
 STORE = BASE / "memory"
@@ -42,7 +44,6 @@ def make(preset: str, encoding: str, settings: dict):
         )
     )
     async def client(lsp_client: LanguageClient):
-        build()
         caps = client_capabilities(preset)
         caps.general = lsp.GeneralClientCapabilities(position_encodings=[encoding])
         lsp_client.set_configuration(settings, section="kinMemory")
@@ -61,6 +62,7 @@ def make(preset: str, encoding: str, settings: dict):
 
 vscode = make("visual-studio-code", "utf-16", {"staleDays": "soon", "toolMode": "yolo", "sessionHours": 12})
 neovim_utf8 = make("neovim", "utf-8", {"reflection": {"maxToolCalls": 0}})
+store_before_the_server = store_built_first(build)
 
 
 async def wait_for(pred, timeout: float = 10.0, what: str = "condition"):

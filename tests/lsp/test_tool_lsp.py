@@ -23,6 +23,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from kin_memory.lsp.commands.tool import line_edit, split_lsp_lines
+from support.before_start import store_built_first
 
 BASE = Path(tempfile.mkdtemp(prefix="kin-memory-tool-lsp-"))
 STORE = BASE / "memory"
@@ -85,7 +86,6 @@ def fixture_for(preset: str):
         )
     )
     async def client(lsp_client: LanguageClient):
-        build_store()
         lsp_client.buffers = {}  # uri -> [text, version]
         lsp_client.edits_seen = []
         lsp_client.apply_ok = True
@@ -132,6 +132,7 @@ def fixture_for(preset: str):
 
 vscode = fixture_for("visual-studio-code")
 neovim = fixture_for("neovim")
+store_before_the_server = store_built_first(build_store)
 
 
 @pytest.fixture(params=["vscode", "neovim"])
