@@ -598,6 +598,7 @@ class RecallIndex:
         memory that holds any of the words (FTS5 scores each match before sorting)."""
         alts = [a for t in terms for a in t.alts]
         prefixed = any(a.prefix for a in alts)  # a prefix can stand for any number of words
+        found: list[Candidate] = []
         if every or (1 < len(terms) <= AND_FIRST_TERMS and min(t.df for t in terms) <= BROAD):
             expr = " AND ".join("(" + " OR ".join(a.expr for a in t.alts) + ")" for t in terms)
             estimate = BROAD + 1 if prefixed else min(t.df for t in terms)
@@ -605,7 +606,18 @@ class RecallIndex:
             if every or len(found) >= pool:
                 return found
         estimate = BROAD + 1 if prefixed else sum(t.df for t in terms)
-        return self._candidates(match_expr(alts), active, exclude, pool, estimate)
+        pooled = self._candidates(match_expr(alts), active, exclude, pool, estimate)
+        if estimate > BROAD:
+            # Ranked over the most recent matches only: the memories holding the query's rarer words
+            # (an exact name, a number) are asked for on their own, so an old one is never lost to that
+            # cut, and those holding every word (found above) stay in too.
+            rare = [t for t in terms if t.df <= BROAD and not any(a.prefix for a in t.alts)]
+            if rare and len(rare) < len(terms):
+                rare_alts = [a for t in rare for a in t.alts]
+                pooled = self._candidates(
+                    match_expr(rare_alts), active, exclude, pool, sum(t.df for t in rare)
+                ) + pooled
+        return _union(found, pooled)
 
     def _candidates(
         self, expr: str | None, active: tuple[str, ...] | None, exclude: str | None, pool: int, estimate: int
@@ -647,6 +659,16 @@ class RecallIndex:
         except sqlite3.OperationalError as exc:  # a locked database: recall is best-effort
             log.warning("recall query failed: %s", exc)
             return []
+
+
+def _union(first: list[Candidate], then: list[Candidate]) -> list[Candidate]:
+    """Both pools, each memory once (as the first pool had it)."""
+    out, seen = list(first), {c.rowid for c in first}
+    for c in then:
+        if c.rowid not in seen:
+            seen.add(c.rowid)
+            out.append(c)
+    return out
 
 
 def _schema_state(conn: sqlite3.Connection) -> tuple[int, set[str]]:

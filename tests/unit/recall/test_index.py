@@ -190,6 +190,21 @@ def test_and_falls_back_to_or(store: Path) -> None:
     assert paths(r.search("postgres weather", (WS,)))[:2] != []
 
 
+def test_an_old_memory_with_the_rare_word_survives_a_broad_word(store: Path) -> None:
+    """A word in more than BROAD memories is ranked over the most recent of them only: the one old
+    memory that also holds the query's rare word must still be found (it once got lost)."""
+    from kin_memory.recall.index import BROAD
+
+    write(store, "notes/target.md", memory("project-fact", "# Target\n\nnumber4711 about the harbour\n", WS))
+    r = Recall(store)
+    r.sync_disk()  # indexed first: the lowest rowid, the oldest by the broad cut
+    for i in range(BROAD + 50):
+        write(store, f"notes/n{i:04}.md", memory("project-fact", f"# Note {i}\n\nfiller{i} harbour\n", WS))
+    r.sync_disk()
+    for query in ("number4711 harbour", "harbour number4711", "number4711 harbour filler3"):
+        assert "/memories/notes/target.md" in paths(r.search(query, (WS,))), query
+
+
 def test_warm_restart_reads_zero_files(store: Path) -> None:
     crafted(store)
     first = Recall(store).sync_disk()
