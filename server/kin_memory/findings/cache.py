@@ -33,6 +33,7 @@ from urllib.parse import quote
 
 from ..store.context import Context
 from ..store.paths import HIDDEN_DIR, HiddenRefused, hidden_file_problem, open_hidden_dir, use_wal
+from .segments import SEGMENTS, Snapshot, segment_of
 
 if TYPE_CHECKING:
     from ..store.memory import Record
@@ -41,7 +42,7 @@ log = logging.getLogger("kin_memory.findings")
 
 DB_NAME = "findings.sqlite3"
 DB_SUFFIXES = ("", "-wal", "-shm", "-journal")
-FORMAT = "2"
+FORMAT = "4"
 LOOKUP_BATCH = 500  # entries read and answered at a time (and vpaths asked in one query)
 KEPT_VARIANTS = 6  # contexts remembered (workspaces, the CLI's and the server's forms), most recent first
 _FRAME_HEAD = b"Content-Length: "
@@ -49,8 +50,9 @@ COUNT_KEY = "entries:"  # meta key prefix: how many entries a variant holds
 
 
 def shard_of(vpath: str, count: int) -> int:
-    """Which of `count` shards a file belongs to (the same in every process)."""
-    return zlib.crc32(vpath.encode("utf-8", "surrogatepass")) % count
+    """Which of `count` shards a file belongs to (the same in every process): shards are made of whole
+    segments (see segments.py), so a shard's snapshots are its own whatever the number of workers."""
+    return segment_of(vpath) % count
 
 
 _code_version: str | None = None
@@ -196,7 +198,9 @@ class FindingsCache:
                     ).fetchall()
                     yield self._answers(rows, stats, now)[0], []
                 return
-            cursor = self.conn.execute(f"{columns} WHERE variant = ? AND h % ? = ?", (variant, count, index))
+            cursor = self.conn.execute(
+                f"{columns} WHERE variant = ? AND h % ? % ? = ?", (variant, SEGMENTS, count, index)
+            )
             while rows := cursor.fetchmany(batch):
                 yield self._answers(rows, stats, now)
         except sqlite3.Error as exc:
@@ -225,6 +229,45 @@ class FindingsCache:
                 continue
             hits[vpath] = (fields, bytes(payload), valid_until)
         return hits, gone
+
+    # -- segment snapshots (see segments.py) -------------------------------------------------------
+    def segments(self, variant: str, segs: Iterable[int]) -> dict[int, Snapshot]:
+        """The kept snapshots of these segments (unreadable rows are left out: checked file by file)."""
+        wanted = sorted(set(segs))
+        if not wanted:
+            return {}
+        try:
+            rows = self.conn.execute(
+                f"SELECT {_SNAPSHOT_COLUMNS} FROM segments WHERE variant = ? AND seg IN "
+                f"({','.join('?' * len(wanted))})",
+                (variant, *wanted),
+            ).fetchall()
+        except sqlite3.Error as exc:
+            log.info("findings cache unreadable: %s", exc)
+            return {}
+        found: dict[int, Snapshot] = {}
+        for row in rows:
+            snap = _snapshot(row)
+            if snap is not None:
+                found[snap.seg] = snap
+        return found
+
+    def put_segments(self, variant: str, snapshots: Iterable[Snapshot], stale: Iterable[int] = ()) -> None:
+        """Keep these snapshots (replacing the segments' older ones) and drop the `stale` segments'."""
+        rows = [
+            (variant, s.seg, s.listing, s.since, s.valid_until, json.dumps(s.probes), s.frames, s.files,
+             s.records, s.listed, s.count)
+            for s in snapshots
+        ]  # fmt: skip
+        try:
+            with self.conn:
+                self.conn.execute("BEGIN IMMEDIATE")
+                self.conn.executemany(
+                    "DELETE FROM segments WHERE variant = ? AND seg = ?", ((variant, seg) for seg in stale)
+                )
+                self.conn.executemany(f"INSERT OR REPLACE INTO segments VALUES ({','.join('?' * 11)})", rows)
+        except sqlite3.Error as exc:
+            log.info("findings cache not written: %s", exc)
 
     # -- whole-store summaries ----------------------------------------------------------------------
     # What a whole check printed, keyed by everything it depended on (the variant, how it was asked,
@@ -294,10 +337,35 @@ class FindingsCache:
                 ]
                 for v in old:
                     self.conn.execute("DELETE FROM entries WHERE variant = ?", (v,))
+                    self.conn.execute("DELETE FROM segments WHERE variant = ?", (v,))
                     self.conn.execute("DELETE FROM variants WHERE variant = ?", (v,))
                     self.conn.execute("DELETE FROM meta WHERE key = ?", (COUNT_KEY + v,))
         except sqlite3.Error as exc:
             log.info("findings cache not written: %s", exc)
+
+
+_SNAPSHOT_COLUMNS = "seg, listing, since, valid_until, probes, frames, files, records, listed, count"
+
+
+def _snapshot(row: tuple[Any, ...]) -> Snapshot | None:
+    """A snapshot row as kept, None when any part of it is not what this code writes."""
+    seg, listing, since, valid_until, probes, frames, files, records, listed, count = row
+    try:
+        probes = json.loads(probes)
+    except (ValueError, TypeError, RecursionError):
+        return None
+    plain = (
+        isinstance(seg, int) and 0 <= seg < SEGMENTS and isinstance(listing, bytes)
+        and isinstance(since, float) and isinstance(valid_until, float)
+        and isinstance(probes, list) and all(
+            isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in probes
+        )
+        and isinstance(frames, bytes) and isinstance(files, str) and isinstance(records, str)
+        and isinstance(listed, str) and isinstance(count, int)
+    )  # fmt: skip
+    if not plain:
+        return None
+    return Snapshot(seg, listing, since, valid_until, probes, frames, files, records, listed, count)
 
 
 def _rows(variant: str, entries: Iterable[Entry]) -> Iterator[tuple[object, ...]]:
@@ -408,7 +476,7 @@ def _connect(root: Path) -> sqlite3.Connection:
         tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if not tables:
             _create(conn)
-        elif tables != {"meta", "entries", "variants", "summaries"} or _format(conn) != FORMAT:
+        elif tables != {"meta", "entries", "variants", "summaries", "segments"} or _format(conn) != FORMAT:
             raise sqlite3.DatabaseError("not a findings cache of this format")
         os.chmod(os.path.join(root, HIDDEN_DIR, DB_NAME), 0o600)
     except BaseException:
@@ -435,6 +503,11 @@ def _create(conn: sqlite3.Connection) -> None:
         conn.execute("CREATE TABLE variants (variant TEXT PRIMARY KEY, used REAL)")
         conn.execute(
             "CREATE TABLE summaries (key TEXT PRIMARY KEY, since REAL, valid_until REAL, probes TEXT, output BLOB)"
+        )
+        conn.execute(
+            "CREATE TABLE segments (variant TEXT, seg INTEGER, listing BLOB, since REAL, valid_until REAL, "
+            "probes TEXT, frames BLOB, files TEXT, records TEXT, listed TEXT, count INTEGER, "
+            "PRIMARY KEY (variant, seg)) WITHOUT ROWID"
         )
         conn.execute("INSERT INTO meta VALUES ('format', ?)", (FORMAT,))
 

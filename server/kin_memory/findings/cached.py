@@ -71,13 +71,18 @@ def check_files(
     abandon: Callable[[], bool] | None = None,
     each: Callable[[Checked], None] | None = None,
     all_files: bool = True,
+    stats: dict[str, tuple[float, int]] | None = None,
 ) -> CachedCheck | None:
     """Check `files` (memories, not MEMORY.md) in `ctx`; None only when `abandon` said stop. With `each`,
     every file's result is handed over as it is made instead of kept (a big store's worker then holds
     no list of 50,000 memories). `all_files` False: `files` are a few of the store's (checked again), not
-    all of them, so no other file's entry is taken for gone."""
+    all of them, so no other file's entry is taken for gone. `stats`: the files' (mtime, size) when the
+    caller has them already (a file without one is read and checked)."""
     variant = variant_key(ctx, form)
-    stats = {vpath: s for path, vpath in files if (s := stat_of(path)) is not None}
+    if stats is None:
+        stats = {vpath: s for path, vpath in files if (s := stat_of(path)) is not None}
+    else:
+        stats = {vpath: stats[vpath] for _, vpath in files if vpath in stats}
     result = CachedCheck([], 0, variant)
     probes: dict[str, str] = cache.probes if cache is not None else {}
     keep = result.checked.append if each is None else each

@@ -614,9 +614,10 @@ class RecallIndex:
             rare = [t for t in terms if t.df <= BROAD and not any(a.prefix for a in t.alts)]
             if rare and len(rare) < len(terms):
                 rare_alts = [a for t in rare for a in t.alts]
-                pooled = self._candidates(
-                    match_expr(rare_alts), active, exclude, pool, sum(t.df for t in rare)
-                ) + pooled
+                pooled = (
+                    self._candidates(match_expr(rare_alts), active, exclude, pool, sum(t.df for t in rare))
+                    + pooled
+                )
         return _union(found, pooled)
 
     def _candidates(

@@ -36,7 +36,9 @@ def test_workers_stream_chunks_and_together_cover_the_store(
     assert started is not None
     time.sleep(0.5)  # the workers finish their speculative check before the context arrives
     calls: list[tuple[list[str], bytes]] = []
-    results = started.collect(ctx, "utf-16", on_frames=lambda vpaths, frames: calls.append((vpaths, frames)))
+    results = started.collect(
+        ctx, "utf-16", on_frames=lambda vpaths, frames, _uris: calls.append((vpaths, frames))
+    )
     assert results is not None
     streamed = [vpath for vpaths, _ in calls for vpath in vpaths]
     expected = [

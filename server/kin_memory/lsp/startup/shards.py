@@ -15,6 +15,7 @@ later: the server loads its own Store afterwards, off the critical path, and rec
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import pickle
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the workers import no more than they need before the fork
+    from ...findings.segments import Snapshot
     from ...store.context import Context
     from ...store.memory import Memory, Record
 
@@ -42,6 +44,35 @@ POSITION_ENCODINGS = ("utf-16", "utf-8", "utf-32")
 
 
 @dataclass
+class JsonRecords:
+    """A segment snapshot's records as kept (JSON text), decoded only when made memories: what the
+    server needs first from a warm start is the diagnostics, not the records."""
+
+    stats: list[tuple[str, float, int]]  # (vpath, mtime, size) of each file
+    text: str  # [[vpath, mtime, size, record], ...]
+    skip: frozenset[str] = frozenset()  # files of the text checked again (sent on their own)
+
+    def __len__(self) -> int:
+        return len(self.stats)
+
+    def decoded(self) -> list[tuple[str, float, int, Any]]:
+        rows = json.loads(self.text)
+        if isinstance(rows, list) and self.skip:
+            rows = [row for row in rows if not (isinstance(row, list) and row and row[0] in self.skip)]
+        if not (isinstance(rows, list) and len(rows) == len(self.stats)):
+            raise ValueError("a snapshot's records do not match its files")
+        # A record that does not come back as kept (a file changed since) is read again.
+        return [
+            (vpath, mtime, size, row[3] if row[:3] == [vpath, mtime, size] else None)
+            for (vpath, mtime, size), row in zip(self.stats, rows, strict=True)
+        ]
+
+
+def _listing(chunk: list | JsonRecords) -> list:
+    return chunk.stats if isinstance(chunk, JsonRecords) else chunk
+
+
+@dataclass
 class ShardResult:
     with_findings: list[str]
     listed: list[tuple[str, str]]
@@ -52,7 +83,7 @@ class ShardResult:
     # Sent in chunks after the above and gathered by the parent as they arrive (see _Incoming):
     frames: list[bytes] = field(default_factory=list)  # framed publishDiagnostics
     memories: dict[str, Memory | None] = field(default_factory=dict)  # compact; None: read it again
-    records: list[list] = field(default_factory=list)  # chunks of records not made memories yet
+    records: list[list | JsonRecords] = field(default_factory=list)  # chunks not made memories yet
     prefix: str = ""  # the store's root, which a record's vpath is below
 
     def count(self) -> int:
@@ -60,7 +91,7 @@ class ShardResult:
 
     def vpaths(self) -> set[str]:
         """Every file of the shard, made a memory or not yet."""
-        return set(self.memories).union(vpath for chunk in self.records for vpath, *_ in chunk)
+        return set(self.memories).union(vpath for chunk in self.records for vpath, *_ in _listing(chunk))
 
     def make_memories(self, one_chunk: bool = False) -> None:
         """The records (all, or the first chunk) made compact memories."""
@@ -68,7 +99,8 @@ class ShardResult:
 
         prefix, memories = self.prefix, self.memories
         while self.records:
-            for vpath, mtime, size, record in self.records.pop(0):
+            chunk = self.records.pop(0)
+            for vpath, mtime, size, record in chunk.decoded() if isinstance(chunk, JsonRecords) else chunk:
                 path = prefix + vpath[len("/memories") :]
                 memories[vpath] = (
                     from_record(path, vpath, mtime, size, record) if record is not None else None
@@ -229,7 +261,8 @@ def _read_exact(fd: int, n: int, deadline: float) -> bytes:
     return b"".join(chunks)
 
 
-OnFrames = Callable[[list[str], bytes], None]  # (vpaths with findings, framed diagnostics)
+# (vpaths with findings, framed diagnostics, the URIs of those not named by vpath)
+OnFrames = Callable[[list[str], bytes, list[str]], None]
 
 
 OnRecords = Callable[[list[tuple[str, float, int, Any]]], None]  # a chunk of (vpath, mtime, size, record)
@@ -271,7 +304,7 @@ class _Incoming:
             vpaths: list[str] = chunk[0]
             frames: bytes = chunk[1]
             if self.on_frames is not None:
-                self.on_frames(vpaths, frames)
+                self.on_frames(vpaths, frames, [])
             else:
                 self.with_findings += vpaths
                 self.frames.append(frames)
@@ -279,6 +312,15 @@ class _Incoming:
             if self.on_records is not None:
                 self.on_records(chunk)
             self.unmade.records.append(chunk)
+        elif kind == "segment":
+            stats, uris, frames, records, skip = chunk
+            if self.on_frames is not None:
+                self.on_frames([], frames, uris)
+            else:
+                self.frames.append(frames)
+            if self.on_records is not None:
+                self.on_records(stats)
+            self.unmade.records.append(JsonRecords(stats, records, frozenset(skip)))
         elif kind == "summary" and isinstance(chunk, ShardResult):
             chunk.prefix = self.made.prefix
             chunk.memories, chunk.records = self.made.memories, self.made.records
@@ -425,8 +467,8 @@ def same_check(a: Context, b: Context) -> bool:
 CHUNK = 2000  # files per chunk sent to the server
 
 
-def _renderer(root: Path, encoding: str) -> Callable[..., bytes]:
-    """A file's findings as one framed publishDiagnostics (b"" when there are none)."""
+def _renderer(root: Path, encoding: str) -> tuple[Callable[..., bytes], Callable[[str], str]]:
+    """(a file's findings as one framed publishDiagnostics (b"" when there are none), a vpath's URI)."""
     from pygls.uris import from_fs_path  # light: no lsprotocol; the same URIs the server makes
 
     from ...store.root import VIRTUAL_ROOT
@@ -444,7 +486,7 @@ def _renderer(root: Path, encoding: str) -> Callable[..., bytes]:
             uri_of(memory.vpath), diagnostics_json(findings, memory.lines, encoding, uri_of)
         )
 
-    return render
+    return render, uri_of
 
 
 class _Outbox:
@@ -457,6 +499,7 @@ class _Outbox:
         self.records: list[tuple[str, float, int, Record | None]] = []
         self.payloads: list[bytes] = []
         self.with_findings: list[str] = []
+        self.segments: list[tuple[str, object]] = []  # snapshots not streamed yet
 
     def add(self, vpath: str, mtime: float, size: int, payload: bytes, record: Record | None) -> None:
         self.records.append((vpath, mtime, size, record))
@@ -465,6 +508,19 @@ class _Outbox:
             self.with_findings.append(vpath)
         if len(self.records) >= CHUNK:
             self.flush()
+
+    def segment(
+        self,
+        stats: list[tuple[str, float, int]],
+        uris: list[str],
+        frames: bytes,
+        snap: Snapshot,
+        aged: set[str],
+    ) -> None:
+        """A segment answered by its snapshot, less its `aged` files (checked again on their own)."""
+        chunk = ("segment", (stats, uris, frames, snap.records, sorted(aged)))
+        if self.stream is None or not self.stream(chunk):
+            self.segments.append(chunk)
 
     def flush(self) -> None:
         stream = self.stream
@@ -477,11 +533,38 @@ class _Outbox:
 
     def chunks(self) -> Iterator[tuple[str, object]]:
         """What was kept rather than streamed (a speculative check's finds), and the last chunk."""
+        yield from self.segments
         for start in range(0, len(self.payloads), CHUNK):
             part = self.with_findings[start : start + CHUNK]
             yield ("frames", (part, b"".join(self.payloads[start : start + CHUNK])))
         for start in range(0, len(self.records), CHUNK):
             yield ("records", self.records[start : start + CHUNK])
+
+
+class _Lister:
+    """The prompt block's listing lines of the files checked: visible ones listed, others counted."""
+
+    def __init__(self, active) -> None:
+        from ...store.prompt_block import line_of
+        from ...store.workspace import visibility
+
+        self.active = active
+        self.line_of, self.visibility = line_of, visibility
+        self.visible: dict[tuple, bool] = {}  # (type, stamp) -> visible in this context (few stamps)
+
+    def line(self, vpath: str, category: Any, stamp: object, title: Any) -> str | None:
+        """The file's listing line, None when it is not listed (a session memory, another workspace's)
+        — see `hidden` for which."""
+        if category == "session" or not self.shown(stamp):
+            return None
+        return self.line_of(vpath, category, title)
+
+    def shown(self, stamp: object) -> bool:
+        key = (type(stamp), stamp if isinstance(stamp, (str, int, float, bool, type(None))) else repr(stamp))
+        seen = self.visible.get(key)
+        if seen is None:
+            seen = self.visible[key] = self.visibility(stamp, self.active).visible
+        return seen
 
 
 def _check(
@@ -494,19 +577,23 @@ def _check(
     abandon=None,
     stream: Callable[[tuple[str, object]], bool] | None = None,
 ) -> tuple[ShardResult, Chunks, Callable[[], None]] | None:
-    """Check this worker's files through the findings cache (a stat per unchanged file); what is sent
-    back is framed diagnostics, the listing and each file's compact record, never the files' text.
-    Each file's memory is dropped as soon as it is listed."""
-    from ...findings.cached import Checked, check_files
-    from ...store.prompt_block import line_of
-    from ...store.workspace import visibility
+    """Check this worker's files: segments whose snapshot still holds are sent as kept, the others go
+    through the findings cache a file at a time (a stat per unchanged file) and get a new snapshot
+    afterwards. What is sent back is framed diagnostics, the listing and each file's compact record,
+    never the files' text. Each file's memory is dropped as soon as it is listed."""
+    from ...findings.cache import variant_key
+    from ...findings.cached import Checked, check_files, stat_of
 
-    render = _renderer(root, encoding)
+    render, uri_of = _renderer(root, encoding)
     outbox = _Outbox(stream)
     result = ShardResult([], [], 0)
-
-    listed, active = result.listed, ctx.active
-    visible: dict[tuple, bool] = {}  # (type, stamp) -> visible in this context (few distinct stamps)
+    lister = _Lister(ctx.active)
+    variant = variant_key(ctx, f"lsp-{encoding}")
+    stats = {vpath: st for path, vpath in files if (st := stat_of(path)) is not None}
+    answered = _from_snapshots(files, stats, cache, variant, ctx.now, result, outbox, abandon)
+    if answered is None:
+        return None
+    rest, redo = answered
 
     def each(c: Checked) -> None:
         # The listing from the record: no memory is made for a file the cache answered.
@@ -515,25 +602,167 @@ def _check(
             category, stamp, title = c.memory.category, c.memory.stamp, c.memory.title
         else:
             category, stamp, title = record[0], record[2], record[9]
-        if category != "session":
-            key = (
-                type(stamp),
-                stamp if isinstance(stamp, (str, int, float, bool, type(None))) else repr(stamp),
-            )
-            shown = visible.get(key)
-            if shown is None:
-                shown = visible[key] = visibility(stamp, active).visible
-            if shown:
-                listed.append((c.vpath, line_of(c.vpath, category, title)))
-            else:
-                result.hidden += 1
+        line = lister.line(c.vpath, category, stamp, title)
+        if line is not None:
+            result.listed.append((c.vpath, line))
+        elif category != "session":
+            result.hidden += 1
         outbox.add(c.vpath, c.mtime, c.size, c.payload, record)
 
     checked = check_files(
-        files, ctx, f"lsp-{encoding}", render, cache, shard=shard, abandon=abandon, each=each
-    )
+        rest, ctx, f"lsp-{encoding}", render, cache, shard=shard, abandon=abandon, each=each,
+        all_files=len(rest) == len(files), stats=stats,
+    )  # fmt: skip
     if checked is None:
         return None
-    result.hits = checked.hits
+    result.hits += checked.hits
 
-    return result, outbox.chunks, lambda: checked.write_back(cache, ctx.now)
+    def write_back() -> None:
+        checked.write_back(cache, ctx.now)
+        if cache is not None and redo:
+            _keep_snapshots(cache, variant, redo, stats, ctx.now, lister, uri_of)
+
+    return result, outbox.chunks, write_back
+
+
+def _from_snapshots(
+    files: list[tuple[str, str]], stats: dict[str, tuple[float, int]], cache, variant: str, now: float,
+    result: ShardResult, outbox: _Outbox, abandon,
+) -> tuple[list[tuple[str, str]], dict[int, list[str]]] | None:  # fmt: skip
+    """Send the segments whose snapshot still holds (their listing added to `result`): (the files left
+    to check one by one, their segments' vpaths, to get a new snapshot); None when abandoned."""
+    from ...findings.segments import HIDDEN, segment_of
+
+    by_segment: dict[int, list[tuple[str, str]]] = {}
+    for path, vpath in files:
+        by_segment.setdefault(segment_of(vpath), []).append((path, vpath))
+    kept = cache.segments(variant, by_segment) if cache is not None else {}
+    rest: list[tuple[str, str]] = []
+    redo: dict[int, list[str]] = {}
+    for seg, seg_files in sorted(by_segment.items()):
+        if abandon is not None and abandon():
+            return None
+        listing = [(vpath, *stats[vpath]) for _, vpath in seg_files if vpath in stats]
+        snap = kept.get(seg)
+        usable = _usable(snap, listing, now, cache.probes) if snap is not None else None
+        if snap is not None and usable is not None:
+            index, lines = usable
+            aged = {e[0] for e in index if not e[1] > now}
+            frames = _without(snap.frames, [(e[2], e[3]) for e in index if e[0] in aged])
+            if len(aged) * AGED_SHARE <= len(index) and _whole_frames(frames):
+                result.listed += [(vpath, line) for vpath, line in lines if vpath not in aged]
+                result.hidden += sum(1 for e in index if e[5] == HIDDEN and e[0] not in aged)
+                result.hits += len(index) - len(aged)
+                uris = [e[4] for e in index if e[4] and e[0] not in aged]
+                outbox.segment([x for x in listing if x[0] not in aged], uris, frames, snap, aged)
+                if aged:  # checked again below, and the segment's snapshot made again afterwards
+                    rest += [(path, vpath) for path, vpath in seg_files if vpath in aged]
+                    redo[seg] = [vpath for vpath, *_ in listing]
+                continue
+        rest += seg_files
+        redo[seg] = [vpath for vpath, *_ in listing]
+    return rest, redo
+
+
+AGED_SHARE = 4  # a segment with more than a quarter of its files aged is checked again whole
+
+
+def _usable(
+    snap: Snapshot, listing: list[tuple[str, float, int]], now: float, memo: dict[str, str]
+) -> tuple[list[list], list[tuple[str, str]]] | None:
+    """(the snapshot's files, its listing lines) when it still answers for the segment: the same files
+    unchanged, the clock not before it, every path stamp probing the same on disk, its parts whole."""
+    from ...findings.cache import stamp_probe
+    from ...findings.segments import listing_digest
+
+    if not (snap.since <= now and snap.count == len(listing) and snap.listing == listing_digest(listing)):
+        return None
+    if not all(stamp_probe(stamp, memo) == probe for stamp, probe in snap.probes):
+        return None
+    try:
+        index, lines = json.loads(snap.files), json.loads(snap.listed)
+    except (ValueError, RecursionError):
+        return None
+    if not (isinstance(index, list) and len(index) == snap.count and _ranges_whole(index, len(snap.frames))):
+        return None
+    if not (isinstance(lines, list) and all(isinstance(x, list) and len(x) == 2 for x in lines)):
+        return None
+    return index, [(vpath, line) for vpath, line in lines]
+
+
+def _ranges_whole(index: list, size: int) -> bool:
+    """Whether the files' entries are [vpath, until, start, end, uri, kind] with frame ranges that
+    follow each other from 0 to `size`."""
+    at = 0
+    for e in index:
+        if not (
+            isinstance(e, list) and len(e) == 6 and isinstance(e[0], str) and isinstance(e[1], (int, float))
+            and isinstance(e[2], int) and isinstance(e[3], int) and isinstance(e[4], str)
+            and isinstance(e[5], str) and e[2] == at and e[3] >= at
+        ):  # fmt: skip
+            return False
+        at = e[3]
+    return at == size
+
+
+def _without(blob: bytes, cuts: list[tuple[int, int]]) -> bytes:
+    """`blob` less the byte ranges `cuts` (in order, not overlapping)."""
+    if not cuts:
+        return blob
+    parts, at = [], 0
+    for start, end in cuts:
+        parts.append(blob[at:start])
+        at = end
+    parts.append(blob[at:])
+    return b"".join(parts)
+
+
+def _whole_frames(blob: bytes) -> bool:
+    """Whether `blob` is nothing but complete `Content-Length` framed messages."""
+    head = b"Content-Length: "
+    pos, end = 0, len(blob)
+    while pos < end:
+        if not blob.startswith(head, pos):
+            return False
+        stop = blob.find(b"\r\n\r\n", pos)
+        digits = blob[pos + len(head) : stop] if stop > 0 else b""
+        if not digits.isdigit():
+            return False
+        pos = stop + 4 + int(digits)
+        if pos > end:
+            return False
+    return True
+
+
+def _keep_snapshots(
+    cache, variant: str, redo: dict[int, list[str]], stats: dict[str, tuple[float, int]], now: float,
+    lister: _Lister, uri_of: Callable[[str], str],
+) -> None:  # fmt: skip
+    """After the write-back of the files' entries: a snapshot for each segment checked file by file,
+    made from those entries (a segment with any file the cache could not keep gets none)."""
+    from ...findings.cache import stamp_probe
+    from ...findings.segments import HIDDEN, LISTED, UNLISTED, SnapshotBuilder
+
+    snapshots, stale = [], []
+    for seg, vpaths in redo.items():
+        found: dict[str, tuple[Any, bytes, float]] = {}
+        for hits, _ in cache.lookup_batches(variant, stats, now, only=vpaths):
+            found.update(hits)
+        if len(found) != len(vpaths) or not vpaths:
+            stale.append(seg)
+            continue
+        b = SnapshotBuilder()
+        for vpath in vpaths:
+            record, payload, until = found[vpath]
+            category, stamp, title = record[0], record[2], record[9]
+            line = lister.line(vpath, category, stamp, title)
+            kind = LISTED if line is not None else UNLISTED if category == "session" else HIDDEN
+            b.add(vpath, *stats[vpath], record, until, payload, uri_of(vpath) if payload else "", line, kind)
+            if isinstance(stamp, str) and stamp.startswith(("/", "~")):
+                b.probes[stamp] = stamp_probe(stamp, cache.probes)
+        snap = b.snapshot(seg, now)
+        if snap is None:
+            stale.append(seg)
+        else:
+            snapshots.append(snap)
+    cache.put_segments(variant, snapshots, stale)

@@ -71,8 +71,8 @@ class ShardedStartup:
     async def first_check(self, session: Session, diagnostics: Diagnostics) -> tuple[int, str | None]:
         loop = asyncio.get_running_loop()
 
-        def stream(vpaths: list[str], frames: bytes) -> None:  # from the collecting thread
-            loop.call_soon_threadsafe(self._publish_frames, session, diagnostics, vpaths, frames)
+        def stream(vpaths: list[str], frames: bytes, named: list[str]) -> None:  # from the collecting thread
+            loop.call_soon_threadsafe(self._publish_frames, session, diagnostics, vpaths, frames, named)
 
         # Each worker's diagnostics go out as they arrive, before its records become the store.
         results = await loop.run_in_executor(None, self._collect, session, stream)
@@ -107,8 +107,10 @@ class ShardedStartup:
             store.refresh_path(real_path(root, vpath))
 
     @staticmethod
-    def _publish_frames(session: Session, diagnostics: Diagnostics, vpaths: list[str], frames: bytes) -> None:
-        diagnostics.publisher.publish_bulk("file", frames, {session.uri_of(v) for v in vpaths})
+    def _publish_frames(
+        session: Session, diagnostics: Diagnostics, vpaths: list[str], frames: bytes, named: list[str]
+    ) -> None:
+        diagnostics.publisher.publish_bulk("file", frames, {session.uri_of(v) for v in vpaths}.union(named))
 
 
 @dataclass
@@ -132,8 +134,9 @@ def check_in_front(
     started = time.perf_counter()
     uris: set[str] = set()
 
-    def on_frames(vpaths: list[str], frames: bytes) -> None:
+    def on_frames(vpaths: list[str], frames: bytes, named: list[str]) -> None:
         uris.update(session.uri_of(v) for v in vpaths)
+        uris.update(named)
         send(frames)
 
     lag = Lag(session.root, keep=FRONT_SYNC_MAX)  # the recall index compared with the files as they come in

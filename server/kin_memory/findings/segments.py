@@ -1,0 +1,100 @@
+"""Segment snapshots: an unchanged part of the store answered as one block, not a row per file.
+
+A start-up worker of a big store spent most of its time answering tens of thousands of files one by one
+from the findings cache (a row read, a record decoded, a listing line made, a frame and a record sent,
+each). The store's files are therefore split into SEGMENTS fixed buckets by a hash of their virtual path;
+a shard of the start-up is a set of whole segments. After a check, each segment's outcome is kept as one
+row: the framed diagnostics, the URIs they are for, the records, the prompt-block listing lines, keyed by
+a digest of the segment's listing (every file's vpath, mtime and size). A warm start then stats its files,
+digests each segment's listing and, where the digest and the workspace-stamp probes still hold, sends the
+segment's block as it is, less the files whose findings have aged since (a message such as "expires in 3
+hours" moves on): those few are checked again one by one, as are the segments that changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+SEGMENTS = 64  # fixed buckets of the store's files; a shard of n workers is every segment s with s % n
+
+
+def segment_of(vpath: str) -> int:
+    return zlib.crc32(vpath.encode("utf-8", "surrogatepass")) % SEGMENTS
+
+
+def listing_digest(files: Iterable[tuple[str, float, int]]) -> bytes:
+    """What a segment's files are on disk, as one digest: any file added, removed, renamed or changed
+    (mtime or size) changes it. Order-independent (sorted here)."""
+    h = hashlib.blake2b(digest_size=16)
+    for vpath, mtime, size in sorted(files):
+        h.update(f"{vpath}\0{mtime!r}\0{size}\n".encode("utf-8", "surrogatepass"))
+    return h.digest()
+
+
+LISTED, HIDDEN, UNLISTED = "l", "h", "-"  # a file in the prompt block's listing: listed, counted, neither
+
+
+@dataclass
+class Snapshot:
+    """One segment's check in one variant, as kept (see FindingsCache.segments)."""
+
+    seg: int
+    listing: bytes  # listing_digest of its files
+    since: float  # the check's clock: the snapshot holds from then on (each file until its own time)
+    valid_until: float  # the earliest of its files' (see `files`)
+    probes: list[list[str]]  # [stamp, what the disk said of it] for the path stamps of its files
+    frames: bytes  # framed publishDiagnostics of its files with findings, concatenated
+    files: str  # JSON: [[vpath, valid until, frame start, frame end, uri or "", LISTED|HIDDEN|UNLISTED]]
+    records: str  # JSON: [[vpath, mtime, size, record], ...] for every file
+    listed: str  # JSON: [[vpath, prompt-block line], ...] for its files listed in the context
+    count: int  # files
+
+
+@dataclass
+class SnapshotBuilder:
+    """A segment's files as a check produced them, to be kept as a Snapshot once all of it is known."""
+
+    files: list[tuple[str, float, int, Any]] = field(default_factory=list)  # (vpath, mtime, size, record)
+    index: list[list[Any]] = field(default_factory=list)  # Snapshot.files
+    payloads: list[bytes] = field(default_factory=list)
+    size: int = 0  # bytes of payloads so far
+    listed: list[tuple[str, str]] = field(default_factory=list)
+    probes: dict[str, str] = field(default_factory=dict)
+
+    def add(self, vpath: str, mtime: float, size: int, record: Any, until: float, payload: bytes, uri: str,
+            line: str | None, kind: str) -> None:  # fmt: skip
+        self.files.append((vpath, mtime, size, record))
+        start = self.size
+        if payload:
+            self.payloads.append(payload)
+            self.size += len(payload)
+        self.index.append([vpath, until, start, self.size, uri if payload else "", kind])
+        if line is not None:
+            self.listed.append((vpath, line))
+
+    def snapshot(self, seg: int, since: float) -> Snapshot | None:
+        if not self.files:
+            return None
+        try:
+            records = json.dumps(self.files, allow_nan=False)
+            listed = json.dumps(self.listed)
+            files = json.dumps(self.index)  # an `until` of inf is written as Infinity (Python reads it)
+        except (TypeError, ValueError):
+            return None
+        return Snapshot(
+            seg,
+            listing_digest((v, m, s) for v, m, s, _ in self.files),
+            since,
+            min(until for _, until, *_ in self.index),
+            sorted([stamp, probe] for stamp, probe in self.probes.items()),
+            b"".join(self.payloads),
+            files,
+            records,
+            listed,
+            len(self.files),
+        )

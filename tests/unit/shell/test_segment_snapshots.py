@@ -1,0 +1,166 @@
+"""A warm start answers unchanged segments from their snapshot, and what it sends is exactly what a check
+without any cache sends: after a file changed, after files aged, and when a snapshot was tampered with."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+from kin_memory.findings.cache import FindingsCache
+from kin_memory.findings.segments import SEGMENTS
+from kin_memory.lsp.startup.shards import JsonRecords, ShardResult, _check
+from kin_memory.store.context import Context
+from kin_memory.store.paths import HIDDEN_DIR
+from kin_memory.store.store import scan_names
+from support.memfiles import memory, write
+
+DAY = 86400.0
+
+
+def build(root: Path, n: int = 300) -> None:
+    for k in range(n):
+        category = ("preference", "bogus-category", "project-fact", "episodic")[k % 4]
+        path = write(root, f"notes/m{k:03}.md", memory(category, f"# M{k}\n\ntext {k}\n"))
+        if k % 3 == 0:  # old files: their age is in their findings, which move on day by day
+            old = time.time() - (30 + k) * DAY
+            os.utime(path, (old, old))
+
+
+def frames_by_uri(blob: bytes) -> dict[str, str]:
+    out, pos = {}, 0
+    while pos < len(blob):
+        stop = blob.index(b"\r\n\r\n", pos)
+        length = int(blob[pos + len(b"Content-Length: ") : stop])
+        body = json.loads(blob[stop + 4 : stop + 4 + length])
+        out[body["params"]["uri"]] = json.dumps(body["params"]["diagnostics"], sort_keys=True)
+        pos = stop + 4 + length
+    return out
+
+
+def check(root: Path, now: float, cache: bool = True) -> tuple[dict, ShardResult, list[str]]:
+    """What a worker sends for the whole store at `now`: (diagnostics by URI, the result, chunk kinds);
+    the write-back is done before returning, as a worker does after answering."""
+    files = [(path, vpath) for path, vpath, is_index in scan_names(root)[0] if not is_index]
+    opened = FindingsCache.open(root) if cache else None
+    chunks: list[tuple[str, object]] = []
+    checked = _check(root, files, Context(root=root, now=now), "utf-16", (0, 1), opened, None,
+                     lambda c: chunks.append(c) or True)  # fmt: skip
+    assert checked is not None
+    result, rest, write_back = checked
+    chunks += list(rest())
+    write_back()
+    published: dict[str, str] = {}
+    records: dict[str, list] = {}
+    sent: list[str] = []  # every URI a frame went out for: each once
+    for kind, chunk in chunks:
+        if kind == "frames":
+            found = frames_by_uri(chunk[1])  # type: ignore[index]
+            sent += found
+            published.update(found)
+        elif kind == "records":
+            records.update({vpath: [mtime, size, record] for vpath, mtime, size, record in chunk})  # type: ignore[union-attr]
+        elif kind == "segment":
+            stats, uris, frames, text, skip = chunk  # type: ignore[misc]
+            found = frames_by_uri(frames)
+            assert sorted(found) == sorted(uris)
+            sent += found
+            published.update(found)
+            rows = JsonRecords(stats, text, frozenset(skip)).decoded()
+            records.update({vpath: [mtime, size, record] for vpath, mtime, size, record in rows})
+    assert len(sent) == len(set(sent)) == len(published)
+    result.records = [[(v, *r) for v, r in sorted(records.items())]]
+    # "segment-" for a segment sent less its aged files
+    return published, result, [kind + ("-" if kind == "segment" and c[4] else "") for kind, c in chunks]  # type: ignore[index]
+
+
+def same(a: tuple[dict, ShardResult, list[str]], b: tuple[dict, ShardResult, list[str]]) -> None:
+    assert a[0] == b[0]
+    assert sorted(a[1].listed) == sorted(b[1].listed) and a[1].hidden == b[1].hidden
+    assert a[1].records == b[1].records
+
+
+def fresh(root: Path, now: float, tmp: Path) -> tuple[dict, ShardResult, list[str]]:
+    """The same store checked by a copy of it that has no cache at all."""
+    copy = tmp / "fresh"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(HIDDEN_DIR))
+    published, result, kinds = check(copy, now, cache=False)
+    prefix, here = copy.as_uri(), root.as_uri()
+    result.listed = [(vpath, line) for vpath, line in result.listed]
+    return {uri.replace(prefix, here, 1): d for uri, d in published.items()}, result, kinds
+
+
+def test_an_unchanged_store_is_answered_by_its_snapshots(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    build(root)
+    now = time.time()
+    cold = check(root, now)
+    assert "segment" not in cold[2]
+    warm = check(root, now + 1)
+    assert warm[2].count("segment") == len({k for k in range(SEGMENTS)} & segments_used(root))
+    assert "records" not in warm[2] and warm[1].hits == 300
+    same(warm, cold)
+    same(warm, fresh(root, now + 1, tmp_path))
+
+
+def segments_used(root: Path) -> set[int]:
+    from kin_memory.findings.segments import segment_of
+
+    return {segment_of(vpath) for _, vpath, is_index in scan_names(root)[0] if not is_index}
+
+
+def test_a_changed_file_redoes_its_segment_only(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    build(root)
+    now = time.time()
+    check(root, now)
+    write(root, "notes/m005.md", memory("bogus-other", "# Changed\n\nnew text\n"))
+    warm = check(root, now + 2)
+    assert warm[2].count("segment") == len(segments_used(root)) - 1
+    same(warm, fresh(root, now + 2, tmp_path))
+    again = check(root, now + 3)  # the redone segment has its snapshot again
+    assert again[2].count("segment") == len(segments_used(root))
+
+
+def test_files_that_aged_are_checked_again_and_the_rest_kept(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    build(root)
+    now = time.time()
+    check(root, now)
+    cache = FindingsCache.open(root)
+    assert cache is not None
+    untils = sorted(
+        e[1] for (files,) in cache.conn.execute("SELECT files FROM segments") for e in json.loads(files)
+    )
+    cache.close()
+    assert untils[0] < untils[1]
+    later = (
+        untils[0] + 1
+    )  # the first file' findings have moved on: checked again, the rest of their segment kept
+    warm = check(root, later)
+    assert "segment-" in warm[2] and "records" in warm[2]
+    same(warm, fresh(root, later, tmp_path))
+    much_later = now + 1.5 * DAY  # most old files aged: their segments are checked again whole
+    same(check(root, much_later), fresh(root, much_later, tmp_path))
+
+
+def test_a_tampered_snapshot_is_not_used(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    build(root)
+    now = time.time()
+    check(root, now)
+    cache = FindingsCache.open(root)
+    assert cache is not None
+    segs = [seg for (seg,) in cache.conn.execute("SELECT seg FROM segments ORDER BY seg")]
+    cache.conn.execute("UPDATE segments SET frames = CAST('Content-Length: 5\r\n\r\n{}' AS BLOB) WHERE seg = ?",
+                       (segs[0],))  # fmt: skip
+    cache.conn.execute("UPDATE segments SET files = '[1, 2]' WHERE seg = ?", (segs[1],))
+    cache.conn.execute("UPDATE segments SET listed = 'not json' WHERE seg = ?", (segs[2],))
+    cache.conn.execute('UPDATE segments SET probes = \'[["/x", "y"]]\' WHERE seg = ?', (segs[3],))
+    cache.close()
+    warm = check(root, now + 1)
+    assert warm[2].count("segment") == len(segs) - 4
+    same(warm, fresh(root, now + 1, tmp_path))
