@@ -232,7 +232,8 @@ class FindingsCache:
 
     # -- segment snapshots (see segments.py) -------------------------------------------------------
     def segments(self, variant: str, segs: Iterable[int]) -> dict[int, Snapshot]:
-        """The kept snapshots of these segments (unreadable rows are left out: checked file by file)."""
+        """The kept snapshots of these segments, without their records (see `segment_records`);
+        unreadable rows are left out: checked file by file."""
         wanted = sorted(set(segs))
         if not wanted:
             return {}
@@ -344,12 +345,37 @@ class FindingsCache:
             log.info("findings cache not written: %s", exc)
 
 
-_SNAPSHOT_COLUMNS = "seg, listing, since, valid_until, probes, frames, files, records, listed, count"
+_SNAPSHOT_COLUMNS = "seg, listing, since, valid_until, probes, frames, files, listed, count"
+
+
+def segment_records(root: Path, variant: str, seg: int, listing: bytes) -> str | None:
+    """The records of a segment's snapshot, when it is still the one of this listing (None otherwise, or
+    when there is no cache to read). Read-only, a connection of its own: asked by the server while the
+    start-up workers may be writing."""
+    if hidden_file_problem(root, DB_NAME) is not None:
+        return None
+    path = os.path.join(root, HIDDEN_DIR, DB_NAME)
+    try:
+        conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, timeout=5.0)
+    except sqlite3.Error:
+        return None
+    try:
+        row = conn.execute(
+            "SELECT records FROM segments WHERE variant = ? AND seg = ? AND listing = ?",
+            (variant, seg, listing),
+        ).fetchone()
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    return row[0] if row is not None and isinstance(row[0], str) else None
 
 
 def _snapshot(row: tuple[Any, ...]) -> Snapshot | None:
-    """A snapshot row as kept, None when any part of it is not what this code writes."""
-    seg, listing, since, valid_until, probes, frames, files, records, listed, count = row
+    """A snapshot row as kept (its records left out), None when any part of it is not what this code
+    writes."""
+    seg, listing, since, valid_until, probes, frames, files, listed, count = row
+    records = ""
     try:
         probes = json.loads(probes)
     except (ValueError, TypeError, RecursionError):

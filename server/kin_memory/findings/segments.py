@@ -50,7 +50,7 @@ class Snapshot:
     probes: list[list[str]]  # [stamp, what the disk said of it] for the path stamps of its files
     frames: bytes  # framed publishDiagnostics of its files with findings, concatenated
     files: str  # JSON: [[vpath, valid until, frame start, frame end, uri or "", LISTED|HIDDEN|UNLISTED]]
-    records: str  # JSON: [[vpath, mtime, size, record], ...] for every file
+    records: str  # JSON: [[vpath, mtime, size, record], ...] for every file ("" when not read)
     listed: str  # JSON: [[vpath, prompt-block line], ...] for its files listed in the context
     count: int  # files
 

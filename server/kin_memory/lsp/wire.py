@@ -156,7 +156,56 @@ class Outlet:
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.lock = threading.Lock()
+        self.token: tuple[int, int] | None = None  # while other processes write to the same output
 
     def send(self, data: bytes) -> None:
         with self.lock:
-            write_all(self.fd, data)
+            token = self.token
+            if token is None:
+                write_all(self.fd, data)
+                return
+            take_turn(token)
+            try:
+                write_all(self.fd, data)
+            finally:
+                os.write(token[1], TURN)
+
+    def share(self, token: tuple[int, int]) -> None:
+        """From now on other processes write whole messages to this output too, each while it holds the
+        one byte of `token` (a pipe): so does this writer. Kept (duplicated) until `alone`."""
+        with self.lock:
+            self.token = (os.dup(token[0]), os.dup(token[1]))
+
+    def alone(self) -> None:
+        """The other writers are done."""
+        with self.lock:
+            token, self.token = self.token, None
+        for fd in token or ():
+            os.close(fd)
+
+
+TURN = b"t"  # the byte whoever writes holds (see Outlet.share)
+TURN_WAIT = 30.0  # seconds a writer waits for its turn
+
+
+def new_token() -> tuple[int, int]:
+    """A pipe holding the one byte of a turn: (read end, non-blocking; write end)."""
+    r, w = os.pipe()
+    os.set_blocking(r, False)
+    os.write(w, TURN)
+    return r, w
+
+
+def take_turn(token: tuple[int, int], wait: float = TURN_WAIT) -> None:
+    """Take the byte of `token` (give it back with os.write(token[1], TURN)); TimeoutError after `wait`."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            if os.read(token[0], 1):
+                return
+        except BlockingIOError:
+            pass
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("no turn to write to the editor")
+        select.select([token[0]], [], [], left)

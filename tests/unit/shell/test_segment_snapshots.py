@@ -63,12 +63,13 @@ def check(root: Path, now: float, cache: bool = True) -> tuple[dict, ShardResult
         elif kind == "records":
             records.update({vpath: [mtime, size, record] for vpath, mtime, size, record in chunk})  # type: ignore[union-attr]
         elif kind == "segment":
-            stats, uris, frames, text, skip = chunk  # type: ignore[misc]
+            stats, uris, frames, (variant, seg, listing), skip = chunk  # type: ignore[misc]
             found = frames_by_uri(frames)
             assert sorted(found) == sorted(uris)
             sent += found
             published.update(found)
-            rows = JsonRecords(stats, text, frozenset(skip)).decoded()
+            rows = JsonRecords(stats, (str(root), variant, seg, listing), frozenset(skip)).decoded()
+            assert all(record is not None for *_, record in rows)
             records.update({vpath: [mtime, size, record] for vpath, mtime, size, record in rows})
     assert len(sent) == len(set(sent)) == len(published)
     result.records = [[(v, *r) for v, r in sorted(records.items())]]

@@ -200,9 +200,7 @@ class Front:
 
         def run() -> None:
             try:
-                future.set_result(
-                    check_in_front(session, shards, self.outlet.send, self.handover.recall_synced)
-                )
+                future.set_result(check_in_front(session, shards, self.outlet, self.handover.recall_synced))
             except BaseException as exc:  # noqa: BLE001 - the server then checks as usual
                 future.set_exception(exc)
 

@@ -45,18 +45,26 @@ POSITION_ENCODINGS = ("utf-16", "utf-8", "utf-32")
 
 @dataclass
 class JsonRecords:
-    """A segment snapshot's records as kept (JSON text), decoded only when made memories: what the
-    server needs first from a warm start is the diagnostics, not the records."""
+    """A segment snapshot's records, read from the findings cache and decoded only when they are made
+    memories: what the server needs first from a warm start is the diagnostics, not the records (which
+    the worker therefore neither reads nor sends)."""
 
     stats: list[tuple[str, float, int]]  # (vpath, mtime, size) of each file
-    text: str  # [[vpath, mtime, size, record], ...]
-    skip: frozenset[str] = frozenset()  # files of the text checked again (sent on their own)
+    snapshot: tuple[str, str, int, bytes]  # (store root, variant, segment, listing digest)
+    skip: frozenset[str] = frozenset()  # files of the snapshot checked again (sent on their own)
 
     def __len__(self) -> int:
         return len(self.stats)
 
     def decoded(self) -> list[tuple[str, float, int, Any]]:
-        rows = json.loads(self.text)
+        """Each file's record; None for all when the snapshot is not there any more (read again)."""
+        from ...findings.cache import segment_records
+
+        root, variant, seg, listing = self.snapshot
+        text = segment_records(Path(root), variant, seg, listing)
+        if text is None:
+            return [(vpath, mtime, size, None) for vpath, mtime, size in self.stats]
+        rows = json.loads(text)
         if isinstance(rows, list) and self.skip:
             rows = [row for row in rows if not (isinstance(row, list) and row and row[0] in self.skip)]
         if not (isinstance(rows, list) and len(rows) == len(self.stats)):
@@ -115,14 +123,18 @@ class Shards:
     pids: list[int] = field(default_factory=list)
     requests: list[int] = field(default_factory=list)  # write ends: parent -> worker
     results: list[int] = field(default_factory=list)  # read ends: worker -> parent
+    token: tuple[int, int] | None = None  # the turn to write to the editor (see wire.Outlet.share)
 
     @classmethod
     def start(cls, root: Path, workers: int | None = None, guess: Context | None = None) -> Shards | None:
         """Fork the workers; None when the store is missing or forking is unavailable."""
         if not hasattr(os, "fork") or not root.is_dir():
             return None
+        from ..wire import new_token
+
         count = workers or _default_workers(root, guess)
         shards = cls(root)
+        token = shards.token = new_token()
         for index in range(count):
             req_r, req_w = os.pipe()
             res_r, res_w = os.pipe()
@@ -133,7 +145,7 @@ class Shards:
                 os.close(res_r)
                 for fd in (*shards.requests, *shards.results):
                     os.close(fd)
-                _worker_main(root, index, count, req_r, res_w, guess)  # never returns
+                _worker_main(root, index, count, req_r, res_w, guess, token)  # never returns
             os.close(req_r)
             os.close(res_w)
             shards.pids.append(pid)
@@ -149,13 +161,16 @@ class Shards:
         on_frames: OnFrames | None = None,
         on_records: OnRecords | None = None,
         make: bool = True,
+        direct: bool = False,
     ) -> list[ShardResult] | None:
         """Send the check context, gather every worker's result; None if any worker fails. With
         `on_frames`, each worker's diagnostics are handed over as they arrive (its files with findings
         first, then chunks of frames) instead of kept in its result; with `on_records`, each chunk of
         records as it arrives. `make` False: the records not made memories yet are left to the caller
-        (ShardResult.make_memories)."""
-        request = pickle.dumps((ctx, encoding))
+        (ShardResult.make_memories). `direct`: the workers write their diagnostics to the editor
+        themselves (the server's output is the editor's and nothing else writes to it until they are
+        done); what comes to the server then has the frames left out."""
+        request = pickle.dumps((ctx, encoding, direct))
         try:
             for fd in self.requests:
                 _send(fd, request)
@@ -171,12 +186,12 @@ class Shards:
     def close(self, grace: float = 0.0) -> None:
         """Let the workers go. With a grace period they finish writing the findings cache first (waited
         for on a thread, never by the caller), and are killed only if they outstay it."""
-        for fd in (*self.requests, *self.results):
+        for fd in (*self.requests, *self.results, *(self.token or ())):
             try:
                 os.close(fd)
             except OSError:
                 pass
-        self.requests, self.results = [], []
+        self.requests, self.results, self.token = [], [], None
         pids, self.pids = self.pids, []
         if grace > 0:
             threading.Thread(target=_reap, args=(pids, grace), name="kin-memory-workers", daemon=True).start()
@@ -313,14 +328,15 @@ class _Incoming:
                 self.on_records(chunk)
             self.unmade.records.append(chunk)
         elif kind == "segment":
-            stats, uris, frames, records, skip = chunk
+            stats, uris, frames, (variant, seg, listing), skip = chunk
             if self.on_frames is not None:
                 self.on_frames([], frames, uris)
             else:
                 self.frames.append(frames)
             if self.on_records is not None:
                 self.on_records(stats)
-            self.unmade.records.append(JsonRecords(stats, records, frozenset(skip)))
+            snapshot = (self.made.prefix, variant, seg, listing)
+            self.unmade.records.append(JsonRecords(stats, snapshot, frozenset(skip)))
         elif kind == "summary" and isinstance(chunk, ShardResult):
             chunk.prefix = self.made.prefix
             chunk.memories, chunk.records = self.made.memories, self.made.records
@@ -364,27 +380,72 @@ def _gather(
     return [incoming[fd].result for fd in fds]  # type: ignore[misc]
 
 
-def _worker_main(root: Path, index: int, count: int, req_fd: int, res_fd: int, guess: Context | None) -> None:
+def _worker_main(
+    root: Path,
+    index: int,
+    count: int,
+    req_fd: int,
+    res_fd: int,
+    guess: Context | None,
+    token: tuple[int, int],
+) -> None:
     code = 0
     try:
-        # Let go of the editor's pipes at once: the client must see EOF when the server exits.
+        # Let go of the editor's pipes at once: the client must see EOF when the server exits. The
+        # output is kept aside, for diagnostics written straight to the editor when the server asks.
+        editor = os.dup(1)
         devnull = os.open(os.devnull, os.O_RDWR)
         os.dup2(devnull, 0)
         os.dup2(devnull, 1)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
-        result, chunks, done = _work(
-            root, index, count, req_fd, guess, lambda c: _send(res_fd, pickle.dumps(c))
-        )
+        out = _ToServer(res_fd, editor, token)
+        result, chunks, done = _work(root, index, count, req_fd, guess, out, out.asked)
         for chunk in chunks():  # what was not streamed while checking
-            _send(res_fd, pickle.dumps(chunk))
-        _send(res_fd, pickle.dumps(("summary", result)))
-        _send(res_fd, pickle.dumps(("end", None)))
-        os.close(res_fd)
+            out(chunk)
+        out(("summary", result))
+        out(("end", None))
+        out.close()
         done()  # the findings cache is written after the server has what it waits for
     except BaseException:  # noqa: BLE001 - the parent falls back to checking in-process
         code = 1
     os._exit(code)
+
+
+class _ToServer:
+    """A worker's chunks to the server; once the server asked for it (`asked`), the frames of each chunk
+    go straight to the editor first, one worker at a time, and the chunk follows without them."""
+
+    def __init__(self, res_fd: int, editor: int, token: tuple[int, int]) -> None:
+        self.res_fd, self.editor, self.token = res_fd, editor, token
+        self.direct = False
+
+    def asked(self, request: tuple) -> None:
+        self.direct = len(request) > 2 and request[2] is True
+
+    def __call__(self, chunk: tuple[str, object]) -> None:
+        kind, body = chunk
+        if self.direct and kind in ("frames", "segment"):
+            parts = list(body)  # type: ignore[call-overload]
+            at = 1 if kind == "frames" else 2  # where the frames are in the chunk
+            if parts[at]:
+                self._to_editor(parts[at])
+                parts[at] = b""
+            chunk = (kind, tuple(parts))
+        _send(self.res_fd, pickle.dumps(chunk))
+
+    def _to_editor(self, frames: bytes) -> None:
+        from ..wire import TURN, take_turn, write_all
+
+        take_turn(self.token)
+        try:
+            write_all(self.editor, frames)
+        finally:
+            os.write(self.token[1], TURN)
+
+    def close(self) -> None:
+        for fd in (self.res_fd, self.editor, *self.token):
+            os.close(fd)
 
 
 Chunks = Callable[[], Iterator[tuple[str, object]]]
@@ -394,8 +455,9 @@ Send = Callable[[tuple[str, object]], None]
 
 
 def _work(
-    root: Path, index: int, count: int, req_fd: int, guess: Context | None, send: Send
-) -> tuple[ShardResult, Chunks, Callable[[], None]]:
+    root: Path, index: int, count: int, req_fd: int, guess: Context | None, send: Send,
+    asked: Callable[[tuple], None] = lambda request: None,
+) -> tuple[ShardResult, Chunks, Callable[[], None]]:  # fmt: skip
     from ...findings.cache import FindingsCache, shard_of
     from ...store.store import scan_names
 
@@ -416,7 +478,8 @@ def _work(
             if not select.select([req_fd], [], [], 0)[0]:
                 return False
             request.append(_read_request(req_fd))
-        ctx, encoding = request[0]
+            asked(request[0])
+        ctx, encoding = request[0][:2]
         differs = not (encoding == "utf-16" and guess is not None and same_check(guess, ctx))
         if not differs:
             confirmed.append(True)
@@ -440,7 +503,10 @@ def _work(
 
     # Most sessions check with the default context: compute it while the server is still starting.
     speculative = check(guess, "utf-16", real_context_differs) if guess is not None else None
-    ctx, encoding = request[0] if request else _read_request(req_fd)
+    if not request:
+        request.append(_read_request(req_fd))
+        asked(request[0])
+    ctx, encoding = request[0][:2]
     if speculative is not None and guess is not None and encoding == "utf-16" and same_check(guess, ctx):
         return speculative
     result = check(ctx, encoding)
@@ -494,8 +560,9 @@ class _Outbox:
     Sent every CHUNK files when `stream` takes it (a worker of a big store then never holds its whole
     shard); otherwise (a speculative check not yet confirmed) kept for `chunks` at the end."""
 
-    def __init__(self, stream: Callable[[tuple[str, object]], bool] | None) -> None:
+    def __init__(self, stream: Callable[[tuple[str, object]], bool] | None, variant: str = "") -> None:
         self.stream = stream
+        self.variant = variant  # the findings cache's, where the server reads a segment's records
         self.records: list[tuple[str, float, int, Record | None]] = []
         self.payloads: list[bytes] = []
         self.with_findings: list[str] = []
@@ -518,7 +585,7 @@ class _Outbox:
         aged: set[str],
     ) -> None:
         """A segment answered by its snapshot, less its `aged` files (checked again on their own)."""
-        chunk = ("segment", (stats, uris, frames, snap.records, sorted(aged)))
+        chunk = ("segment", (stats, uris, frames, (self.variant, snap.seg, snap.listing), sorted(aged)))
         if self.stream is None or not self.stream(chunk):
             self.segments.append(chunk)
 
@@ -585,10 +652,10 @@ def _check(
     from ...findings.cached import Checked, check_files, stat_of
 
     render, uri_of = _renderer(root, encoding)
-    outbox = _Outbox(stream)
+    variant = variant_key(ctx, f"lsp-{encoding}")
+    outbox = _Outbox(stream, variant)
     result = ShardResult([], [], 0)
     lister = _Lister(ctx.active)
-    variant = variant_key(ctx, f"lsp-{encoding}")
     stats = {vpath: st for path, vpath in files if (st := stat_of(path)) is not None}
     answered = _from_snapshots(files, stats, cache, variant, ctx.now, result, outbox, abandon)
     if answered is None:
@@ -655,8 +722,10 @@ def _from_snapshots(
                 result.hits += len(index) - len(aged)
                 uris = [e[4] for e in index if e[4] and e[0] not in aged]
                 outbox.segment([x for x in listing if x[0] not in aged], uris, frames, snap, aged)
-                if aged:  # checked again below, and the segment's snapshot made again afterwards
-                    rest += [(path, vpath) for path, vpath in seg_files if vpath in aged]
+                # Checked again below; the snapshot is made again only once a fair share has aged
+                # (each start checks those few again, from their own entries, until then).
+                rest += [(path, vpath) for path, vpath in seg_files if vpath in aged]
+                if len(aged) * REMAKE_SHARE > len(index):
                     redo[seg] = [vpath for vpath, *_ in listing]
                 continue
         rest += seg_files
@@ -665,6 +734,7 @@ def _from_snapshots(
 
 
 AGED_SHARE = 4  # a segment with more than a quarter of its files aged is checked again whole
+REMAKE_SHARE = 16  # a segment's snapshot is made again once more than a sixteenth of its files aged
 
 
 def _usable(

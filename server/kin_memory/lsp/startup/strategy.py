@@ -24,7 +24,7 @@ from ...store.store import scan_names
 from ..convert import diagnostics_frame, diagnostics_json
 from ..features.diagnostics import INDEX_VPATH, Diagnostics
 from ..session import Session
-from ..wire import frame
+from ..wire import Outlet, frame
 from .shards import OnFrames, OnRecords, ShardResult, Shards
 
 log = logging.getLogger("kin_memory.lsp")
@@ -125,7 +125,7 @@ class FrontCheck:
 
 
 def check_in_front(
-    session: Session, shards: Shards, send: Callable[[bytes], None], recall_synced: threading.Event
+    session: Session, shards: Shards, outlet: Outlet, recall_synced: threading.Event
 ) -> FrontCheck | None:
     """The workers' check, streamed to the editor as it arrives; None when it could not be used (the
     server then checks as usual). Runs on a thread of its own while the LSP stack imports. When the
@@ -133,6 +133,7 @@ def check_in_front(
     server's recall then starts from the index as it is."""
     started = time.perf_counter()
     uris: set[str] = set()
+    send = outlet.send
 
     def on_frames(vpaths: list[str], frames: bytes, named: list[str]) -> None:
         uris.update(session.uri_of(v) for v in vpaths)
@@ -143,7 +144,17 @@ def check_in_front(
     try:
         if lag.conn is not None:  # loaded while the workers check, should a few files need indexing
             threading.Thread(target=_load_recall, name="kin-memory-load-recall", daemon=True).start()
-        results = collect_for(session, shards, on_frames, lambda chunk: lag.add([r[:3] for r in chunk]))
+        # The workers write their diagnostics to the editor themselves instead of through this process
+        # (which is importing the LSP stack meanwhile), taking turns with this process's writes.
+        token = shards.token
+        direct = token is not None
+        if token is not None:
+            outlet.share(token)
+        try:
+            results = collect_for(session, shards, on_frames, lambda chunk: lag.add([r[:3] for r in chunk]),
+                                  direct=direct)  # fmt: skip
+        finally:
+            outlet.alone()
         if results is None:
             return None
         for r in results:
@@ -241,7 +252,11 @@ class PreparedStartup(ShardedStartup):
 
 
 def collect_for(
-    session: Session, shards: Shards | None, on_frames: OnFrames, on_records: OnRecords | None = None
+    session: Session,
+    shards: Shards | None,
+    on_frames: OnFrames,
+    on_records: OnRecords | None = None,
+    direct: bool = False,
 ) -> list[ShardResult] | None:
     """The workers' results when they were started for the root this session serves (with on_records,
     the records not made memories yet are left to `adopt`)."""
@@ -251,7 +266,7 @@ def collect_for(
         shards.close()
         return None
     return shards.collect(session.context(), session.encoding, on_frames=on_frames, on_records=on_records,
-                          make=on_records is None)  # fmt: skip
+                          make=on_records is None, direct=direct)  # fmt: skip
 
 
 def workers_said(results: list[ShardResult]) -> str:
