@@ -34,6 +34,7 @@ QUERY_YIELD = 0.5  # seconds at most background work waits for queries before ea
 QUERY_GAP = 0.05  # ...until none runs and none ended this recently (hovers come one after another)
 QUERY_QUIET = 0.1  # seconds without a query the writer waits for before a batch of open buffers...
 QUIET_MAX = 0.6  # ...for at most this long: a stream of hovers delays KM601 a little, never for good
+SEAL_EVERY = 30.0  # seconds at least between two seals of the index (a pass over its rows; see index.py)
 
 Publish = Callable[[str, str, list[Finding]], None]  # (source, vpath, findings)
 Log = Callable[[str], None]
@@ -59,6 +60,7 @@ class RecallSync:
         self.idle.set()
         self.loop: asyncio.AbstractEventLoop | None = None
         self._recall: Recall | None = None
+        self._sealed_at = -SEAL_EVERY  # when the index was last sealed (monotonic)
         session.events.subscribe(self._on_event)
 
     @property
@@ -155,6 +157,7 @@ class RecallSync:
                     self.recall.warm()  # refresh what the writes made stale, here rather than in a query
                 except Exception as exc:  # noqa: BLE001
                     log.warning("recall vocabulary not read: %r", exc)
+                self._seal()
                 return
             for vpath in sorted(batch):
                 self.yield_to_queries()
@@ -162,6 +165,18 @@ class RecallSync:
                     self._apply(vpath)
                 except Exception as exc:  # noqa: BLE001
                     log.warning("recall index update of %s failed: %r", vpath, exc)
+
+    def _seal(self) -> None:
+        """Once idle, now and then: the index's seals made again for the segments that were written,
+        so that the next start finds them unchanged without a look at their rows."""
+        if time.monotonic() - self._sealed_at < SEAL_EVERY:
+            return
+        self.yield_to_queries()
+        self._sealed_at = time.monotonic()
+        try:
+            self.recall.index.seal()
+        except Exception as exc:  # noqa: BLE001 - the next start compares row by row instead
+            log.info("recall index not sealed: %r", exc)
 
     def _apply(self, vpath: str) -> None:
         store = self.session.store

@@ -69,7 +69,12 @@ CREATE TABLE docs(
 CREATE INDEX docs_scope ON docs(scope);
 CREATE VIRTUAL TABLE fts USING fts5(path, title, body, tokenize='unicode61 remove_diacritics 2');
 CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, 'row');
+CREATE TABLE seal(seg INTEGER PRIMARY KEY, listing BLOB NOT NULL);
 """
+# `seal`: per segment of the store's files (findings/segments.py), the digest of what `docs` holds of
+# it (vpath, mtime, size), kept by sealed() and dropped by any write to that segment. A start compares
+# it with the files' own digests: a segment that matches needs no look at its rows.
+_SEAL = "CREATE TABLE IF NOT EXISTS seal(seg INTEGER PRIMARY KEY, listing BLOB NOT NULL)"
 
 
 @dataclass(frozen=True)
@@ -152,6 +157,8 @@ class RecallIndex:
             else:
                 conn.execute("SELECT count(*) FROM docs").fetchone()
                 conn.execute("SELECT rowid FROM fts LIMIT 1").fetchall()
+                if "seal" not in tables:  # an index made before seals: gains the table
+                    conn.execute(_SEAL)
         except BaseException:
             conn.close()
             raise
@@ -298,7 +305,10 @@ class RecallIndex:
             c.execute("DELETE FROM fts WHERE rowid=?", row)
             c.execute("DELETE FROM docs WHERE id=?", row)
 
-    def _write(self, fn: Callable[[sqlite3.Connection], None]) -> None:
+    def _write(self, fn: Callable[[sqlite3.Connection], None], *, text: bool = True) -> None:
+        """Run `fn` in a write transaction; `text` False: it changes no document (the vocabulary
+        snapshot stays current)."""
+
         def tx(c: sqlite3.Connection) -> None:
             c.execute("BEGIN IMMEDIATE")
             try:
@@ -309,13 +319,15 @@ class RecallIndex:
             c.execute("COMMIT")
 
         self._run(tx, None)
-        self._df_dirty = True
-        self._written_at = time.monotonic()
+        if text:
+            self._df_dirty = True
+            self._written_at = time.monotonic()
 
     def upsert(self, docs: Iterable[RecallDoc]) -> int:
         batch = list(docs)
 
         def fn(c: sqlite3.Connection) -> None:
+            _unseal(c, (d.vpath for d in batch))
             for d in batch:
                 self._delete(c, d.vpath)
                 cur = c.execute(
@@ -336,6 +348,7 @@ class RecallIndex:
         batch = list(vpaths)
 
         def fn(c: sqlite3.Connection) -> None:
+            _unseal(c, batch)
             for v in batch:
                 self._delete(c, v)
 
@@ -377,6 +390,31 @@ class RecallIndex:
             if progress is not None:
                 progress(done, len(changed))
         return SyncStats(len(stats), done, len(gone), time.perf_counter() - start)
+
+    def seal(self) -> int:
+        """Seal the segments that lost theirs (see `seal` in the schema): one pass over `docs`, in one
+        transaction with the writes so nothing changes in between. How many were sealed."""
+        from ..findings.segments import SEGMENTS, listing_digest, segment_of
+
+        sealed = 0
+
+        def fn(c: sqlite3.Connection) -> None:
+            nonlocal sealed
+            have = {seg for (seg,) in c.execute("SELECT seg FROM seal")}
+            if len(have) >= SEGMENTS:
+                return
+            parts: dict[int, list[tuple[str, float, int]]] = {s: [] for s in range(SEGMENTS) if s not in have}
+            for vpath, mtime, size in c.execute("SELECT vpath, mtime, size FROM docs"):
+                part = parts.get(segment_of(vpath))
+                if part is not None:
+                    part.append((vpath, mtime, size))
+            c.executemany(
+                "INSERT INTO seal VALUES (?, ?)", ((s, listing_digest(p)) for s, p in parts.items())
+            )
+            sealed = len(parts)
+
+        self._write(fn, text=False)
+        return sealed
 
     def clear(self) -> None:
         with self._lock:
@@ -660,6 +698,12 @@ class RecallIndex:
         except sqlite3.OperationalError as exc:  # a locked database: recall is best-effort
             log.warning("recall query failed: %s", exc)
             return []
+
+
+def _unseal(c: sqlite3.Connection, vpaths: Iterable[str]) -> None:
+    from ..findings.segments import segment_of
+
+    c.executemany("DELETE FROM seal WHERE seg = ?", ((seg,) for seg in {segment_of(v) for v in vpaths}))
 
 
 def _union(first: list[Candidate], then: list[Candidate]) -> list[Candidate]:

@@ -82,6 +82,25 @@ class Lag:
         except sqlite3.Error:
             self.close()
 
+    def sealed(self) -> dict[int, bytes]:
+        """The index's seals (see `seal` in index.py): segment → digest of what it holds of it."""
+        if self.conn is None:
+            return {}
+        try:
+            rows = self.conn.execute("SELECT seg, listing FROM seal").fetchall()
+        except sqlite3.Error:  # an index made before seals
+            return {}
+        return {seg: listing for seg, listing in rows if isinstance(seg, int) and isinstance(listing, bytes)}
+
+    def add_segment(self, files: list[tuple[str, float, int]], digest: bytes, seals: dict[int, bytes],
+                    seg: int) -> None:  # fmt: skip
+        """A segment's files: matched as a whole when the index's seal of it is their digest, else
+        compared row by row (`add`)."""
+        if self.conn is not None and seals.get(seg) == digest:
+            self.matched += len(files)
+        else:
+            self.add(files)
+
     def behind(self) -> int | None:
         """The count so far, with the index's memories no file came in for (removed from the store)."""
         conn = self.conn

@@ -205,6 +205,37 @@ def test_an_old_memory_with_the_rare_word_survives_a_broad_word(store: Path) -> 
         assert "/memories/notes/target.md" in paths(r.search(query, (WS,))), query
 
 
+def test_seals_follow_what_the_index_holds(store: Path) -> None:
+    """A segment's seal is the digest of the index's rows of it: made by seal(), dropped by any write to
+    that segment, read back as it was written."""
+    import os
+
+    from kin_memory.findings.segments import SEGMENTS, listing_digest, segment_of
+    from kin_memory.recall.peek import Lag
+
+    crafted(store)
+    r = Recall(store)
+    r.sync_disk()
+    assert r.index.seal() == SEGMENTS and r.index.seal() == 0
+    files: dict[int, list[tuple[str, float, int]]] = {}
+    for path in store.rglob("*.md"):
+        vpath = "/memories/" + path.relative_to(store).as_posix()
+        if vpath != "/memories/MEMORY.md" and "session" not in vpath:
+            st = os.stat(path)
+            files.setdefault(segment_of(vpath), []).append((vpath, st.st_mtime, st.st_size))
+    lag = Lag(store)
+    seals = lag.sealed()
+    lag.close()
+    assert all(seals[seg] == listing_digest(listed) for seg, listed in files.items())
+    write(store, "facts/database.md", memory("project-fact", "# Database\n\nNow MySQL.\n", WS))
+    r.sync_disk()
+    lag = Lag(store)
+    after = lag.sealed()
+    lag.close()
+    assert set(seals) - set(after) == {segment_of("/memories/facts/database.md")}
+    assert r.index.seal() == 1
+
+
 def test_warm_restart_reads_zero_files(store: Path) -> None:
     crafted(store)
     first = Recall(store).sync_disk()

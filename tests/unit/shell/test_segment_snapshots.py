@@ -148,6 +148,28 @@ def test_files_that_aged_are_checked_again_and_the_rest_kept(tmp_path: Path) -> 
     same(check(root, much_later), fresh(root, much_later, tmp_path))
 
 
+def test_the_workers_compare_the_recall_index_by_its_seals(tmp_path: Path) -> None:
+    from kin_memory.recall.service import Recall
+
+    root = tmp_path / "memory"
+    build(root)
+    now = time.time()
+    assert check(root, now)[1].recall is None  # no index yet: nothing said
+    recall = Recall(root)
+    recall.sync_disk()
+    assert check(root, now)[1].recall == (300, 0, [])  # current, compared row by row (no seals yet)
+    recall.index.seal()
+    assert check(root, now + 1)[1].recall == (300, 0, [])  # current, by the seals
+    write(root, "notes/m007.md", memory("preference", "# Changed\n\nother text\n"))
+    write(root, "notes/new.md", memory("preference", "# New\n\nnew text\n"))
+    matched, changed, named = check(root, now + 2)[1].recall  # type: ignore[misc]
+    assert (matched, changed, sorted(named)) == (
+        300,
+        2,
+        ["/memories/notes/m007.md", "/memories/notes/new.md"],
+    )
+
+
 def test_a_tampered_snapshot_is_not_used(tmp_path: Path) -> None:
     root = tmp_path / "memory"
     build(root)

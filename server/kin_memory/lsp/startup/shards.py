@@ -88,6 +88,9 @@ class ShardResult:
     index_vpath: str | None = None
     problems: list = field(default_factory=list)  # the scan's problems (from the first worker only)
     hits: int = 0  # files answered by the findings cache
+    # How the recall index compares with the shard's files: (files it holds as they are, files it lacks
+    # or holds at another (mtime, size), the first RECALL_KEEP of those); None when it could not be read.
+    recall: tuple[int, int, list[str]] | None = None
     # Sent in chunks after the above and gathered by the parent as they arrive (see _Incoming):
     frames: list[bytes] = field(default_factory=list)  # framed publishDiagnostics
     memories: dict[str, Memory | None] = field(default_factory=dict)  # compact; None: read it again
@@ -657,7 +660,7 @@ def _check(
     result = ShardResult([], [], 0)
     lister = _Lister(ctx.active)
     stats = {vpath: st for path, vpath in files if (st := stat_of(path)) is not None}
-    answered = _from_snapshots(files, stats, cache, variant, ctx.now, result, outbox, abandon)
+    answered = _from_snapshots(root, files, stats, cache, variant, ctx.now, result, outbox, abandon)
     if answered is None:
         return None
     rest, redo = answered
@@ -693,12 +696,13 @@ def _check(
 
 
 def _from_snapshots(
+    root: Path,
     files: list[tuple[str, str]], stats: dict[str, tuple[float, int]], cache, variant: str, now: float,
     result: ShardResult, outbox: _Outbox, abandon,
 ) -> tuple[list[tuple[str, str]], dict[int, list[str]]] | None:  # fmt: skip
     """Send the segments whose snapshot still holds (their listing added to `result`): (the files left
     to check one by one, their segments' vpaths, to get a new snapshot); None when abandoned."""
-    from ...findings.segments import HIDDEN, segment_of
+    from ...findings.segments import HIDDEN, listing_digest, segment_of
 
     by_segment: dict[int, list[tuple[str, str]]] = {}
     for path, vpath in files:
@@ -706,12 +710,16 @@ def _from_snapshots(
     kept = cache.segments(variant, by_segment) if cache is not None else {}
     rest: list[tuple[str, str]] = []
     redo: dict[int, list[str]] = {}
+    lag = _RecallLag(root)
     for seg, seg_files in sorted(by_segment.items()):
         if abandon is not None and abandon():
+            lag.lag.close()
             return None
         listing = [(vpath, *stats[vpath]) for _, vpath in seg_files if vpath in stats]
+        digest = listing_digest(listing)
+        lag.add(seg, listing, digest)
         snap = kept.get(seg)
-        usable = _usable(snap, listing, now, cache.probes) if snap is not None else None
+        usable = _usable(snap, listing, digest, now, cache.probes) if snap is not None else None
         if snap is not None and usable is not None:
             index, lines = usable
             aged = {e[0] for e in index if not e[1] > now}
@@ -730,7 +738,33 @@ def _from_snapshots(
                 continue
         rest += seg_files
         redo[seg] = [vpath for vpath, *_ in listing]
+    result.recall = lag.said()
     return rest, redo
+
+
+RECALL_KEEP = 500  # changed files a worker names (a start writes up to this many itself)
+
+
+class _RecallLag:
+    """The recall index compared with a shard's files, segment by segment: a sealed segment whose
+    digest matches costs nothing, the others are looked up row by row (recall/peek.py)."""
+
+    def __init__(self, root: Path) -> None:
+        from ...recall.peek import Lag
+
+        self.lag = Lag(root, keep=RECALL_KEEP)
+        self.seals = self.lag.sealed()
+
+    def add(self, seg: int, listing: list[tuple[str, float, int]], digest: bytes) -> None:
+        self.lag.add_segment(listing, digest, self.seals, seg)
+
+    def said(self) -> tuple[int, int, list[str]] | None:
+        """(matched, changed, the first changed vpaths); None when the index could not be read."""
+        lag = self.lag
+        if lag.conn is None:
+            return None
+        lag.close()
+        return lag.matched, lag.changed, lag.changed_vpaths
 
 
 AGED_SHARE = 4  # a segment with more than a quarter of its files aged is checked again whole
@@ -738,14 +772,13 @@ REMAKE_SHARE = 16  # a segment's snapshot is made again once more than a sixteen
 
 
 def _usable(
-    snap: Snapshot, listing: list[tuple[str, float, int]], now: float, memo: dict[str, str]
+    snap: Snapshot, listing: list[tuple[str, float, int]], digest: bytes, now: float, memo: dict[str, str]
 ) -> tuple[list[list], list[tuple[str, str]]] | None:
     """(the snapshot's files, its listing lines) when it still answers for the segment: the same files
     unchanged, the clock not before it, every path stamp probing the same on disk, its parts whole."""
     from ...findings.cache import stamp_probe
-    from ...findings.segments import listing_digest
 
-    if not (snap.since <= now and snap.count == len(listing) and snap.listing == listing_digest(listing)):
+    if not (snap.since <= now and snap.count == len(listing) and snap.listing == digest):
         return None
     if not all(stamp_probe(stamp, memo) == probe for stamp, probe in snap.probes):
         return None

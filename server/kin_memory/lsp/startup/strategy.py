@@ -25,10 +25,12 @@ from ..convert import diagnostics_frame, diagnostics_json
 from ..features.diagnostics import INDEX_VPATH, Diagnostics
 from ..session import Session
 from ..wire import Outlet, frame
-from .shards import OnFrames, OnRecords, ShardResult, Shards
+from .shards import RECALL_KEEP, OnFrames, OnRecords, ShardResult, Shards
 
 log = logging.getLogger("kin_memory.lsp")
-FRONT_SYNC_MAX = 500  # index writes the start-up makes itself; more are left to the server (with progress)
+FRONT_SYNC_MAX = (
+    RECALL_KEEP  # index writes the start-up makes itself; more are left to the server (with progress)
+)
 
 
 class Startup(Protocol):
@@ -140,7 +142,7 @@ def check_in_front(
         uris.update(named)
         send(frames)
 
-    lag = Lag(session.root, keep=FRONT_SYNC_MAX)  # the recall index compared with the files as they come in
+    lag = Lag(session.root, keep=FRONT_SYNC_MAX)  # the recall index, with the workers' comparisons added
     try:
         if lag.conn is not None:  # loaded while the workers check, should a few files need indexing
             threading.Thread(target=_load_recall, name="kin-memory-load-recall", daemon=True).start()
@@ -151,8 +153,8 @@ def check_in_front(
         if token is not None:
             outlet.share(token)
         try:
-            results = collect_for(session, shards, on_frames, lambda chunk: lag.add([r[:3] for r in chunk]),
-                                  direct=direct)  # fmt: skip
+            # The records are made memories when adopted (not while the workers stream).
+            results = collect_for(session, shards, on_frames, lambda chunk: None, direct=direct)
         finally:
             outlet.alone()
         if results is None:
@@ -167,7 +169,7 @@ def check_in_front(
         count = sum(r.count() for r in results)
         send(_log_frame(f"kin-memory: {count} memories in {session.root} checked in "
                         f"{time.perf_counter() - started:.2f}s{workers_said(results)}"))  # fmt: skip
-        behind = lag.behind() if count else None
+        behind = lag.behind() if count and _compared(lag, results) else None
         if behind == 0:
             # Said (and set: whoever reads the line finds recall ready) before the store is adopted:
             # the server's recall starts only once it is (see RecallSync.start).
@@ -183,6 +185,19 @@ def check_in_front(
     finally:
         lag.close()
     return FrontCheck(session.root, count, uris, index)
+
+
+def _compared(lag: Lag, results: list[ShardResult]) -> bool:
+    """The workers' comparisons of the recall index with their files, added up in `lag`; False when a
+    worker could not make it (the server's recall then syncs as usual)."""
+    said = [r.recall for r in results]
+    if any(s is None for s in said):
+        return False
+    for matched, changed, vpaths in said:  # type: ignore[misc]
+        lag.matched += matched
+        lag.changed += changed
+        lag.changed_vpaths += vpaths[: max(0, lag.keep - len(lag.changed_vpaths))]
+    return True
 
 
 def _load_recall() -> None:
