@@ -9,7 +9,7 @@ import shutil
 import time
 from pathlib import Path
 
-from kin_memory.findings.cache import FindingsCache
+from kin_memory.findings.cache import FindingsCache, SnapshotRecords
 from kin_memory.findings.segments import SEGMENTS
 from kin_memory.lsp.startup.shards import JsonRecords, ShardResult, _check
 from kin_memory.store.context import Context
@@ -68,7 +68,9 @@ def check(root: Path, now: float, cache: bool = True) -> tuple[dict, ShardResult
             assert sorted(found) == sorted(uris)
             sent += found
             published.update(found)
-            rows = JsonRecords(stats, (str(root), variant, seg, listing), frozenset(skip)).decoded()
+            rows = JsonRecords(stats, (str(root), variant, seg, listing), frozenset(skip)).decoded(
+                SnapshotRecords(root)
+            )
             assert all(record is not None for *_, record in rows)
             records.update({vpath: [mtime, size, record] for vpath, mtime, size, record in rows})
     assert len(sent) == len(set(sent)) == len(published)

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the workers import no more than they need before the fork
+    from ...findings.cache import SnapshotRecords
     from ...findings.segments import Snapshot
     from ...store.context import Context
     from ...store.memory import Memory, Record
@@ -56,12 +57,10 @@ class JsonRecords:
     def __len__(self) -> int:
         return len(self.stats)
 
-    def decoded(self) -> list[tuple[str, float, int, Any]]:
+    def decoded(self, kept: SnapshotRecords) -> list[tuple[str, float, int, Any]]:
         """Each file's record; None for all when the snapshot is not there any more (read again)."""
-        from ...findings.cache import segment_records
-
-        root, variant, seg, listing = self.snapshot
-        text = segment_records(Path(root), variant, seg, listing)
+        _, variant, seg, listing = self.snapshot
+        text = kept.get(variant, seg, listing)
         if text is None:
             return [(vpath, mtime, size, None) for vpath, mtime, size in self.stats]
         rows = json.loads(text)
@@ -106,18 +105,24 @@ class ShardResult:
 
     def make_memories(self, one_chunk: bool = False) -> None:
         """The records (all, or the first chunk) made compact memories."""
+        from ...findings.cache import SnapshotRecords
         from ...store.memory import from_record
 
         prefix, memories = self.prefix, self.memories
-        while self.records:
-            chunk = self.records.pop(0)
-            for vpath, mtime, size, record in chunk.decoded() if isinstance(chunk, JsonRecords) else chunk:
-                path = prefix + vpath[len("/memories") :]
-                memories[vpath] = (
-                    from_record(path, vpath, mtime, size, record) if record is not None else None
-                )
-            if one_chunk:
-                return
+        kept = SnapshotRecords(Path(prefix))
+        try:
+            while self.records:
+                chunk = self.records.pop(0)
+                rows = chunk.decoded(kept) if isinstance(chunk, JsonRecords) else chunk
+                for vpath, mtime, size, record in rows:
+                    path = prefix + vpath[len("/memories") :]
+                    memories[vpath] = (
+                        from_record(path, vpath, mtime, size, record) if record is not None else None
+                    )
+                if one_chunk:
+                    return
+        finally:
+            kept.close()
 
 
 @dataclass
@@ -365,7 +370,15 @@ def _gather(
     incoming = {fd: _Incoming(root, on_frames, on_records) for fd in fds}
     open_fds = list(fds)
     while open_fds:
-        waiting = next((i.unmade for i in incoming.values() if i.unmade.records), None)
+        # Records sent whole (not a snapshot's, which are read from the cache when adopted).
+        waiting = next(
+            (
+                i.unmade
+                for i in incoming.values()
+                if i.unmade.records and isinstance(i.unmade.records[0], list)
+            ),
+            None,
+        )
         if waiting is not None and not select.select(open_fds, [], [], 0)[0]:
             waiting.make_memories(one_chunk=True)
             continue
