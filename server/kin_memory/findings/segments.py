@@ -59,16 +59,19 @@ class Snapshot:
 class SnapshotBuilder:
     """A segment's files as a check produced them, to be kept as a Snapshot once all of it is known."""
 
-    files: list[tuple[str, float, int, Any]] = field(default_factory=list)  # (vpath, mtime, size, record)
+    files: list[tuple[str, float, int]] = field(default_factory=list)  # (vpath, mtime, size)
+    records: list[str] = field(default_factory=list)  # each file's [vpath, mtime, size, record], as JSON
     index: list[list[Any]] = field(default_factory=list)  # Snapshot.files
     payloads: list[bytes] = field(default_factory=list)
     size: int = 0  # bytes of payloads so far
     listed: list[tuple[str, str]] = field(default_factory=list)
     probes: dict[str, str] = field(default_factory=dict)
 
-    def add(self, vpath: str, mtime: float, size: int, record: Any, until: float, payload: bytes, uri: str,
-            line: str | None, kind: str) -> None:  # fmt: skip
-        self.files.append((vpath, mtime, size, record))
+    def add(self, vpath: str, mtime: float, size: int, record_json: str, until: float, payload: bytes,
+            uri: str, line: str | None, kind: str) -> None:  # fmt: skip
+        """One file; `record_json` is its record as the findings cache keeps it (JSON text)."""
+        self.files.append((vpath, mtime, size))
+        self.records.append(f"[{json.dumps(vpath)},{mtime!r},{size},{record_json}]")
         start = self.size
         if payload:
             self.payloads.append(payload)
@@ -81,20 +84,19 @@ class SnapshotBuilder:
         if not self.files:
             return None
         try:
-            records = json.dumps(self.files, allow_nan=False)
             listed = json.dumps(self.listed)
             files = json.dumps(self.index)  # an `until` of inf is written as Infinity (Python reads it)
         except (TypeError, ValueError):
             return None
         return Snapshot(
             seg,
-            listing_digest((v, m, s) for v, m, s, _ in self.files),
+            listing_digest(self.files),
             since,
             min(until for _, until, *_ in self.index),
             sorted([stamp, probe] for stamp, probe in self.probes.items()),
             b"".join(self.payloads),
             files,
-            records,
+            "[" + ",".join(self.records) + "]",
             listed,
             len(self.files),
         )

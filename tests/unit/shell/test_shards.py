@@ -51,3 +51,64 @@ def test_workers_stream_chunks_and_together_cover_the_store(
     assert all(frames.count(b"Content-Length") == len(vpaths) for vpaths, frames in calls)
     assert sum(len(r.memories) for r in results) == 40
     assert len(calls) >= 4  # in chunks of a few files, not one message per worker
+
+
+def test_workers_writing_to_the_editor_take_turns_with_the_server(tmp_path: Path) -> None:
+    """With `direct`, both workers write their frames to the editor's output themselves while the server
+    writes its own messages to it: every message arrives whole, none is lost, none is cut into."""
+    import json
+    import os
+    import threading
+
+    from kin_memory.lsp.wire import Outlet, frame
+
+    root = tmp_path / "memory"
+    build(root, 400)
+    ctx = Context(root=root, now=time.time())
+    r, w = os.pipe()
+    saved = os.dup(1)
+    os.dup2(w, 1)  # the workers keep the output they were forked with: the "editor" pipe
+    try:
+        started = Shards.start(root, 2, ctx)
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+    assert started is not None and started.token is not None
+    received = bytearray()
+
+    def read() -> None:  # a slow reader: the pipe fills and long writes go out in parts
+        while chunk := os.read(r, 4096):
+            received.extend(chunk)
+            time.sleep(0.0005)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    outlet = Outlet(w)
+    outlet.share(started.token)
+    said = {"jsonrpc": "2.0", "method": "window/logMessage", "params": {"type": 3, "message": "x" * 9000}}
+
+    def server_writes() -> None:
+        for _ in range(100):
+            outlet.send(frame(said))
+
+    writer = threading.Thread(target=server_writes)
+    writer.start()
+    streamed: list[bytes] = []
+    results = started.collect(ctx, "utf-16", on_frames=lambda _v, frames, _u: streamed.append(frames),
+                              on_records=lambda _c: None, make=False, direct=True)  # fmt: skip
+    writer.join()
+    outlet.alone()
+    os.close(w)
+    reader.join(timeout=30)
+    assert results is not None and not any(streamed)  # the frames went to the editor, not through here
+    methods: list[str] = []
+    pos = 0
+    while pos < len(received):
+        stop = received.index(b"\r\n\r\n", pos)
+        head = bytes(received[pos:stop])
+        assert head.startswith(b"Content-Length: ")
+        length = int(head[len(b"Content-Length: ") :])
+        methods.append(json.loads(received[stop + 4 : stop + 4 + length])["method"])
+        pos = stop + 4 + length
+    assert methods.count("window/logMessage") == 100
+    assert methods.count("textDocument/publishDiagnostics") == 200  # every other file has a finding

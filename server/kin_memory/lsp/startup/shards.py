@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the workers import no more than they need before the fork
     from ...findings.cache import SnapshotRecords
+    from ...findings.cached import Checked
     from ...findings.segments import Snapshot
     from ...store.context import Context
     from ...store.memory import Memory, Record
@@ -422,6 +423,7 @@ def _worker_main(
         out(("summary", result))
         out(("end", None))
         out.close()
+        del result, chunks  # sent: not kept through the write-back
         done()  # the findings cache is written after the server has what it waits for
     except BaseException:  # noqa: BLE001 - the parent falls back to checking in-process
         code = 1
@@ -482,6 +484,7 @@ def _work(
         (path, vpath) for path, vpath, is_index in files if not is_index and shard_of(vpath, count) == index
     ]
     index_vpath = next((vpath for _, vpath, is_index in files if is_index), None)
+    del files  # the whole store's listing: this worker keeps its own share only
     cache = FindingsCache.open(root)
     request: list = []
     confirmed: list[bool] = []  # set once the check running is known to be the one the server wants
@@ -665,7 +668,7 @@ def _check(
     afterwards. What is sent back is framed diagnostics, the listing and each file's compact record,
     never the files' text. Each file's memory is dropped as soon as it is listed."""
     from ...findings.cache import variant_key
-    from ...findings.cached import Checked, check_files, stat_of
+    from ...findings.cached import check_files, stat_of
 
     render, uri_of = _renderer(root, encoding)
     variant = variant_key(ctx, f"lsp-{encoding}")
@@ -677,20 +680,7 @@ def _check(
     if answered is None:
         return None
     rest, redo = answered
-
-    def each(c: Checked) -> None:
-        # The listing from the record: no memory is made for a file the cache answered.
-        record = c.record
-        if record is None:
-            category, stamp, title = c.memory.category, c.memory.stamp, c.memory.title
-        else:
-            category, stamp, title = record[0], record[2], record[9]
-        line = lister.line(c.vpath, category, stamp, title)
-        if line is not None:
-            result.listed.append((c.vpath, line))
-        elif category != "session":
-            result.hidden += 1
-        outbox.add(c.vpath, c.mtime, c.size, c.payload, record)
+    each = _Each(result, outbox, lister, {vpath for vpaths in redo.values() for vpath in vpaths})
 
     checked = check_files(
         rest, ctx, f"lsp-{encoding}", render, cache, shard=shard, abandon=abandon, each=each,
@@ -703,9 +693,38 @@ def _check(
     def write_back() -> None:
         checked.write_back(cache, ctx.now)
         if cache is not None and redo:
-            _keep_snapshots(cache, variant, redo, stats, ctx.now, lister, uri_of)
+            # The snapshots are made from the entries just written when the segment was checked whole
+            # (a cold start: quick, nothing read again), else from the cache.
+            fresh = {e.vpath: e for e in checked.pending}
+            checked.pending = []
+            _keep_snapshots(cache, variant, redo, stats, ctx.now, lister, uri_of, fresh, each.seen)
 
     return result, outbox.chunks, write_back
+
+
+class _Each:
+    """What a worker does with each file checked one by one: its listing line, what its segment's new
+    snapshot will need, and the file itself into the outbox."""
+
+    def __init__(self, result: ShardResult, outbox: _Outbox, lister: _Lister, remade: set[str]) -> None:
+        self.result, self.outbox, self.lister, self.remade = result, outbox, lister, remade
+        self.seen: dict[str, tuple[str | None, str, str | None]] = {}  # vpath -> (line, kind, path stamp)
+
+    def __call__(self, c: Checked) -> None:
+        # The listing from the record: no memory is made for a file the cache answered.
+        record = c.record
+        if record is None:
+            category, stamp, title = c.memory.category, c.memory.stamp, c.memory.title
+        else:
+            category, stamp, title = record[0], record[2], record[9]
+        line = self.lister.line(c.vpath, category, stamp, title)
+        if line is not None:
+            self.result.listed.append((c.vpath, line))
+        elif category != "session":
+            self.result.hidden += 1
+        if c.vpath in self.remade:
+            self.seen[c.vpath] = (line, _kind(line, category), str(stamp) if _is_path(stamp) else None)
+        self.outbox.add(c.vpath, c.mtime, c.size, c.payload, record)
 
 
 def _from_snapshots(
@@ -850,34 +869,58 @@ def _whole_frames(blob: bytes) -> bool:
     return True
 
 
+def _kind(line: str | None, category: object) -> str:
+    from ...findings.segments import HIDDEN, LISTED, UNLISTED
+
+    return LISTED if line is not None else UNLISTED if category == "session" else HIDDEN
+
+
+def _is_path(stamp: object) -> bool:
+    return isinstance(stamp, str) and stamp.startswith(("/", "~"))
+
+
 def _keep_snapshots(
     cache, variant: str, redo: dict[int, list[str]], stats: dict[str, tuple[float, int]], now: float,
-    lister: _Lister, uri_of: Callable[[str], str],
+    lister: _Lister, uri_of: Callable[[str], str], fresh: dict[str, Any] | None = None,
+    seen: dict[str, tuple[str | None, str, str | None]] | None = None,
 ) -> None:  # fmt: skip
     """After the write-back of the files' entries: a snapshot for each segment checked file by file,
-    made from those entries (a segment with any file the cache could not keep gets none)."""
-    from ...findings.cache import stamp_probe
-    from ...findings.segments import HIDDEN, LISTED, UNLISTED, SnapshotBuilder
+    made from the entries just written (`fresh`, with what `seen` noted of each file) or read back from
+    the cache; a segment with any file the cache could not keep gets none."""
+    from ...findings.cache import record_text, stamp_probe
+    from ...findings.segments import SnapshotBuilder
 
+    fresh, seen = fresh or {}, seen or {}
     snapshots, stale = [], []
     for seg, vpaths in redo.items():
-        found: dict[str, tuple[Any, bytes, float]] = {}
-        for hits, _ in cache.lookup_batches(variant, stats, now, only=vpaths):
-            found.update(hits)
-        if len(found) != len(vpaths) or not vpaths:
-            stale.append(seg)
-            continue
         b = SnapshotBuilder()
-        for vpath in vpaths:
-            record, payload, until = found[vpath]
-            category, stamp, title = record[0], record[2], record[9]
-            line = lister.line(vpath, category, stamp, title)
-            kind = LISTED if line is not None else UNLISTED if category == "session" else HIDDEN
-            b.add(vpath, *stats[vpath], record, until, payload, uri_of(vpath) if payload else "", line, kind)
-            if isinstance(stamp, str) and stamp.startswith(("/", "~")):
-                b.probes[stamp] = stamp_probe(stamp, cache.probes)
+        if vpaths and all(v in fresh and v in seen for v in vpaths):
+            for vpath in vpaths:
+                e, (line, kind, stamp) = fresh[vpath], seen[vpath]
+                b.add(vpath, *stats[vpath], e.record, e.valid_until, e.payload,
+                      uri_of(vpath) if e.payload else "", line, kind)  # fmt: skip
+                if stamp is not None:
+                    b.probes[stamp] = e.probe
+        else:
+            found: dict[str, tuple[Any, bytes, float]] = {}
+            for hits, _ in cache.lookup_batches(variant, stats, now, only=vpaths):
+                found.update(hits)
+            if len(found) != len(vpaths) or not vpaths:
+                stale.append(seg)
+                continue
+            for vpath in vpaths:
+                record, payload, until = found[vpath]
+                category, stamp, title = record[0], record[2], record[9]
+                line = lister.line(vpath, category, stamp, title)
+                text = record_text(record)
+                if text is None:
+                    break
+                b.add(vpath, *stats[vpath], text, until, payload, uri_of(vpath) if payload else "", line,
+                      _kind(line, category))  # fmt: skip
+                if _is_path(stamp):
+                    b.probes[stamp] = stamp_probe(stamp, cache.probes)
         snap = b.snapshot(seg, now)
-        if snap is None:
+        if snap is None or snap.count != len(vpaths):
             stale.append(seg)
         else:
             snapshots.append(snap)
