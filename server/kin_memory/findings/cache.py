@@ -42,7 +42,7 @@ log = logging.getLogger("kin_memory.findings")
 
 DB_NAME = "findings.sqlite3"
 DB_SUFFIXES = ("", "-wal", "-shm", "-journal")
-FORMAT = "4"
+FORMAT = "5"
 LOOKUP_BATCH = 500  # entries read and answered at a time (and vpaths asked in one query)
 KEPT_VARIANTS = 6  # contexts remembered (workspaces, the CLI's and the server's forms), most recent first
 _FRAME_HEAD = b"Content-Length: "
@@ -256,8 +256,8 @@ class FindingsCache:
     def put_segments(self, variant: str, snapshots: Iterable[Snapshot], stale: Iterable[int] = ()) -> None:
         """Keep these snapshots (replacing the segments' older ones) and drop the `stale` segments'."""
         rows = [
-            (variant, s.seg, s.listing, s.since, s.valid_until, json.dumps(s.probes), s.frames, s.files,
-             s.records, s.listed, s.count)
+            (variant, s.seg, s.count, s.listing, s.since, s.valid_until, json.dumps(s.probes), s.frames,
+             s.files, s.records, s.listed)
             for s in snapshots
         ]  # fmt: skip
         try:
@@ -494,14 +494,20 @@ def entries_of_this_code(root: Path, variants: Iterable[str] | None = None) -> i
             return 0
         # The counts written with the entries (see store): counting them here would read the whole table.
         counts = conn.execute("SELECT key, value FROM meta WHERE key LIKE ?", (COUNT_KEY + "%",)).fetchall()
+        kept = conn.execute("SELECT variant, sum(count) FROM segments GROUP BY variant").fetchall()
     except sqlite3.Error:
         return 0
     finally:
         conn.close()
-    asked = None if variants is None else {COUNT_KEY + v for v in variants}
-    return sum(
-        int(value) for key, value in counts if (asked is None or key in asked) and str(value).isdigit()
+    asked = None if variants is None else set(variants)
+    entries = sum(
+        int(value)
+        for key, value in counts
+        if (asked is None or key[len(COUNT_KEY) :] in asked) and str(value).isdigit()
     )
+    # A cold start keeps its segments' snapshots only (see lsp/startup/shards.py): their files count too.
+    in_snapshots = sum(int(n) for v, n in kept if (asked is None or v in asked) and isinstance(n, int))
+    return max(entries, in_snapshots)
 
 
 def _check_place(root: Path) -> None:
@@ -549,8 +555,9 @@ def _create(conn: sqlite3.Connection) -> None:
             "CREATE TABLE summaries (key TEXT PRIMARY KEY, since REAL, valid_until REAL, probes TEXT, output BLOB)"
         )
         conn.execute(
-            "CREATE TABLE segments (variant TEXT, seg INTEGER, listing BLOB, since REAL, valid_until REAL, "
-            "probes TEXT, frames BLOB, files TEXT, records TEXT, listed TEXT, count INTEGER, "
+            # `count` before the large columns: summed without reading them (see entries_of_this_code)
+            "CREATE TABLE segments (variant TEXT, seg INTEGER, count INTEGER, listing BLOB, since REAL, "
+            "valid_until REAL, probes TEXT, frames BLOB, files TEXT, records TEXT, listed TEXT, "
             "PRIMARY KEY (variant, seg)) WITHOUT ROWID"
         )
         conn.execute("INSERT INTO meta VALUES ('format', ?)", (FORMAT,))

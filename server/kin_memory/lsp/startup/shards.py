@@ -679,7 +679,7 @@ def _check(
     answered = _from_snapshots(root, files, stats, cache, variant, ctx.now, result, outbox, abandon)
     if answered is None:
         return None
-    rest, redo = answered
+    rest, redo, aged_only = answered
     each = _Each(result, outbox, lister, {vpath for vpaths in redo.values() for vpath in vpaths})
 
     checked = check_files(
@@ -691,13 +691,17 @@ def _check(
     result.hits += checked.hits
 
     def write_back() -> None:
-        checked.write_back(cache, ctx.now)
-        if cache is not None and redo:
-            # The snapshots are made from the entries just written when the segment was checked whole
-            # (a cold start: quick, nothing read again), else from the cache.
-            fresh = {e.vpath: e for e in checked.pending}
-            checked.pending = []
-            _keep_snapshots(cache, variant, redo, stats, ctx.now, lister, uri_of, fresh, each.seen)
+        if cache is None:
+            return
+        fresh = {e.vpath: e for e in checked.pending}
+        if result.hits or checked.hits:  # entries for the files checked one by one, as the CLI keeps them
+            checked.write_back(cache, ctx.now)
+        # A cold start (nothing answered by the cache) keeps its segments' snapshots only: the same data
+        # written once, in about the time the entries alone took, while the server loads beside it. A
+        # segment that changes later is then read again whole, and gets its entries from then on.
+        checked.pending = []
+        if redo:
+            _keep_snapshots(cache, variant, redo, stats, ctx.now, lister, uri_of, fresh, each.seen, aged_only)
 
     return result, outbox.chunks, write_back
 
@@ -731,7 +735,7 @@ def _from_snapshots(
     root: Path,
     files: list[tuple[str, str]], stats: dict[str, tuple[float, int]], cache, variant: str, now: float,
     result: ShardResult, outbox: _Outbox, abandon,
-) -> tuple[list[tuple[str, str]], dict[int, list[str]]] | None:  # fmt: skip
+) -> tuple[list[tuple[str, str]], dict[int, list[str]], set[int]] | None:  # fmt: skip
     """Send the segments whose snapshot still holds (their listing added to `result`): (the files left
     to check one by one, their segments' vpaths, to get a new snapshot); None when abandoned."""
     from ...findings.segments import HIDDEN, listing_digest, segment_of
@@ -742,6 +746,7 @@ def _from_snapshots(
     kept = cache.segments(variant, by_segment) if cache is not None else {}
     rest: list[tuple[str, str]] = []
     redo: dict[int, list[str]] = {}
+    aged_only: set[int] = set()  # segments answered by their snapshot, to be made again for aged files
     lag = _RecallLag(root)
     for seg, seg_files in sorted(by_segment.items()):
         if abandon is not None and abandon():
@@ -767,11 +772,12 @@ def _from_snapshots(
                 rest += [(path, vpath) for path, vpath in seg_files if vpath in aged]
                 if len(aged) * REMAKE_SHARE > len(index):
                     redo[seg] = [vpath for vpath, *_ in listing]
+                    aged_only.add(seg)
                 continue
         rest += seg_files
         redo[seg] = [vpath for vpath, *_ in listing]
     result.recall = lag.said()
-    return rest, redo
+    return rest, redo, aged_only
 
 
 RECALL_KEEP = 500  # changed files a worker names (a start writes up to this many itself)
@@ -801,6 +807,7 @@ class _RecallLag:
 
 AGED_SHARE = 4  # a segment with more than a quarter of its files aged is checked again whole
 REMAKE_SHARE = 16  # a segment's snapshot is made again once more than a sixteenth of its files aged
+SNAPSHOTS_HELD = 4 << 20  # bytes of made snapshots a worker holds before writing them
 
 
 def _usable(
@@ -882,16 +889,20 @@ def _is_path(stamp: object) -> bool:
 def _keep_snapshots(
     cache, variant: str, redo: dict[int, list[str]], stats: dict[str, tuple[float, int]], now: float,
     lister: _Lister, uri_of: Callable[[str], str], fresh: dict[str, Any] | None = None,
-    seen: dict[str, tuple[str | None, str, str | None]] | None = None,
+    seen: dict[str, tuple[str | None, str, str | None]] | None = None, aged_only: set[int] | None = None,
 ) -> None:  # fmt: skip
     """After the write-back of the files' entries: a snapshot for each segment checked file by file,
     made from the entries just written (`fresh`, with what `seen` noted of each file) or read back from
-    the cache; a segment with any file the cache could not keep gets none."""
+    the cache. A segment with a file neither holds gets none: its old snapshot is dropped, unless only
+    some of its files aged (it still answers for the others; those are checked again each time until
+    their share asks for the whole segment to be checked again)."""
     from ...findings.cache import record_text, stamp_probe
     from ...findings.segments import SnapshotBuilder
 
     fresh, seen = fresh or {}, seen or {}
-    snapshots, stale = [], []
+    snapshots: list[Snapshot] = []
+    stale: list[int] = []
+    held = 0
     for seg, vpaths in redo.items():
         b = SnapshotBuilder()
         if vpaths and all(v in fresh and v in seen for v in vpaths):
@@ -906,7 +917,8 @@ def _keep_snapshots(
             for hits, _ in cache.lookup_batches(variant, stats, now, only=vpaths):
                 found.update(hits)
             if len(found) != len(vpaths) or not vpaths:
-                stale.append(seg)
+                if seg not in (aged_only or ()):
+                    stale.append(seg)
                 continue
             for vpath in vpaths:
                 record, payload, until = found[vpath]
@@ -922,6 +934,10 @@ def _keep_snapshots(
         snap = b.snapshot(seg, now)
         if snap is None or snap.count != len(vpaths):
             stale.append(seg)
-        else:
-            snapshots.append(snap)
+            continue
+        snapshots.append(snap)
+        held += len(snap.frames) + len(snap.records) + len(snap.files)
+        if held > SNAPSHOTS_HELD:  # written as they are made: a big shard's would add up to tens of MB
+            cache.put_segments(variant, snapshots, stale)
+            snapshots, stale, held = [], [], 0
     cache.put_segments(variant, snapshots, stale)
