@@ -38,6 +38,7 @@ class Documents:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.held: set[Path] = set()  # changes seen before the startup load completed
         self.stop_event = threading.Event()
+        self.armed = threading.Event()  # the watcher has reported once: changes from then on are seen
         # uri -> (root, vpath or None when not a memory, path, mtime, when looked up); see BUFFER_FACTS_TTL
         self._facts: dict[str, tuple[Path, str | None, Path | None, float, float]] = {}
 
@@ -163,11 +164,13 @@ class Documents:
             root = self.session.root
             ident = _folder_identity(root)
             if ident is None:  # no store folder (yet, or any more): look again shortly
+                self.armed.set()  # nothing to miss: whatever appears is found when the watch starts
                 self.stop_event.wait(0.25)
                 continue
             try:
                 for changes in watch(root, stop_event=self.stop_event, debounce=50, step=20, rust_timeout=500,
                                      yield_on_timeout=True, raise_interrupt=False):  # fmt: skip
+                    self.armed.set()
                     if rearmed:  # the new watch is live: whatever appeared meanwhile is picked up now
                         rearmed = False
                         self._post(self.rescan)

@@ -27,6 +27,7 @@ from .documents import Documents
 
 log = logging.getLogger("kin_memory.lsp")
 CONFIG_TIMEOUT = 5.0  # seconds the client gets to answer workspace/configuration
+ARM_WAIT = 5.0  # seconds the catch-up waits for the file watcher to arm (it reports within 0.5 s)
 
 
 class Lifecycle:
@@ -110,11 +111,16 @@ class Lifecycle:
             self.progress.begin("startup", "kin-memory", message="loading the store")
         )
         started = time.perf_counter()
-        # Watch from the start: changes seen while the store loads are held and applied once it is
-        # loaded (applied earlier, the load's snapshot could overwrite them).
-        self.documents.start_watcher(loop)
+        # Either watch from the start (changes seen while the store loads are held and applied once it
+        # is loaded: applied earlier, the load's snapshot could overwrite them), or after the check, which
+        # the strategy's `settle` then compares with the disk.
+        watch_first = self.startup.watch_during_check
+        if watch_first:
+            self.documents.start_watcher(loop)
         self.diagnostics.start(loop)
         count, how = await self.startup.first_check(self.session, self.diagnostics)
+        if not watch_first:
+            self.documents.start_watcher(loop)
         if how is not None:  # None: logged where it was done
             self._log(f"kin-memory: {count} memories in {self.session.root} checked in "
                       f"{time.perf_counter() - started:.2f}s{how}")  # fmt: skip
@@ -128,9 +134,14 @@ class Lifecycle:
         self.documents.release_held()
         self.recall.start(loop)
         self.diagnostics.refresh_settings()
-        await loop.run_in_executor(None, self.startup.settle, self.session)
+        await loop.run_in_executor(None, self._settle)
         await loop.run_in_executor(None, release_freed)  # the catch-up's scan of every file, freed
         (await progress).end(f"{counted(count, 'memory', 'memories')} checked")
+
+    def _settle(self) -> None:
+        """The strategy's catch-up, once the watcher sees changes: nothing falls between the two."""
+        self.documents.armed.wait(ARM_WAIT)
+        self.startup.settle(self.session)
 
     def log_scan_problems(self) -> None:
         """Entries the scan skipped (a folder named x.md, a symlink out of the store) have no document to

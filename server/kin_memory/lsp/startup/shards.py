@@ -139,7 +139,7 @@ class Shards:
         """Fork the workers; None when the store is missing or forking is unavailable."""
         if not hasattr(os, "fork") or not root.is_dir():
             return None
-        from ..wire import new_token
+        from ..wire import new_token, widen_pipe
 
         count = workers or _default_workers(root, guess)
         shards = cls(root)
@@ -147,7 +147,7 @@ class Shards:
         for index in range(count):
             req_r, req_w = os.pipe()
             res_r, res_w = os.pipe()
-            _widen(res_w)
+            widen_pipe(res_w)
             pid = os.fork()
             if pid == 0:  # the worker
                 os.close(req_w)
@@ -206,20 +206,6 @@ class Shards:
             threading.Thread(target=_reap, args=(pids, grace), name="kin-memory-workers", daemon=True).start()
         else:
             _reap(pids, 0.0)
-
-
-PIPE_BYTES = 1 << 20
-
-
-def _widen(fd: int) -> None:
-    """A worker's results go through a 1 MB pipe instead of 64 KB (Linux): a chunk of frames is then one
-    write and one read, not a dozen turns of the server's interpreter lock while it imports."""
-    try:
-        import fcntl
-
-        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
-    except (ImportError, OSError):  # not Linux, or over the system's limit: the default size works too
-        pass
 
 
 def _reap(pids: list[int], grace: float) -> None:
