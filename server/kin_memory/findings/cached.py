@@ -72,12 +72,14 @@ def check_files(
     each: Callable[[Checked], None] | None = None,
     all_files: bool = True,
     stats: dict[str, tuple[float, int]] | None = None,
+    entries: Callable[[Entry], None] | None = None,
 ) -> CachedCheck | None:
     """Check `files` (memories, not MEMORY.md) in `ctx`; None only when `abandon` said stop. With `each`,
     every file's result is handed over as it is made instead of kept (a big store's worker then holds
     no list of 50,000 memories). `all_files` False: `files` are a few of the store's (checked again), not
     all of them, so no other file's entry is taken for gone. `stats`: the files' (mtime, size) when the
-    caller has them already (a file without one is read and checked)."""
+    caller has them already (a file without one is read and checked). `entries`: where each new entry
+    goes instead of `pending`, once its file went to `each` (a worker writes them as it goes)."""
     variant = variant_key(ctx, form)
     if stats is None:
         stats = {vpath: s for path, vpath in files if (s := stat_of(path)) is not None}
@@ -119,11 +121,14 @@ def check_files(
         result.valid_until = min(result.valid_until, until)
         if whole.stamp is not None:
             result.probes.setdefault(str(whole.stamp), probe)
+        entry = None
         if fresh is None:
             until = ctx.now  # an odd file (unreadable, unusual values): never answered from a summary
             result.valid_until = until
         elif cache is not None and (text := record_text(fresh)) is not None:
             # Kept as its JSON until written back: a worker of a big store holds tens of thousands.
-            result.pending.append(Entry(vpath, whole.mtime, whole.size, ctx.now, until, probe, text, payload))
+            entry = Entry(vpath, whole.mtime, whole.size, ctx.now, until, probe, text, payload)
         keep(Checked(vpath, payload, fresh, until, path, whole.mtime, whole.size, whole.compacted()))
+        if entry is not None:
+            (result.pending.append if entries is None else entries)(entry)
     return result

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from kin_memory.findings.cache import FindingsCache, SnapshotRecords
-from kin_memory.findings.segments import SEGMENTS
+from kin_memory.findings.segments import SEGMENTS, segment_of
 from kin_memory.lsp.startup.shards import JsonRecords, ShardResult, _check
 from kin_memory.store.context import Context
 from kin_memory.store.paths import HIDDEN_DIR
@@ -189,3 +189,38 @@ def test_a_tampered_snapshot_is_not_used(tmp_path: Path) -> None:
     warm = check(root, now + 1)
     assert warm[2].count("segment") == len(segs) - 4
     same(warm, fresh(root, now + 1, tmp_path))
+
+
+def test_a_cold_check_writes_each_segment_as_its_files_are_done(tmp_path: Path, monkeypatch) -> None:
+    """The worker holds one segment's entries at a time: by the time its check returns (before the
+    write-back), every segment it finished is already in the cache, and the warm start that follows sends
+    exactly what a check without a cache sends."""
+    import kin_memory.lsp.startup.shards as shards
+
+    monkeypatch.setattr(shards, "SNAPSHOTS_HELD", 0)  # each segment written the moment it is made
+    root = tmp_path / "memory"
+    build(root, 400)
+    now = time.time()
+    files = [(path, vpath) for path, vpath, is_index in scan_names(root)[0] if not is_index]
+    cache = FindingsCache.open(root)
+    assert cache is not None
+    checked = _check(root, files, Context(root=root, now=now), "utf-16", (0, 1), cache, None, lambda c: True)
+    assert checked is not None
+    written = committed_segments(root)
+    assert written == {segment_of(v) for _, v in files} and len(written) > SEGMENTS // 2
+    checked[2]()  # the write-back: nothing left to write
+    assert committed_segments(root) == written
+    warm, result, kinds = check(root, now)
+    assert set(kinds) == {"segment"} and result.hits == 400
+    assert warm == check(root, now, cache=False)[0]
+
+
+def committed_segments(root: Path) -> set[int]:
+    """The segments whose snapshot another reader of the cache sees."""
+    import sqlite3
+
+    conn = sqlite3.connect(root / HIDDEN_DIR / "findings.sqlite3")
+    try:
+        return {seg for (seg,) in conn.execute("SELECT seg FROM segments")}
+    finally:
+        conn.close()

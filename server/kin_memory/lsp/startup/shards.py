@@ -655,6 +655,7 @@ def _check(
     never the files' text. Each file's memory is dropped as soon as it is listed."""
     from ...findings.cache import variant_key
     from ...findings.cached import check_files, stat_of
+    from ...findings.segments import segment_of
 
     render, uri_of = _renderer(root, encoding)
     variant = variant_key(ctx, f"lsp-{encoding}")
@@ -667,10 +668,15 @@ def _check(
         return None
     rest, redo, aged_only = answered
     each = _Each(result, outbox, lister, {vpath for vpaths in redo.values() for vpath in vpaths})
+    rest.sort(key=lambda file: segment_of(file[1]))  # a segment's files together: see _SnapshotSink
+    # A cold start (nothing answered by the cache) keeps its segments' snapshots only: the same data
+    # written once. A segment that changes later is then read again whole, and gets per-file entries
+    # (as the CLI keeps them) from then on.
+    sink = _SnapshotSink(cache, variant, redo, stats, ctx.now, each.seen, uri_of, keep=result.hits > 0)
 
     checked = check_files(
         rest, ctx, f"lsp-{encoding}", render, cache, shard=shard, abandon=abandon, each=each,
-        all_files=len(rest) == len(files), stats=stats,
+        all_files=len(rest) == len(files), stats=stats, entries=sink.add if cache is not None else None,
     )  # fmt: skip
     if checked is None:
         return None
@@ -679,15 +685,12 @@ def _check(
     def write_back() -> None:
         if cache is None:
             return
-        fresh = {e.vpath: e for e in checked.pending}
-        if result.hits or checked.hits:  # entries for the files checked one by one, as the CLI keeps them
+        if sink.kept is not None:  # entries for the files checked one by one
+            checked.pending, sink.kept = sink.kept, None
             checked.write_back(cache, ctx.now)
-        # A cold start (nothing answered by the cache) keeps its segments' snapshots only: the same data
-        # written once, in about the time the entries alone took, while the server loads beside it. A
-        # segment that changes later is then read again whole, and gets its entries from then on.
-        checked.pending = []
+            checked.pending = []
         if redo:
-            _keep_snapshots(cache, variant, redo, stats, ctx.now, lister, uri_of, fresh, each.seen, aged_only)
+            sink.finish(lister, aged_only)
 
     return result, outbox.chunks, write_back
 
@@ -872,6 +875,84 @@ def _is_path(stamp: object) -> bool:
     return isinstance(stamp, str) and stamp.startswith(("/", "~"))
 
 
+def _add_fresh(
+    b, vpaths: list[str], fresh: dict[str, Any], seen: dict[str, tuple[str | None, str, str | None]],
+    stats: dict[str, tuple[float, int]], uri_of: Callable[[str], str],
+) -> None:  # fmt: skip
+    """A segment's files into its snapshot, from the entries its check just made."""
+    for vpath in vpaths:
+        e, (line, kind, stamp) = fresh[vpath], seen[vpath]
+        b.add(vpath, *stats[vpath], e.record, e.valid_until, e.payload,
+              uri_of(vpath) if e.payload else "", line, kind)  # fmt: skip
+        if stamp is not None:
+            b.probes[stamp] = e.probe
+
+
+class _SnapshotSink:
+    """The entries of a worker's check as they are made: a segment whose files all have theirs becomes
+    its snapshot at once, written 4 MB at a time, and its entries are let go. The files come segment by
+    segment, so a worker holds one segment's entries, not its whole shard's (at 100k, 50 MB each)."""
+
+    def __init__(
+        self, cache, variant: str, redo: dict[int, list[str]], stats: dict[str, tuple[float, int]],
+        now: float, seen: dict[str, tuple[str | None, str, str | None]], uri_of: Callable[[str], str],
+        keep: bool,
+    ) -> None:  # fmt: skip
+        self.cache, self.variant, self.redo, self.stats = cache, variant, redo, stats
+        self.now, self.seen, self.uri_of = now, seen, uri_of
+        self.kept: list[Any] | None = [] if keep else None  # entries for the per-file write-back
+        self.fresh: dict[int, dict[str, Any]] = {}
+        self.done: set[int] = set()
+        self.snapshots: list[Snapshot] = []
+        self.held = 0
+
+    def add(self, entry: Any) -> None:
+        from ...findings.segments import segment_of
+
+        if self.kept is not None:
+            self.kept.append(entry)
+        seg = segment_of(entry.vpath)
+        vpaths = self.redo.get(seg)
+        if vpaths is None:
+            return
+        fresh = self.fresh.setdefault(seg, {})
+        fresh[entry.vpath] = entry
+        if len(fresh) == len(vpaths) and all(v in self.seen for v in vpaths):
+            self._made(seg, vpaths, self.fresh.pop(seg))
+
+    def _made(self, seg: int, vpaths: list[str], fresh: dict[str, Any]) -> None:
+        from ...findings.segments import SnapshotBuilder
+
+        b = SnapshotBuilder()
+        _add_fresh(b, vpaths, fresh, self.seen, self.stats, self.uri_of)
+        snap = b.snapshot(seg, self.now)
+        if snap is None or snap.count != len(vpaths):
+            self.fresh[seg] = fresh  # left to `finish`, which drops the segment's old snapshot
+            return
+        for vpath in vpaths:
+            self.seen.pop(vpath, None)
+        self.done.add(seg)
+        self.snapshots.append(snap)
+        self.held += len(snap.frames) + len(snap.records) + len(snap.files)
+        if self.held > SNAPSHOTS_HELD:
+            self.write()
+
+    def write(self) -> None:
+        if self.snapshots:
+            self.cache.put_segments(self.variant, self.snapshots, [])
+        self.snapshots, self.held = [], 0
+
+    def finish(self, lister: _Lister, aged_only: set[int]) -> None:
+        """The rest: the snapshots made and not written, then the segments not made as their files came
+        (a file without an entry, a segment only partly checked again), as before."""
+        self.write()
+        rest = {seg: vpaths for seg, vpaths in self.redo.items() if seg not in self.done}
+        if rest:
+            fresh = {v: e for entries in self.fresh.values() for v, e in entries.items()}
+            _keep_snapshots(self.cache, self.variant, rest, self.stats, self.now, lister, self.uri_of, fresh,
+                            self.seen, aged_only)  # fmt: skip
+
+
 def _keep_snapshots(
     cache, variant: str, redo: dict[int, list[str]], stats: dict[str, tuple[float, int]], now: float,
     lister: _Lister, uri_of: Callable[[str], str], fresh: dict[str, Any] | None = None,
@@ -892,12 +973,7 @@ def _keep_snapshots(
     for seg, vpaths in redo.items():
         b = SnapshotBuilder()
         if vpaths and all(v in fresh and v in seen for v in vpaths):
-            for vpath in vpaths:
-                e, (line, kind, stamp) = fresh[vpath], seen[vpath]
-                b.add(vpath, *stats[vpath], e.record, e.valid_until, e.payload,
-                      uri_of(vpath) if e.payload else "", line, kind)  # fmt: skip
-                if stamp is not None:
-                    b.probes[stamp] = e.probe
+            _add_fresh(b, vpaths, fresh, seen, stats, uri_of)
         else:
             found: dict[str, tuple[Any, bytes, float]] = {}
             for hits, _ in cache.lookup_batches(variant, stats, now, only=vpaths):
