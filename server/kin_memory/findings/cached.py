@@ -128,7 +128,9 @@ def check_files(
         elif cache is not None and (text := record_text(fresh)) is not None:
             # Kept as its JSON until written back: a worker of a big store holds tens of thousands.
             entry = Entry(vpath, whole.mtime, whole.size, ctx.now, until, probe, text, payload)
-        keep(Checked(vpath, payload, fresh, until, path, whole.mtime, whole.size, whole.compacted()))
+        # A file with a record gets its memory from it when someone asks (a worker never does).
+        made = whole.compacted() if fresh is None else None
+        keep(Checked(vpath, payload, fresh, until, path, whole.mtime, whole.size, made))
         if entry is not None:
             (result.pending.append if entries is None else entries)(entry)
     return result

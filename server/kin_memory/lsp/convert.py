@@ -74,7 +74,6 @@ def diagnostic_json(
         "severity": SEVERITY_NUMBER[f.severity],
         "code": f.code,
         "source": SOURCE,
-        "data": {"code": f.code},
     }
     if f.related:
         out["relatedInformation"] = [
@@ -101,7 +100,8 @@ def diagnostics_json(
 
 
 def frame(message: dict) -> bytes:
-    body = json.dumps(message).encode()  # ASCII (ensure_ascii), so len() is the byte count
+    # ASCII (ensure_ascii), so len() is the byte count; no spaces: a start sends tens of megabytes
+    body = json.dumps(message, separators=(",", ":")).encode()
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 

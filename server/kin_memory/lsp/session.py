@@ -7,21 +7,18 @@ Store change events survive a root change: every Store the session makes shares 
 from __future__ import annotations
 
 import os
-import re
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from pygls.uris import from_fs_path
-
 from ..editor_settings import SettingProblem, Settings, parse_settings
 from ..store.context import Context
 from ..store.events import StoreEvents
 from ..store.lifecycle import Thresholds
 from ..store.paths import real_path, relative_parts, virtual_of_rel
-from ..store.root import VIRTUAL_ROOT, RootChoice, resolve_root
+from ..store.root import RootChoice, resolve_root
 from ..store.settings import (
     EffectiveSettings,
     effective_settings,
@@ -30,14 +27,13 @@ from ..store.settings import (
 )
 from ..store.store import Store
 from ..store.workspace import active_workspaces
+from .uris import path_to_uri, plain_uri, root_uri
 
 # How long the active workspaces are reused: finding them stats and reads each folder's `.git` (a
 # worktree names its main tree), which every hover and search asks for.
 ACTIVE_TTL = 1.0  # seconds
 # A memory's path below the root made only of characters a URI keeps as they are, with no "." or ".."
 # component (a Path would drop or keep them differently than a string join).
-_PLAIN_REL = re.compile(r"(?:[A-Za-z0-9_~-][A-Za-z0-9_.~-]*/)*[A-Za-z0-9_~-][A-Za-z0-9_.~-]*")
-_VIRTUAL_PREFIX = VIRTUAL_ROOT + "/"
 VSCODE_CLIENTS = ("visual studio code", "code - oss", "code-server", "vscodium", "cursor")
 
 
@@ -49,10 +45,6 @@ def uri_to_path(uri: str) -> Path | None:
     if "\x00" in path:  # no file has such a name; os functions would raise on it
         return None
     return Path(os.path.abspath(path))
-
-
-def path_to_uri(path: Path | str) -> str:
-    return from_fs_path(str(path)) or ""
 
 
 class Session:
@@ -175,13 +167,10 @@ class Session:
     def _plain_uri(self, vpath: str) -> str | None:
         """The URI of a memory whose path needs no quoting, by joining strings: what path_to_uri makes of
         it, for a fraction of the cost (a start publishes tens of thousands). None for any other path."""
-        rel = vpath[len(_VIRTUAL_PREFIX) :]
-        if not vpath.startswith(_VIRTUAL_PREFIX) or not _PLAIN_REL.fullmatch(rel) or os.sep != "/":
-            return None
         root = self.root
         if self._root_uri is None or self._root_uri[0] != root:
-            self._root_uri = (root, path_to_uri(root).rstrip("/"))
-        return f"{self._root_uri[1]}/{rel}"
+            self._root_uri = (root, root_uri(root))
+        return plain_uri(self._root_uri[1], vpath)
 
     def path_of(self, vpath: str) -> Path:
         return real_path(self.root, vpath)

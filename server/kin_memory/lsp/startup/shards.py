@@ -540,15 +540,14 @@ CHUNK = 2000  # files per chunk sent to the server
 
 def _renderer(root: Path, encoding: str) -> tuple[Callable[..., bytes], Callable[[str], str]]:
     """(a file's findings as one framed publishDiagnostics (b"" when there are none), a vpath's URI)."""
-    from pygls.uris import from_fs_path  # light: no lsprotocol; the same URIs the server makes
-
     from ...store.root import VIRTUAL_ROOT
     from ..convert import diagnostics_frame, diagnostics_json
+    from ..uris import path_to_uri, plain_uri, root_uri
 
-    prefix = str(root)
+    prefix, base = str(root), root_uri(root)
 
-    def uri_of(vpath: str) -> str:  # a trusted vpath of the scan: joined as a string, no Path per file
-        return from_fs_path(prefix + vpath[len(VIRTUAL_ROOT) :]) or ""
+    def uri_of(vpath: str) -> str:  # the same URIs the server makes (Session.uri_of), no Path per file
+        return plain_uri(base, vpath) or path_to_uri(prefix + vpath[len(VIRTUAL_ROOT) :])
 
     def render(memory, findings) -> bytes:
         if not findings:
