@@ -14,7 +14,9 @@ def _codes(client: RawClient, uri: str) -> set[str]:
     return {d.get("code") for d in client.diagnostics().get(uri, [])}
 
 
-def test_files_written_during_and_right_after_the_start_up_check_get_their_diagnostics(tmp_path: Path) -> None:
+def test_files_written_during_and_right_after_the_start_up_check_get_their_diagnostics(
+    tmp_path: Path,
+) -> None:
     store = tmp_path / "memory"
     for i in range(1500):  # enough that the check takes a moment
         write(store, f"bulk/n{i:04}.md", memory("episodic", f"# Note {i}\n\nroutine filler text {i}\n"))

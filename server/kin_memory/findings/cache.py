@@ -32,13 +32,21 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from ..store.context import Context
-from ..store.paths import HIDDEN_DIR, HiddenRefused, hidden_file_problem, open_hidden_dir, use_wal
+from ..store.paths import (
+    HIDDEN_DIR,
+    HiddenRefused,
+    hidden_file_problem,
+    is_transient,
+    open_hidden_dir,
+    use_wal,
+)
 from .segments import SEGMENTS, Snapshot, segment_of
 
 if TYPE_CHECKING:
     from ..store.memory import Record
 
 log = logging.getLogger("kin_memory.findings")
+BUSY_TIMEOUT = 5.0  # seconds a connection waits for another process's lock
 
 DB_NAME = "findings.sqlite3"
 DB_SUFFIXES = ("", "-wal", "-shm", "-journal")
@@ -145,7 +153,7 @@ class FindingsCache:
                 log.info("findings cache off: %s", exc.reason)
                 return None
             except sqlite3.DatabaseError as exc:  # corrupt or foreign: start again, once
-                if attempt == 2:
+                if attempt == 2 or is_transient(exc):  # locked by another process: never wiped
                     log.info("findings cache off: %s", exc)
                     return None
                 log.info("findings cache discarded: %s", exc)
@@ -520,7 +528,9 @@ def _check_place(root: Path) -> None:
 
 def _connect(root: Path) -> sqlite3.Connection:
     _check_place(root)
-    conn = sqlite3.connect(os.path.join(root, HIDDEN_DIR, DB_NAME), timeout=5.0, isolation_level=None)
+    conn = sqlite3.connect(
+        os.path.join(root, HIDDEN_DIR, DB_NAME), timeout=BUSY_TIMEOUT, isolation_level=None
+    )
     try:
         use_wal(conn)
         tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}

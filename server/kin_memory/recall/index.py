@@ -31,7 +31,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from ..store.paths import HIDDEN_DIR, HiddenRefused, hidden_file_problem, open_hidden_dir, use_wal
+from ..store.paths import (
+    HIDDEN_DIR,
+    HiddenRefused,
+    hidden_file_problem,
+    is_transient,
+    open_hidden_dir,
+    use_wal,
+)
 from ..store.workspace import GLOBAL
 from .peek import DB_NAME, DB_SUFFIXES, SCHEMA_VERSION
 from .query import Phrase, match_expr, phrases
@@ -41,6 +48,7 @@ from .terms import Lexicon, Term, content_words, is_content, with_multiword
 from .words import STOP_WORDS
 
 log = logging.getLogger("kin_memory.recall")
+BUSY_TIMEOUT = 5.0  # seconds a connection waits for another process's lock
 
 T = TypeVar("T")
 
@@ -145,7 +153,7 @@ class RecallIndex:
 
     def _connect(self) -> sqlite3.Connection:
         self._check_place()
-        conn = sqlite3.connect(self.path, timeout=5.0, check_same_thread=False, isolation_level=None)
+        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, check_same_thread=False, isolation_level=None)
         try:
             use_wal(conn)
             version, tables = _schema_state(conn)
@@ -232,6 +240,8 @@ class RecallIndex:
             except HiddenRefused as exc:
                 raise self._refuse(exc.reason) from None
             except (sqlite3.Error, OSError) as exc:
+                if is_transient(exc):  # locked by another process (or a full disk): not ours to wipe
+                    raise IndexUnavailable(str(exc)) from exc
                 return self._rebuild(exc)
             self._local.conn = conn
             self._local.ino = self._inode()
@@ -270,7 +280,7 @@ class RecallIndex:
         try:
             return fn(conn)
         except sqlite3.DatabaseError as exc:
-            if isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc)):
+            if is_transient(exc):  # a database locked by another live process, a full disk: not corrupt
                 raise
             if conn.in_transaction:
                 try:

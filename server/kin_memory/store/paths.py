@@ -174,6 +174,19 @@ def hidden_file_problem(root: Path | str, name: str) -> str | None:
 WAL_SIZE_LIMIT = 64 * 1024 * 1024  # bytes
 
 
+# SQLite result codes that say "not now" (another process holds the database, the disk is full, read-only
+# or failing) rather than "this is not our database": BUSY, LOCKED, NOMEM, READONLY, INTERRUPT, IOERR,
+# FULL, CANTOPEN, PROTOCOL.
+_TRANSIENT_CODES = frozenset({5, 6, 7, 8, 9, 10, 13, 14, 15})
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether a database error is one to wait out or work around, never a reason to wipe the file: a
+    second editor window's server in the middle of a long write is not corruption."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(code, int) and (code & 0xFF) in _TRANSIENT_CODES
+
+
 def use_wal(conn: sqlite3.Connection) -> None:
     """Write-ahead mode, synced at checkpoints, its log kept within WAL_SIZE_LIMIT."""
     conn.execute("PRAGMA journal_mode=WAL")

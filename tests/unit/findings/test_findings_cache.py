@@ -353,3 +353,29 @@ def test_checking_a_few_files_again_keeps_every_other_entry(store: Path) -> None
         cache.close()
     assert entries_of_this_code(store) == 4
     assert check(store, ctx)[1] == 4  # every file answered by the cache
+
+
+def test_a_cache_locked_by_another_process_is_left_alone(store: Path, monkeypatch) -> None:
+    """Another server (a second editor window) holding the database is not corruption: this check goes
+    without the cache, and the cache, with everything in it, is there once the lock is gone."""
+    import sqlite3
+
+    import kin_memory.findings.cache as cache_module
+
+    ctx = Context(root=store)
+    check(store, ctx)
+    db = store / HIDDEN_DIR / DB_NAME
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("INSERT INTO meta VALUES ('held', 'yes')")
+    monkeypatch.setattr(cache_module, "BUSY_TIMEOUT", 0.1)
+    try:
+        out, hits = check(store, ctx)
+        assert hits == 0 and out == fresh(store, ctx)  # answered without the cache
+    finally:
+        holder.execute("COMMIT")
+        holder.close()
+    assert check(store, ctx)[1] == 4  # every entry still there
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT value FROM meta WHERE key = 'held'").fetchone() == ("yes",)

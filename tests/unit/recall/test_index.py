@@ -350,3 +350,30 @@ def test_related_skips_words_only_the_asking_memory_has(store: Path) -> None:
     r.sync_disk()
     hits = r.index.related(f"{unique} harbour crane", (), exclude="/memories/facts/asking.md")
     assert [h.vpath for h in hits] == ["/memories/facts/other.md"]
+
+
+def test_an_index_locked_by_another_process_is_not_rebuilt(store: Path, monkeypatch) -> None:
+    """A second server in the middle of a long write holds the database: this one's queries fail for now
+    (the caller says the index is unavailable), and nothing is wiped."""
+    import kin_memory.recall.index as index_module
+
+    crafted(store)
+    first = Recall(store)
+    first.sync_disk()
+    first.index.close()
+    db = store / HIDDEN_DIR / DB_NAME
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("UPDATE docs SET size = size")
+    monkeypatch.setattr(index_module, "BUSY_TIMEOUT", 0.1)
+    locked = RecallIndex(store)
+    try:
+        with pytest.raises((index_module.IndexUnavailable, sqlite3.OperationalError)):
+            locked.known()
+        assert locked.rebuilds == 0
+    finally:
+        holder.execute("COMMIT")
+        holder.close()
+    assert len(locked.known()) == 7 and locked.rebuilds == 0
+    assert paths(Recall(store).search("deploy topology", (WS,)))[0] == "/memories/facts/deploy-topology.md"
