@@ -20,6 +20,7 @@ from ..findings import contradictions as km604
 from ..findings import duplicates as km601
 from ..findings.model import Finding
 from ..store.events import StoreEvent
+from ..store.paths import INDEX_VPATH
 from ..store.workspace import visibility
 from .heap import release_freed
 from .session import Session
@@ -84,7 +85,7 @@ class RecallSync:
             if self.synced.is_set() and self.loop is not None:
                 self.writer.submit(self._resync)
             return
-        if event.vpath is None:
+        if event.vpath is None or event.vpath == INDEX_VPATH:  # MEMORY.md is never indexed
             return
         if event.overlay:
             self._buffer_touched = time.monotonic()
@@ -242,10 +243,13 @@ class RecallSync:
             time.sleep(0.002)
 
     def wait_current(self, timeout: float) -> bool:
-        """Wait until the startup load, the first sync and every pending change are indexed; whether
-        they were within `timeout` (a thread blocks here, never the event loop)."""
+        """Wait until the index is current: the first sync (or the front's finding that it matched) and
+        every pending change indexed; whether it was within `timeout` (a thread blocks here, never the
+        event loop)."""
         deadline = time.monotonic() + timeout
-        for event in (self.session.ready, self.synced, self.idle):
+        # Not the store's adoption: `synced` is set after it (the first sync), or before it by the start-up
+        # front, when the index matched every file the workers listed; a change meanwhile clears `idle`.
+        for event in (self.synced, self.idle):
             if not event.wait(max(0.0, deadline - time.monotonic())):
                 return False
         return True
