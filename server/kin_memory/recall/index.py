@@ -83,6 +83,17 @@ CREATE TABLE seal(seg INTEGER PRIMARY KEY, listing BLOB NOT NULL);
 # it (vpath, mtime, size), kept by sealed() and dropped by any write to that segment. A start compares
 # it with the files' own digests: a segment that matches needs no look at its rows.
 _SEAL = "CREATE TABLE IF NOT EXISTS seal(seg INTEGER PRIMARY KEY, listing BLOB NOT NULL)"
+# `vocab_gen`: documents written or removed since the index was made (every text write adds its count).
+# `vocab_saved`: the vocabulary (term, memories holding it) as read at generation `gen`. Reading it from
+# FTS5 means a pass over the whole full-text index (over a second at 100k memories, at every start);
+# the saved copy is one row, and a copy a few writes behind ranks just as well until it is read again.
+_VOCAB_TABLES = (
+    "CREATE TABLE IF NOT EXISTS vocab_gen(one INTEGER PRIMARY KEY CHECK (one = 1), n INTEGER NOT NULL)",
+    "INSERT OR IGNORE INTO vocab_gen VALUES (1, 0)",
+    "CREATE TABLE IF NOT EXISTS vocab_saved(one INTEGER PRIMARY KEY CHECK (one = 1), gen INTEGER NOT NULL, "
+    "data BLOB NOT NULL)",
+)
+SAVED_BEHIND = 64  # documents written since a saved vocabulary was read, at most, for it to be used
 
 
 @dataclass(frozen=True)
@@ -167,6 +178,9 @@ class RecallIndex:
                 conn.execute("SELECT rowid FROM fts LIMIT 1").fetchall()
                 if "seal" not in tables:  # an index made before seals: gains the table
                     conn.execute(_SEAL)
+                if not {"vocab_gen", "vocab_saved"} <= tables:  # made before the saved vocabulary
+                    for statement in _VOCAB_TABLES:
+                        conn.execute(statement)
         except BaseException:
             conn.close()
             raise
@@ -315,14 +329,16 @@ class RecallIndex:
             c.execute("DELETE FROM fts WHERE rowid=?", row)
             c.execute("DELETE FROM docs WHERE id=?", row)
 
-    def _write(self, fn: Callable[[sqlite3.Connection], None], *, text: bool = True) -> None:
+    def _write(self, fn: Callable[[sqlite3.Connection], None], *, text: bool = True, docs: int = 0) -> None:
         """Run `fn` in a write transaction; `text` False: it changes no document (the vocabulary
-        snapshot stays current)."""
+        snapshot stays current). `docs`: how many documents it writes or removes."""
 
         def tx(c: sqlite3.Connection) -> None:
             c.execute("BEGIN IMMEDIATE")
             try:
                 fn(c)
+                if text:
+                    c.execute("UPDATE vocab_gen SET n = n + ?", (max(docs, 1),))
             except BaseException:
                 c.execute("ROLLBACK")
                 raise
@@ -351,7 +367,7 @@ class RecallIndex:
                     )
 
         if batch:
-            self._write(fn)
+            self._write(fn, docs=len(batch))
         return len(batch)
 
     def remove(self, vpaths: Iterable[str]) -> int:
@@ -363,7 +379,7 @@ class RecallIndex:
                 self._delete(c, v)
 
         if batch:
-            self._write(fn)
+            self._write(fn, docs=len(batch))
         return len(batch)
 
     def sync(
@@ -449,34 +465,49 @@ class RecallIndex:
 
     def _df_snapshot(self) -> dict[str, int]:
         """The snapshot as it is: a query never waits for a refresh (at 100k memories reading and sorting
-        the vocabulary takes most of a second), only for the very first one when nobody warmed it."""
+        the vocabulary takes most of a second), only for the very first one when nobody warmed it (the
+        saved copy, when it is recent enough, else a read)."""
         df = self._df
         if df is None:
             with self._vocab_reading:  # the writer may be reading it now: wait for that one
-                if self._df is None:
+                if self._df is None and not self._load_saved_vocab():
                     self._read_vocab_unlocked()
             df = self._df
         assert df is not None
         return df
 
     def refresh_vocab(self, *, force: bool = False) -> None:
-        """Re-read the vocabulary snapshot when writes made it stale (at most every DF_REFRESH seconds):
-        for the index writer to call after its writes, off every query's path."""
-        with self._lock:
-            stale = self._df is None or (self._df_dirty and time.monotonic() - self._df_time > DF_REFRESH)
-        if force or stale:
-            self._read_vocab()
+        """Re-read the vocabulary snapshot when writes made it stale (at most every DF_REFRESH seconds),
+        and save what was read: for the index writer to call after its writes, off every query's path.
+        The first time, the saved copy stands in while the index is read again (if it is behind)."""
+        with self._vocab_reading:
+            if self._df is None and self._load_saved_vocab() and not self._df_dirty:
+                return
+            with self._lock:
+                stale = self._df is None or (self._df_dirty and time.monotonic() - self._df_time > DF_REFRESH)
+            if force or stale:
+                gen = self._read_vocab_unlocked()
+                if gen is not None:
+                    self._save_vocab(gen)
 
     def _read_vocab(self) -> None:
         with self._vocab_reading:
             self._read_vocab_unlocked()
 
-    def _read_vocab_unlocked(self) -> None:
-        """Read and sort outside the lock (queries keep the old snapshot meanwhile), then swap."""
+    def _read_vocab_unlocked(self) -> int | None:
+        """Read and sort outside the lock (queries keep the old snapshot meanwhile), then swap; the
+        generation it was read at (None when the index could not tell)."""
         started = time.monotonic()
-        rows: list[tuple[str, int]] = self._run(
-            lambda c: c.execute("SELECT term, doc FROM vocab").fetchall(), []
-        )
+
+        def read(c: sqlite3.Connection) -> tuple[int | None, list[tuple[str, int]]]:
+            c.execute("BEGIN")  # the generation and the vocabulary of one snapshot
+            try:
+                return _generation(c), c.execute("SELECT term, doc FROM vocab").fetchall()
+            finally:
+                c.execute("COMMIT")
+
+        nothing: tuple[int | None, list[tuple[str, int]]] = (None, [])
+        gen, rows = self._run(read, nothing)
         df = dict(rows)
         terms = sorted(df)  # the vocabulary reads in order: sorting it is a pass
         with self._lock:
@@ -484,6 +515,47 @@ class RecallIndex:
             self._df_time = started
             if self._df_time >= self._written_at:
                 self._df_dirty = False
+        return gen
+
+    def _save_vocab(self, gen: int) -> None:
+        with self._lock:
+            df = self._df
+        if df is None:
+            return
+        data = "\n".join(f"{term}\t{n}" for term, n in df.items()).encode("utf-8", "surrogatepass")
+
+        def save(c: sqlite3.Connection) -> None:
+            c.execute("INSERT OR REPLACE INTO vocab_saved VALUES (1, ?, ?)", (gen, data))
+
+        try:
+            self._write(save, text=False)
+        except (sqlite3.Error, IndexUnavailable) as exc:  # only a slower next start
+            log.info("recall vocabulary not saved: %r", exc)
+
+    def _load_saved_vocab(self) -> bool:
+        """The saved vocabulary as the snapshot, when it is at most SAVED_BEHIND documents behind the
+        index (then marked stale: the writer reads it again). Whether it was used."""
+
+        def read(c: sqlite3.Connection) -> tuple[int | None, tuple | None]:
+            c.execute("BEGIN")
+            try:
+                return _generation(c), c.execute("SELECT gen, data FROM vocab_saved").fetchone()
+            finally:
+                c.execute("COMMIT")
+
+        nothing: tuple[int | None, tuple | None] = (None, None)
+        try:
+            now, row = self._run(read, nothing)
+        except (sqlite3.Error, IndexUnavailable):
+            return False
+        df = _saved_vocab(row, now)
+        if df is None or now is None or row is None:
+            return False
+        with self._lock:
+            self._df, self._terms = df, sorted(df)
+            self._df_time = float("-inf") if row[0] != now else time.monotonic()
+            self._df_dirty = row[0] != now
+        return True
 
     def _df_of(self, term: str) -> int:
         row = self._run(lambda c: c.execute("SELECT doc FROM vocab WHERE term=?", (term,)).fetchone(), None)
@@ -708,6 +780,32 @@ class RecallIndex:
         except sqlite3.OperationalError as exc:  # a locked database: recall is best-effort
             log.warning("recall query failed: %s", exc)
             return []
+
+
+def _generation(c: sqlite3.Connection) -> int | None:
+    try:
+        row = c.execute("SELECT n FROM vocab_gen").fetchone()
+    except sqlite3.OperationalError:  # an index without the table (read-only, before it was added)
+        return None
+    return row[0] if row and isinstance(row[0], int) else None
+
+
+def _saved_vocab(row: tuple | None, now: int | None) -> dict[str, int] | None:
+    """The saved vocabulary of `row` (gen, data) when it is whole and recent enough, else None."""
+    if row is None or now is None or not isinstance(row[0], int) or not isinstance(row[1], bytes):
+        return None
+    if not 0 <= now - row[0] <= SAVED_BEHIND:
+        return None
+    df: dict[str, int] = {}
+    try:
+        for line in row[1].decode("utf-8", "surrogatepass").split("\n") if row[1] else ():
+            term, n = line.split("\t")
+            if not term or not n.isdigit():
+                return None
+            df[term] = int(n)
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return df
 
 
 def _unseal(c: sqlite3.Connection, vpaths: Iterable[str]) -> None:

@@ -377,3 +377,43 @@ def test_an_index_locked_by_another_process_is_not_rebuilt(store: Path, monkeypa
         holder.close()
     assert len(locked.known()) == 7 and locked.rebuilds == 0
     assert paths(Recall(store).search("deploy topology", (WS,)))[0] == "/memories/facts/deploy-topology.md"
+
+
+def _fresh_vocabulary(store: Path) -> dict[str, int]:
+    with sqlite3.connect(store / HIDDEN_DIR / DB_NAME) as c:
+        return dict(c.execute("SELECT term, doc FROM vocab").fetchall())
+
+
+def test_a_start_takes_the_saved_vocabulary_while_it_is_recent(store: Path) -> None:
+    """Reading the vocabulary from the full-text index is a pass over all of it (over a second at 100k):
+    the writer saves what it read, and the next start uses that copy while it is at most SAVED_BEHIND
+    documents behind (the writer then reads it again). A damaged copy is never used."""
+    import kin_memory.recall.index as index_module
+    from kin_memory.recall.records import RecallDoc
+
+    crafted(store)
+    first = Recall(store)
+    first.sync_disk()
+    first.warm()  # the writer's refresh: reads the vocabulary and saves it
+    first.index.close()
+    again = RecallIndex(store)
+    assert again._load_saved_vocab() and again._df == _fresh_vocabulary(store) and not again._df_dirty
+    assert paths(Recall(store).search("deploy topology", (WS,)))[0] == "/memories/facts/deploy-topology.md"
+
+    def doc(n: int) -> RecallDoc:
+        return RecallDoc(f"/memories/new/n{n}.md", f"New {n}", f"zqfresh{n} words", "project-fact", None,
+                         "global", 1.0, 10)  # fmt: skip
+
+    again.upsert([doc(n) for n in range(3)])  # a few writes since: used, marked stale
+    behind = RecallIndex(store)
+    assert behind._load_saved_vocab() and behind._df_dirty and "zqfresh1" not in (behind._df or {})
+    assert behind.search("zqfresh1", ()) and behind.search("zqfresh1", ())[0].vpath == "/memories/new/n1.md"
+    behind.refresh_vocab()  # the writer reads it again and saves it
+    assert behind._df == _fresh_vocabulary(store) and not behind._df_dirty
+    assert RecallIndex(store)._load_saved_vocab()
+    again.upsert([doc(n) for n in range(10, 10 + index_module.SAVED_BEHIND + 1)])  # too far behind
+    assert not RecallIndex(store)._load_saved_vocab()
+    with sqlite3.connect(store / HIDDEN_DIR / DB_NAME) as c:  # damaged: a line without its count
+        gen = c.execute("SELECT n FROM vocab_gen").fetchone()[0]
+        c.execute("UPDATE vocab_saved SET gen = ?, data = ?", (gen, b"deploy\t3\ntopology"))
+    assert not RecallIndex(store)._load_saved_vocab()
