@@ -78,6 +78,9 @@ CREATE INDEX docs_scope ON docs(scope);
 CREATE VIRTUAL TABLE fts USING fts5(path, title, body, tokenize='unicode61 remove_diacritics 2');
 CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, 'row');
 CREATE TABLE seal(seg INTEGER PRIMARY KEY, listing BLOB NOT NULL);
+CREATE TABLE vocab_gen(one INTEGER PRIMARY KEY CHECK (one = 1), n INTEGER NOT NULL);
+INSERT INTO vocab_gen VALUES (1, 0);
+CREATE TABLE vocab_saved(one INTEGER PRIMARY KEY CHECK (one = 1), gen INTEGER NOT NULL, data BLOB NOT NULL);
 """
 # `seal`: per segment of the store's files (findings/segments.py), the digest of what `docs` holds of
 # it (vpath, mtime, size), kept by sealed() and dropped by any write to that segment. A start compares
@@ -176,11 +179,7 @@ class RecallIndex:
             else:
                 conn.execute("SELECT count(*) FROM docs").fetchone()
                 conn.execute("SELECT rowid FROM fts LIMIT 1").fetchall()
-                if "seal" not in tables:  # an index made before seals: gains the table
-                    conn.execute(_SEAL)
-                if not {"vocab_gen", "vocab_saved"} <= tables:  # made before the saved vocabulary
-                    for statement in _VOCAB_TABLES:
-                        conn.execute(statement)
+                _upgrade(conn, tables)
         except BaseException:
             conn.close()
             raise
@@ -338,7 +337,7 @@ class RecallIndex:
             try:
                 fn(c)
                 if text:
-                    c.execute("UPDATE vocab_gen SET n = n + ?", (max(docs, 1),))
+                    _count_written(c, docs)
             except BaseException:
                 c.execute("ROLLBACK")
                 raise
@@ -780,6 +779,29 @@ class RecallIndex:
         except sqlite3.OperationalError as exc:  # a locked database: recall is best-effort
             log.warning("recall query failed: %s", exc)
             return []
+
+
+def _upgrade(conn: sqlite3.Connection, tables: set[str]) -> None:
+    """An index made by an earlier version gains the tables it lacks: seals (which writes need), the
+    saved vocabulary (which nothing needs: while another connection holds a long write, this connection
+    goes on without it, and a later one adds it)."""
+    if "seal" not in tables:
+        conn.execute(_SEAL)
+    try:
+        if not {"vocab_gen", "vocab_saved"} <= tables:
+            for statement in _VOCAB_TABLES:
+                conn.execute(statement)
+    except sqlite3.OperationalError as exc:
+        if not is_transient(exc):
+            raise
+        log.info("recall index not upgraded yet: %s", exc)
+
+
+def _count_written(c: sqlite3.Connection, docs: int) -> None:
+    try:
+        c.execute("UPDATE vocab_gen SET n = n + ?", (max(docs, 1),))
+    except sqlite3.OperationalError:  # an index not upgraded yet: no saved vocabulary to keep in step
+        pass
 
 
 def _generation(c: sqlite3.Connection) -> int | None:

@@ -417,3 +417,35 @@ def test_a_start_takes_the_saved_vocabulary_while_it_is_recent(store: Path) -> N
         gen = c.execute("SELECT n FROM vocab_gen").fetchone()[0]
         c.execute("UPDATE vocab_saved SET gen = ?, data = ?", (gen, b"deploy\t3\ntopology"))
     assert not RecallIndex(store)._load_saved_vocab()
+
+
+def test_an_index_from_before_the_saved_vocabulary_is_read_while_another_writes(
+    store: Path, monkeypatch
+) -> None:
+    """Adding the saved-vocabulary tables to an older index is a write: while another connection holds a
+    long write (the index writer's first sync), a query's connection reads on without them."""
+    import kin_memory.recall.index as index_module
+
+    crafted(store)
+    first = Recall(store)
+    first.sync_disk()
+    held = first.index.count()
+    first.index.close()
+    db = store / HIDDEN_DIR / DB_NAME
+    with sqlite3.connect(db) as c:  # as an earlier version left it
+        c.execute("DROP TABLE vocab_gen")
+        c.execute("DROP TABLE vocab_saved")
+    writer = sqlite3.connect(db, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    monkeypatch.setattr(index_module, "BUSY_TIMEOUT", 0.1)
+    reader = RecallIndex(store)
+    try:
+        assert reader.count() == held > 0 and reader.rebuilds == 0
+        assert "/memories/facts/deploy-topology.md" in reader.known()
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    later = RecallIndex(store)
+    assert later.count() == held
+    later.refresh_vocab(force=True)  # the tables are there now: the vocabulary is saved
+    assert RecallIndex(store)._load_saved_vocab()
