@@ -49,6 +49,7 @@ from .words import STOP_WORDS
 
 log = logging.getLogger("kin_memory.recall")
 BUSY_TIMEOUT = 5.0  # seconds a connection waits for another process's lock
+CONNECT_TRIES = 12  # connections tried when the database answers "not now" (about 1.5 s in all)
 
 T = TypeVar("T")
 
@@ -241,6 +242,19 @@ class RecallIndex:
         self._created = False
         return conn
 
+    def _connect_patiently(self) -> sqlite3.Connection:
+        """A connection, tried again for a while when the database says "not now": some of SQLite's lock
+        waits (a database being made or recovered by another connection) answer at once instead of
+        waiting out the busy timeout."""
+        for attempt in range(CONNECT_TRIES):
+            try:
+                return self._connect()
+            except sqlite3.Error as exc:
+                if not is_transient(exc) or attempt == CONNECT_TRIES - 1:
+                    raise
+            time.sleep(0.02 * (attempt + 1))
+        raise AssertionError("unreachable")
+
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is not None and self._local.ino == self._inode():
@@ -249,7 +263,7 @@ class RecallIndex:
             if conn is not None:  # the file was deleted or replaced underneath this connection
                 self._drop_local()
             try:
-                conn = self._connect()
+                conn = self._connect_patiently()
             except HiddenRefused as exc:
                 raise self._refuse(exc.reason) from None
             except (sqlite3.Error, OSError) as exc:

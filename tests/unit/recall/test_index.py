@@ -449,3 +449,23 @@ def test_an_index_from_before_the_saved_vocabulary_is_read_while_another_writes(
     assert later.count() == held
     later.refresh_vocab(force=True)  # the tables are there now: the vocabulary is saved
     assert RecallIndex(store)._load_saved_vocab()
+
+
+def test_a_connection_that_meets_a_passing_lock_is_tried_again(store: Path, monkeypatch) -> None:
+    """Some of SQLite's lock waits answer "locked" at once (another connection making or recovering the
+    database): the connection is tried again for a while, not given up (nor the database wiped)."""
+    crafted(store)
+    Recall(store).sync_disk()
+    index = RecallIndex(store)
+    real, calls = index._connect, []
+
+    def flaky() -> sqlite3.Connection:
+        calls.append(1)
+        if len(calls) <= 3:
+            busy = sqlite3.OperationalError("database is locked")
+            busy.sqlite_errorcode = 5  # type: ignore[attr-defined]  # SQLITE_BUSY, as SQLite raises it
+            raise busy
+        return real()
+
+    monkeypatch.setattr(index, "_connect", flaky)
+    assert index.count() > 0 and len(calls) == 4 and index.rebuilds == 0

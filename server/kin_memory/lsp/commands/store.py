@@ -12,6 +12,7 @@ from concurrent.futures import Executor
 from pygls.lsp.server import LanguageServer
 
 from ... import protocol
+from ...recall.index import IndexUnavailable
 from ...store.info import store_info
 from ...store.lifecycle import lifecycle
 from ...store.workspace import visibility
@@ -77,8 +78,10 @@ class StoreCommands:
     async def info(self, _params: protocol.EmptyParams) -> protocol.InfoResult:
         loop = asyncio.get_running_loop()
         settings = await loop.run_in_executor(None, self.session.file_settings)
-        count = await loop.run_in_executor(self.pool, self.recall.recall.index.count)
-        state = protocol.IndexState(
-            state="ready" if self.recall.synced.is_set() else "building", memories=count
-        )
+        try:
+            count = await loop.run_in_executor(self.pool, self.recall.recall.index.count)
+            name: protocol.IndexStateName = "ready" if self.recall.synced.is_set() else "building"
+        except IndexUnavailable:  # locked by another process for now: the rest of the answer stands
+            count, name = 0, "unavailable"
+        state = protocol.IndexState(state=name, memories=count)
         return store_info(self.session.root_choice, self.session.active(), settings, state)
