@@ -92,3 +92,31 @@ def test_files_changed_after_the_workers_read_them_are_rechecked(tmp_path: Path)
         )
     finally:
         client.close()
+
+
+def test_a_warm_start_takes_the_kept_listing_and_sees_what_changed_since(tmp_path: Path) -> None:
+    """The workers list the store from the findings cache while no folder changed since their last walk
+    (folders changed in the two seconds before a walk are not trusted: hence the waits), and walk it
+    again once one did: a file added to a nested folder and one removed are seen as at a first start."""
+    from kin_memory.findings.cache import FindingsCache
+    from kin_memory.findings.kept_listing import RACY, kept
+
+    root = tmp_path / "memory"
+    build(root)
+    first, _ = run(root, "2", None)  # walks (and makes the hidden folder, a change to the root)
+    time.sleep(RACY + 0.2)
+    assert run(root, "2", None)[0] == first  # walks again, keeps a listing it can trust
+    cache = FindingsCache.open(root)
+    assert cache is not None
+    assert kept(cache.conn, str(root), (0, 2)) is not None and kept(cache.conn, str(root), (1, 2)) is not None
+    cache.close()
+    assert run(root, "2", None)[0] == first  # from the kept listing
+
+    write(root / "bulk" / "new.md", "---\ncategory: bogus\n---\n# New\n")
+    (root / "ep" / "old.md").unlink()
+    after, err = run(root, "2", None)
+    expected, _ = run(root, "0", None)
+    assert "Traceback" not in err
+    assert after == expected
+    assert (root / "bulk" / "new.md").as_uri() in after
+    assert (root / "ep" / "old.md").as_uri() not in after and (root / "ep" / "old.md").as_uri() in first

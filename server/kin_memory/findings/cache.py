@@ -50,7 +50,7 @@ BUSY_TIMEOUT = 5.0  # seconds a connection waits for another process's lock
 
 DB_NAME = "findings.sqlite3"
 DB_SUFFIXES = ("", "-wal", "-shm", "-journal")
-FORMAT = "5"
+FORMAT = "6"
 LOOKUP_BATCH = 500  # entries read and answered at a time (and vpaths asked in one query)
 KEPT_VARIANTS = 6  # contexts remembered (workspaces, the CLI's and the server's forms), most recent first
 _FRAME_HEAD = b"Content-Length: "
@@ -533,11 +533,13 @@ def _connect(root: Path) -> sqlite3.Connection:
     )
     try:
         use_wal(conn)
-        tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if not tables:
+        if not _tables(conn):
             _create(conn)
-        elif tables != {"meta", "entries", "variants", "summaries", "segments"} or _format(conn) != FORMAT:
-            raise sqlite3.DatabaseError("not a findings cache of this format")
+        elif not _this_format(conn):
+            # Made again in place, in a transaction: deleting the files would pull them from under the
+            # other processes that have them open (a start's workers all meet the old format at once),
+            # which corrupts the new database.
+            _create(conn, replace=True)
         os.chmod(os.path.join(root, HIDDEN_DIR, DB_NAME), 0o600)
     except BaseException:
         conn.close()
@@ -545,15 +547,31 @@ def _connect(root: Path) -> sqlite3.Connection:
     return conn
 
 
-def _format(conn: sqlite3.Connection) -> str | None:
+TABLES = {"meta", "entries", "variants", "summaries", "segments", "listing"}
+
+
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%'")
+    return {name for (name,) in rows}
+
+
+def _this_format(conn: sqlite3.Connection) -> bool:
+    if _tables(conn) != TABLES:
+        return False
     row = conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
-    return row[0] if row else None
+    return bool(row) and row[0] == FORMAT
 
 
-def _create(conn: sqlite3.Connection) -> None:
+def _create(conn: sqlite3.Connection, replace: bool = False) -> None:
+    """The cache's tables in an empty database; with `replace`, in place of another format's."""
     with conn:
         conn.execute("BEGIN IMMEDIATE")
-        if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+        if replace:
+            if _this_format(conn):
+                return  # another process made it again meanwhile
+            for name in _tables(conn):
+                conn.execute(f'DROP TABLE "{name}"')
+        elif _tables(conn):
             return  # another process made it meanwhile
         conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
         conn.execute(
@@ -570,6 +588,8 @@ def _create(conn: sqlite3.Connection) -> None:
             "valid_until REAL, probes TEXT, frames BLOB, files TEXT, records TEXT, listed TEXT, "
             "PRIMARY KEY (variant, seg)) WITHOUT ROWID"
         )
+        # The store's listing as a scan saw it, a segment's vpaths a row (see kept_listing.py).
+        conn.execute("CREATE TABLE listing (seg INTEGER PRIMARY KEY, files TEXT)")
         conn.execute("INSERT INTO meta VALUES ('format', ?)", (FORMAT,))
 
 

@@ -30,10 +30,10 @@ def segment_of(vpath: str) -> int:
 def listing_digest(files: Iterable[tuple[str, float, int]]) -> bytes:
     """What a segment's files are on disk, as one digest: any file added, removed, renamed or changed
     (mtime or size) changes it. Order-independent (sorted here)."""
-    h = hashlib.blake2b(digest_size=16)
-    for vpath, mtime, size in sorted(files):
-        h.update(f"{vpath}\0{mtime!r}\0{size}\n".encode("utf-8", "surrogatepass"))
-    return h.digest()
+    # One string hashed at once (a warm start digests every file of the store): the same bytes as
+    # hashing each file's line in turn.
+    text = "".join([f"{vpath}\0{mtime!r}\0{size}\n" for vpath, mtime, size in sorted(files)])
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 LISTED, HIDDEN, UNLISTED = "l", "h", "-"  # a file in the prompt block's listing: listed, counted, neither

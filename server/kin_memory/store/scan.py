@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .paths import INDEX_NAME, is_hidden, relative_parts, virtual_of_rel, virtual_path
@@ -23,6 +24,18 @@ def folder_too_deep(folder_parts: tuple[str, ...]) -> bool:
 class ScanProblem:
     vpath: str
     reason: str
+
+
+@dataclass
+class ScanTree:
+    """What a scan saw of the store's folders, for keeping its listing (see findings/kept_listing.py):
+    each folder it listed with its ctime, taken before the listing (a folder's ctime moves with every
+    entry added, removed or renamed in it, and with its permissions), and the symlinked memory files
+    met (whose verdict hangs on their target, not on a folder of the store)."""
+
+    started: float = 0.0  # when the scan began (time.time())
+    folders: list[tuple[str, int]] = field(default_factory=list)  # (real path, st_ctime_ns)
+    unsure: int = 0  # symlinked memory files, folders not stat'ed: the listing is then not kept
 
 
 # -- containment: what the scan lists, shared with the watcher's single-file refresh -------------------
@@ -80,15 +93,20 @@ def scan(root: Path) -> tuple[list[tuple[Path, str, bool]], list[ScanProblem]]:
     return [(Path(path), vpath, is_index) for path, vpath, is_index in found], problems
 
 
-def scan_names(root: Path) -> tuple[list[tuple[str, str, bool]], list[ScanProblem]]:
+def scan_names(
+    root: Path, tree: ScanTree | None = None
+) -> tuple[list[tuple[str, str, bool]], list[ScanProblem]]:
     """Walk the store: (real path as a string, virtual path, is_index) for every memory file and
     MEMORY.md (strings: a warm start of a big store lists every file and need not build a Path each).
 
     Hidden names are skipped (the index folder lives there); symlinked directories are not followed
-    (loops, escapes); a symlinked file is kept only when its target stays inside the store.
+    (loops, escapes); a symlinked file is kept only when its target stays inside the store. With
+    `tree`, the folders listed are noted in it.
     """
     found: list[tuple[str, str, bool]] = []
     problems: list[ScanProblem] = []
+    if tree is not None:
+        tree.started = time.time()
     real_root = os.path.realpath(root)
 
     def walk(directory: str, parts: tuple[str, ...]) -> None:
@@ -97,6 +115,11 @@ def scan_names(root: Path) -> tuple[list[tuple[str, str, bool]], list[ScanProble
                 ScanProblem(virtual_path(root, Path(directory)), "folder nesting too deep: not scanned")
             )
             return
+        if tree is not None:
+            try:
+                tree.folders.append((directory, os.stat(directory).st_ctime_ns))
+            except OSError:
+                tree.unsure += 1
         try:
             entries = sorted(os.scandir(directory), key=_name)
         except OSError as exc:
@@ -128,6 +151,8 @@ def scan_names(root: Path) -> tuple[list[tuple[str, str, bool]], list[ScanProble
             if not name.endswith(".md"):
                 continue
             if is_link:
+                if tree is not None:
+                    tree.unsure += 1
                 verdict = link_verdict(entry.path, real_root)
                 if verdict == "folder":
                     continue

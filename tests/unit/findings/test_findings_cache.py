@@ -379,3 +379,44 @@ def test_a_cache_locked_by_another_process_is_left_alone(store: Path, monkeypatc
     assert check(store, ctx)[1] == 4  # every entry still there
     with sqlite3.connect(db) as c:
         assert c.execute("SELECT value FROM meta WHERE key = 'held'").fetchone() == ("yes",)
+
+
+def test_a_cache_of_another_format_is_made_again_under_processes_that_have_it_open(store: Path) -> None:
+    """A start's workers all meet an older cache at once: it is made again in place, one of them doing
+    it in a transaction, never deleted from under the others (which corrupted the new one)."""
+    import multiprocessing
+    import sqlite3
+
+    (store / HIDDEN_DIR).mkdir(mode=0o700)
+    db = store / HIDDEN_DIR / DB_NAME
+    old = sqlite3.connect(db)
+    old.execute("PRAGMA journal_mode=WAL")
+    old.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+    old.execute("INSERT INTO meta VALUES ('format', '1')")
+    old.execute("CREATE TABLE entries (variant TEXT, vpath TEXT, payload BLOB)")
+    old.executemany(
+        "INSERT INTO entries VALUES ('v', ?, zeroblob(20000))", [(f"/m/{i}",) for i in range(200)]
+    )
+    old.commit()
+    old.close()
+    inode = db.stat().st_ino
+    ctx = Context(root=store)
+    fork = multiprocessing.get_context("fork")
+    barrier = fork.Barrier(4)
+
+    def worker() -> None:
+        barrier.wait(10)
+        for _ in range(5):
+            check(store, ctx)
+
+    procs = [fork.Process(target=worker) for _ in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    assert [p.exitcode for p in procs] == [0, 0, 0, 0]
+    assert db.stat().st_ino == inode  # the same file, made again, never unlinked
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    conn.close()
+    assert check(store, ctx) == (fresh(store, ctx), 4)

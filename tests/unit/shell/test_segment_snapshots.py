@@ -43,7 +43,9 @@ def frames_by_uri(blob: bytes) -> dict[str, str]:
 def check(root: Path, now: float, cache: bool = True) -> tuple[dict, ShardResult, list[str]]:
     """What a worker sends for the whole store at `now`: (diagnostics by URI, the result, chunk kinds);
     the write-back is done before returning, as a worker does after answering."""
-    files = [(path, vpath) for path, vpath, is_index in scan_names(root)[0] if not is_index]
+    files = [
+        (path, vpath, segment_of(vpath)) for path, vpath, is_index in scan_names(root)[0] if not is_index
+    ]
     opened = FindingsCache.open(root) if cache else None
     chunks: list[tuple[str, object]] = []
     checked = _check(root, files, Context(root=root, now=now), "utf-16", (0, 1), opened, None,
@@ -201,13 +203,15 @@ def test_a_cold_check_writes_each_segment_as_its_files_are_done(tmp_path: Path, 
     root = tmp_path / "memory"
     build(root, 400)
     now = time.time()
-    files = [(path, vpath) for path, vpath, is_index in scan_names(root)[0] if not is_index]
+    files = [
+        (path, vpath, segment_of(vpath)) for path, vpath, is_index in scan_names(root)[0] if not is_index
+    ]
     cache = FindingsCache.open(root)
     assert cache is not None
     checked = _check(root, files, Context(root=root, now=now), "utf-16", (0, 1), cache, None, lambda c: True)
     assert checked is not None
     written = committed_segments(root)
-    assert written == {segment_of(v) for _, v in files} and len(written) > SEGMENTS // 2
+    assert written == {seg for _, _, seg in files} and len(written) > SEGMENTS // 2
     checked[2]()  # the write-back: nothing left to write
     assert committed_segments(root) == written
     warm, result, kinds = check(root, now)

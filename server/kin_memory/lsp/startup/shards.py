@@ -462,16 +462,7 @@ def _work(
     root: Path, index: int, count: int, req_fd: int, guess: Context | None, send: Send,
     asked: Callable[[tuple], None] = lambda request: None,
 ) -> tuple[ShardResult, Chunks, Callable[[], None]]:  # fmt: skip
-    from ...findings.cache import FindingsCache, shard_of
-    from ...store.store import scan_names
-
-    files, problems = scan_names(root)
-    mine = [
-        (path, vpath) for path, vpath, is_index in files if not is_index and shard_of(vpath, count) == index
-    ]
-    index_vpath = next((vpath for _, vpath, is_index in files if is_index), None)
-    del files  # the whole store's listing: this worker keeps its own share only
-    cache = FindingsCache.open(root)
+    cache, (mine, index_vpath, problems), keep_listing = _files_of_shard(root, index, count)
     request: list = []
     confirmed: list[bool] = []  # set once the check running is known to be the one the server wants
 
@@ -504,7 +495,12 @@ def _work(
         result, chunks, write_back = checked
         result.index_vpath = index_vpath
         result.problems = problems if index == 0 else []
-        return result, chunks, write_back
+
+        def done() -> None:
+            write_back()
+            keep_listing()
+
+        return result, chunks, done
 
     # Most sessions check with the default context: compute it while the server is still starting.
     speculative = check(guess, "utf-16", real_context_differs) if guess is not None else None
@@ -512,11 +508,62 @@ def _work(
         request.append(_read_request(req_fd))
         asked(request[0])
     ctx, encoding = request[0][:2]
-    if speculative is not None and guess is not None and encoding == "utf-16" and same_check(guess, ctx):
-        return speculative
-    result = check(ctx, encoding)
+    reuse = speculative is not None and guess is not None and encoding == "utf-16" and same_check(guess, ctx)
+    result = speculative if reuse else check(ctx, encoding)
     assert result is not None  # only a speculative check can be abandoned
     return result
+
+
+Listing = tuple[list[tuple[str, str, int]], str | None, list]  # (path, vpath, segment)s, MEMORY.md, problems
+
+
+def _files_of_shard(root: Path, index: int, count: int) -> tuple[Any, Listing, Callable[[], None]]:
+    """(the findings cache, this shard's files as the store's kept listing or a walk has them, what keeps
+    the listing for the next start)."""
+    from ...findings.cache import FindingsCache
+    from ...findings.kept_listing import kept
+
+    cache = FindingsCache.open(root)
+    listing = kept(cache.conn, str(root), (index, count)) if cache is not None else None
+    if listing is not None:
+        return cache, listing, lambda: None
+    return cache, *_scan(root, index, count, cache)
+
+
+def _scan(root: Path, index: int, count: int, cache) -> tuple[Listing, Callable[[], None]]:
+    """The store walked: (this shard's files as (path, vpath, segment), MEMORY.md's vpath, the scan's
+    problems), and what keeps the listing for the next start (the first worker keeps the whole store's,
+    after the server has its answer)."""
+    from ...findings.kept_listing import forget, keep
+    from ...findings.segments import segment_of
+    from ...store.scan import ScanTree
+    from ...store.store import scan_names
+
+    tree = ScanTree()
+    files, problems = scan_names(root, tree)
+    mine: list[tuple[str, str, int]] = []  # a shard is whole segments (see shard_of)
+    segments: dict[int, list[str]] = {}
+    index_vpath = None
+    for path, vpath, is_index in files:
+        if is_index:
+            index_vpath = vpath
+            continue
+        seg = segment_of(vpath)
+        if seg % count == index:
+            mine.append((path, vpath, seg))
+        if index == 0:
+            segments.setdefault(seg, []).append(vpath)
+    del files  # the whole store's listing: this worker keeps its own share (and the first, every vpath)
+
+    def keep_listing() -> None:
+        if cache is None or index != 0:
+            return
+        if tree.unsure:
+            forget(cache.conn)
+        else:
+            keep(cache.conn, str(root), tree, segments, index_vpath, problems)
+
+    return (mine, index_vpath, problems), keep_listing
 
 
 def _read_request(req_fd: int) -> tuple:
@@ -640,7 +687,7 @@ class _Lister:
 
 def _check(
     root: Path,
-    files: list[tuple[str, str]],
+    files: list[tuple[str, str, int]],
     ctx,
     encoding: str,
     shard: tuple[int, int],
@@ -653,21 +700,20 @@ def _check(
     afterwards. What is sent back is framed diagnostics, the listing and each file's compact record,
     never the files' text. Each file's memory is dropped as soon as it is listed."""
     from ...findings.cache import variant_key
-    from ...findings.cached import check_files, stat_of
-    from ...findings.segments import segment_of
+    from ...findings.cached import check_files
 
     render, uri_of = _renderer(root, encoding)
     variant = variant_key(ctx, f"lsp-{encoding}")
     outbox = _Outbox(stream, variant)
     result = ShardResult([], [], 0)
     lister = _Lister(ctx.active)
-    stats = {vpath: st for path, vpath in files if (st := stat_of(path)) is not None}
-    answered = _from_snapshots(root, files, stats, cache, variant, ctx.now, result, outbox, abandon)
+    by_segment, stats, listings = _stat_files(files)
+    answered = _from_snapshots(root, by_segment, listings, cache, variant, ctx.now, result, outbox, abandon)
     if answered is None:
         return None
+    # `rest` comes segment by segment, a segment's files together: see _SnapshotSink.
     rest, redo, aged_only = answered
     each = _Each(result, outbox, lister, {vpath for vpaths in redo.values() for vpath in vpaths})
-    rest.sort(key=lambda file: segment_of(file[1]))  # a segment's files together: see _SnapshotSink
     # A cold start (nothing answered by the cache) keeps its segments' snapshots only: the same data
     # written once. A segment that changes later is then read again whole, and gets per-file entries
     # (as the CLI keeps them) from then on.
@@ -692,6 +738,30 @@ def _check(
             sink.finish(lister, aged_only)
 
     return result, outbox.chunks, write_back
+
+
+def _stat_files(
+    files: list[tuple[str, str, int]],
+) -> tuple[
+    dict[int, list[tuple[str, str]]], dict[str, tuple[float, int]], dict[int, list[tuple[str, float, int]]]
+]:
+    """(the files of each segment, each file's (mtime, size), each segment's listing of what its files
+    are on disk): one pass, a stat per file and nothing more (a warm start of a big store does little
+    else). A file that cannot be stat'ed is in its segment but not in its listing."""
+    by_segment: dict[int, list[tuple[str, str]]] = {}
+    stats: dict[str, tuple[float, int]] = {}
+    listings: dict[int, list[tuple[str, float, int]]] = {}
+    stat = os.stat
+    for path, vpath, seg in files:
+        by_segment.setdefault(seg, []).append((path, vpath))
+        try:
+            st = stat(path)
+        except OSError:
+            continue
+        mtime, size = st.st_mtime, st.st_size
+        stats[vpath] = (mtime, size)
+        listings.setdefault(seg, []).append((vpath, mtime, size))
+    return by_segment, stats, listings
 
 
 class _Each:
@@ -721,16 +791,14 @@ class _Each:
 
 def _from_snapshots(
     root: Path,
-    files: list[tuple[str, str]], stats: dict[str, tuple[float, int]], cache, variant: str, now: float,
-    result: ShardResult, outbox: _Outbox, abandon,
+    by_segment: dict[int, list[tuple[str, str]]], listings: dict[int, list[tuple[str, float, int]]],
+    cache, variant: str, now: float, result: ShardResult, outbox: _Outbox, abandon,
 ) -> tuple[list[tuple[str, str]], dict[int, list[str]], set[int]] | None:  # fmt: skip
     """Send the segments whose snapshot still holds (their listing added to `result`): (the files left
-    to check one by one, their segments' vpaths, to get a new snapshot); None when abandoned."""
-    from ...findings.segments import HIDDEN, listing_digest, segment_of
+    to check one by one, segment by segment, and the vpaths of each segment to get a new snapshot);
+    None when abandoned."""
+    from ...findings.segments import HIDDEN, listing_digest
 
-    by_segment: dict[int, list[tuple[str, str]]] = {}
-    for path, vpath in files:
-        by_segment.setdefault(segment_of(vpath), []).append((path, vpath))
     kept = cache.segments(variant, by_segment) if cache is not None else {}
     rest: list[tuple[str, str]] = []
     redo: dict[int, list[str]] = {}
@@ -740,7 +808,7 @@ def _from_snapshots(
         if abandon is not None and abandon():
             lag.lag.close()
             return None
-        listing = [(vpath, *stats[vpath]) for _, vpath in seg_files if vpath in stats]
+        listing = listings.get(seg, [])
         digest = listing_digest(listing)
         lag.add(seg, listing, digest)
         snap = kept.get(seg)

@@ -1,0 +1,148 @@
+"""The store's listing kept between starts: taken only while every folder is as the scan saw it."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+import kin_memory.findings.kept_listing as kept_listing
+from kin_memory.findings.cache import FindingsCache
+from kin_memory.findings.kept_listing import keep, kept
+from kin_memory.findings.segments import segment_of
+from kin_memory.store.scan import ScanTree, scan_names
+
+
+def write(root: Path, rel: str, text: str = "---\ncategory: episodic\n---\nx\n") -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch) -> Path:
+    # Folders made a moment ago are trusted here (the product waits RACY seconds; see its own test).
+    monkeypatch.setattr(kept_listing, "RACY", 0.0)
+    root = tmp_path / "memory"
+    for i in range(30):
+        write(root, f"notes/deep/er/n{i}.md")
+        write(root, f"facts/f{i}.md")
+    write(root, "ünï/café.md")
+    write(root, "MEMORY.md", "# Index\n")
+    (root / "too").mkdir()
+    opened = FindingsCache.open(root)  # its hidden folder made before any scan, as at a warm start
+    assert opened is not None
+    opened.close()
+    return root
+
+
+def walked(root: Path, shard: tuple[int, int] = (0, 1)) -> list[tuple[str, str, int]]:
+    index, count = shard
+    files = [(p, v, segment_of(v)) for p, v, is_index in scan_names(root)[0] if not is_index]
+    return sorted(f for f in files if f[2] % count == index)
+
+
+def kept_now(root: Path, shard: tuple[int, int] = (0, 1)):
+    cache = FindingsCache.open(root)
+    assert cache is not None
+    try:
+        return kept(cache.conn, str(root), shard)
+    finally:
+        cache.close()
+
+
+def keep_scan(root: Path) -> ScanTree:
+    time.sleep(0.02)  # the folders' last change strictly before the scan
+    tree = ScanTree()
+    files, problems = scan_names(root, tree)
+    segments: dict[int, list[str]] = {}
+    for _, vpath, is_index in files:
+        if not is_index:
+            segments.setdefault(segment_of(vpath), []).append(vpath)
+    index = next((v for _, v, is_index in files if is_index), None)
+    cache = FindingsCache.open(root)
+    assert cache is not None
+    keep(cache.conn, str(root), tree, segments, index, problems)
+    cache.close()
+    return tree
+
+
+def test_an_unchanged_store_is_listed_as_its_scan_listed_it(store: Path) -> None:
+    assert kept_now(store) is None  # nothing kept yet
+    keep_scan(store)
+    for shard in ((0, 1), (0, 2), (1, 2)):
+        listing = kept_now(store, shard)
+        assert listing is not None
+        files, index, problems = listing
+        assert sorted(files) == walked(store, shard)
+        assert index == "/memories/MEMORY.md" and problems == []
+    assert any(v.endswith("café.md") for _, v, _ in kept_now(store)[0])
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["add", "remove", "rename", "new folder", "folder mode", "index"],
+)
+def test_any_change_to_a_folder_means_the_store_is_walked(store: Path, change: str) -> None:
+    keep_scan(store)
+    deep = store / "notes" / "deep" / "er"
+    if change == "add":
+        write(store, "notes/deep/er/new.md")
+    elif change == "remove":
+        (deep / "n3.md").unlink()
+    elif change == "rename":
+        (deep / "n3.md").rename(deep / "n3-renamed.md")
+    elif change == "new folder":
+        (store / "too" / "sub").mkdir()
+    elif change == "folder mode":
+        os.chmod(deep, 0o500)
+    elif change == "index":
+        (store / "MEMORY.md").unlink()
+    try:
+        assert kept_now(store) is None
+    finally:
+        os.chmod(deep, 0o700)
+    keep_scan(store)  # the next walk keeps the new listing
+    listing = kept_now(store)
+    assert listing is not None and sorted(listing[0]) == walked(store)
+
+
+def test_a_file_changed_in_place_keeps_the_listing(store: Path) -> None:
+    """Content is not the listing's business: the start stats every file it checks."""
+    keep_scan(store)
+    write(store, "facts/f1.md", "---\ncategory: nonsense\n---\nchanged\n")
+    listing = kept_now(store)
+    assert listing is not None and sorted(listing[0]) == walked(store)
+
+
+def test_folders_changed_just_before_the_scan_are_not_trusted(store: Path, monkeypatch) -> None:
+    monkeypatch.setattr(kept_listing, "RACY", 2.0)
+    keep_scan(store)  # every folder was made within the last two seconds
+    assert kept_now(store) is None
+
+
+def test_a_store_with_a_symlinked_memory_is_always_walked(store: Path) -> None:
+    keep_scan(store)
+    assert kept_now(store) is not None
+    os.symlink(store / "facts" / "f1.md", store / "facts" / "link.md")
+    tree = keep_scan(store)
+    assert tree.unsure == 1
+    assert kept_now(store) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['["/../../etc/passwd"]', '["/.kin-index/x.md"]', '["no-slash.md"]', "[1, 2]", '{"a": 1}', "not json",
+     '["/a\\"/b.md"]'],
+)  # fmt: skip
+def test_a_listing_that_no_scan_could_have_made_is_not_used(store: Path, text: str) -> None:
+    keep_scan(store)
+    conn = sqlite3.connect(store / ".kin-index" / "findings.sqlite3")
+    conn.execute("UPDATE listing SET files = ? WHERE seg = (SELECT min(seg) FROM listing)", (text,))
+    conn.commit()
+    conn.close()
+    assert kept_now(store) is None
