@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import sqlite3
+import time
 from itertools import repeat
 from typing import Any
 
@@ -28,7 +29,7 @@ from .segments import SEGMENTS
 
 log = logging.getLogger(__name__)
 
-RACY = 2.0  # seconds before the scan a folder's last change must be for its ctime to be trusted
+RACY = 1.0  # seconds before the scan a folder's last change must be for its ctime to be trusted
 TREE_KEY = "tree"  # the meta row: the folders, MEMORY.md, the scan's problems
 
 # (real path, vpath, segment) of each file; MEMORY.md's vpath or None; the scan's problems
@@ -67,6 +68,67 @@ def keep(
             conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (TREE_KEY, json.dumps(meta)))
     except (sqlite3.Error, UnicodeError) as exc:  # a name that is not UTF-8: the store is walked
         log.info("store listing not kept: %s", exc)
+
+
+def settled(tree: ScanTree) -> bool:
+    """Whether every folder the walk listed had last changed RACY seconds before it began (what `kept`
+    will ask of them)."""
+    before = int((tree.started - RACY) * 1e9)
+    return all(ctime < before for _, ctime in tree.folders)
+
+
+def confirm_and_keep(
+    conn: sqlite3.Connection,
+    root: str,
+    tree: ScanTree,
+    segments: dict[int, list[str]],
+    index_vpath: str | None,
+    problems: list[ScanProblem],
+) -> None:
+    """Keep a walk that met folders which had just changed (the hidden folder made in the root at a first
+    start, a memory written a moment before), which a later start could not trust as they are: once they
+    are RACY seconds old, each is stat'ed and listed again, and the walk is kept as of then when each
+    still holds what the walk found in it (nothing is kept otherwise: the next start walks)."""
+    before = int((tree.started - RACY) * 1e9)
+    racy = [(path, ctime) for path, ctime in tree.folders if ctime >= before]
+    latest = max((ctime for _, ctime in racy), default=0) / 1e9
+    time.sleep(min(RACY, max(0.0, latest + RACY - time.time())) + 0.01)
+    confirmed = time.time()
+    vpaths = [v for files in segments.values() for v in files] + ([index_vpath] if index_vpath else [])
+    for path, ctime in racy:
+        if _entries_now(path, ctime) != _entries_walked(path, root, tree, vpaths):
+            return
+    keep(conn, root, ScanTree(confirmed, tree.folders, tree.unsure), segments, index_vpath, problems)
+
+
+def _entries_now(folder: str, ctime: int) -> tuple[set[str], set[str]] | None:
+    """(the memory files, the folders) in a folder as a walk lists them now; None when its ctime moved
+    or it holds what the kept listing cannot answer for (a symlinked memory)."""
+    files: set[str] = set()
+    folders: set[str] = set()
+    try:
+        if os.stat(folder).st_ctime_ns != ctime:
+            return None
+        for entry in os.scandir(folder):
+            name = entry.name
+            if name.startswith("."):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                folders.add(name)
+            elif name.endswith(".md"):
+                if entry.is_symlink():
+                    return None
+                files.add(name)
+    except OSError:
+        return None
+    return files, folders
+
+
+def _entries_walked(folder: str, root: str, tree: ScanTree, vpaths: list[str]) -> tuple[set[str], set[str]]:
+    inside = VIRTUAL_ROOT + folder[len(root) :]
+    files = {name for parent, _, name in (v.rpartition("/") for v in vpaths) if parent == inside}
+    folders = {name for parent, _, name in (p.rpartition("/") for p, _ in tree.folders) if parent == folder}
+    return files, folders
 
 
 def forget(conn: sqlite3.Connection) -> None:

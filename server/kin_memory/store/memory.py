@@ -184,6 +184,25 @@ def decode(data: bytes) -> tuple[str, int | None, bool]:
     return text, bad, has_nul
 
 
+def _read_all(fd: int, size: int) -> bytes:
+    """The file's bytes, at most MAX_READ_BYTES + 1. Asked for a byte more than its size: a regular
+    file's short read is its end, so a file read whole takes one read of its own size, not a 1 MB
+    buffer and a second read to find the end."""
+    chunks = []
+    remaining = MAX_READ_BYTES + 1
+    want = size + 1
+    while remaining > 0:
+        chunk = os.read(fd, min(remaining, want))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+        if len(chunk) < want:
+            break
+        want = 1 << 20  # it grew since: read on in big pieces
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
 def load(path: StrPath, vpath: str, *, is_index: bool = False) -> Memory:
     """Read and parse one file; never raises. Unreadable or odd files carry a read_error."""
     try:
@@ -205,15 +224,7 @@ def load(path: StrPath, vpath: str, *, is_index: bool = False) -> Memory:
                 st.st_mtime,
                 st.st_size,
             )
-        chunks = []
-        remaining = MAX_READ_BYTES + 1
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        data = b"".join(chunks)
+        data = _read_all(fd, st.st_size)
     except OSError as exc:
         return _unreadable(path, vpath, f"cannot read: {exc.strerror or 'the system refused'}", is_index)
     finally:

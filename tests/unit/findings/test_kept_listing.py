@@ -11,7 +11,7 @@ import pytest
 
 import kin_memory.findings.kept_listing as kept_listing
 from kin_memory.findings.cache import FindingsCache
-from kin_memory.findings.kept_listing import keep, kept
+from kin_memory.findings.kept_listing import confirm_and_keep, keep, kept, settled
 from kin_memory.findings.segments import segment_of
 from kin_memory.store.scan import ScanTree, scan_names
 
@@ -146,3 +146,36 @@ def test_a_listing_that_no_scan_could_have_made_is_not_used(store: Path, text: s
     conn.commit()
     conn.close()
     assert kept_now(store) is None
+
+
+def racy_walk(root: Path) -> tuple[ScanTree, dict[int, list[str]], str | None, list]:
+    tree = ScanTree()
+    files, problems = scan_names(root, tree)
+    segments: dict[int, list[str]] = {}
+    for _, vpath, is_index in files:
+        if not is_index:
+            segments.setdefault(segment_of(vpath), []).append(vpath)
+    return tree, segments, next((v for _, v, is_index in files if is_index), None), problems
+
+
+@pytest.mark.parametrize("meanwhile", ["nothing", "a file added", "a folder added"])
+def test_a_walk_that_met_folders_just_changed_is_kept_once_they_settle_as_walked(
+    store: Path, monkeypatch, meanwhile: str
+) -> None:
+    monkeypatch.setattr(kept_listing, "RACY", 0.5)
+    write(store, "notes/deep/er/late.md")  # this folder changed a moment before the walk
+    tree, segments, index, problems = racy_walk(store)
+    assert not settled(tree)
+    if meanwhile == "a file added":
+        write(store, "notes/deep/er/later.md")
+    elif meanwhile == "a folder added":
+        (store / "notes" / "deep" / "er" / "sub").mkdir()
+    cache = FindingsCache.open(store)
+    assert cache is not None
+    confirm_and_keep(cache.conn, str(store), tree, segments, index, problems)
+    cache.close()
+    listing = kept_now(store)
+    if meanwhile == "nothing":
+        assert listing is not None and sorted(listing[0]) == walked(store)
+    else:
+        assert listing is None

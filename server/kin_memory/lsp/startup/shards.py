@@ -534,7 +534,7 @@ def _scan(root: Path, index: int, count: int, cache) -> tuple[Listing, Callable[
     """The store walked: (this shard's files as (path, vpath, segment), MEMORY.md's vpath, the scan's
     problems), and what keeps the listing for the next start (the first worker keeps the whole store's,
     after the server has its answer)."""
-    from ...findings.kept_listing import forget, keep
+    from ...findings.kept_listing import confirm_and_keep, forget, keep, settled
     from ...findings.segments import segment_of
     from ...store.scan import ScanTree
     from ...store.store import scan_names
@@ -560,8 +560,10 @@ def _scan(root: Path, index: int, count: int, cache) -> tuple[Listing, Callable[
             return
         if tree.unsure:
             forget(cache.conn)
-        else:
+        elif settled(tree):
             keep(cache.conn, str(root), tree, segments, index_vpath, problems)
+        else:  # folders that had just changed: a later start could not trust them as they were
+            confirm_and_keep(cache.conn, str(root), tree, segments, index_vpath, problems)
 
     return (mine, index_vpath, problems), keep_listing
 
