@@ -65,15 +65,18 @@ def check(root: Path, now: float, cache: bool = True) -> tuple[dict, ShardResult
         elif kind == "records":
             records.update({vpath: [mtime, size, record] for vpath, mtime, size, record in chunk})  # type: ignore[union-attr]
         elif kind == "segment":
-            stats, uris, frames, (variant, seg, listing), skip = chunk  # type: ignore[misc]
+            names, uris, frames, (variant, seg, listing), skip = chunk  # type: ignore[misc]
             found = frames_by_uri(frames)
-            assert sorted(found) == sorted(uris)
+            assert sorted(found) == sorted(uris.split("\0") if uris else [])
             sent += found
             published.update(found)
-            rows = JsonRecords(stats, (str(root), variant, seg, listing), frozenset(skip)).decoded(
+            rows = JsonRecords(names, (str(root), variant, seg, listing), frozenset(skip)).decoded(
                 SnapshotRecords(root)
             )
             assert all(record is not None for *_, record in rows)
+            for vpath, mtime, size, _ in rows:  # the files' own (mtime, size), as on disk
+                st = os.stat(root / vpath[len("/memories/") :])
+                assert (mtime, size) == (st.st_mtime, st.st_size)
             records.update({vpath: [mtime, size, record] for vpath, mtime, size, record in rows})
     assert len(sent) == len(set(sent)) == len(published)
     result.records = [[(v, *r) for v, r in sorted(records.items())]]

@@ -51,33 +51,43 @@ class JsonRecords:
     memories: what the server needs first from a warm start is the diagnostics, not the records (which
     the worker therefore neither reads nor sends)."""
 
-    stats: list[tuple[str, float, int]]  # (vpath, mtime, size) of each file
+    # The vpaths of the files it answers for, joined by NUL (which no file name holds): one string is
+    # sent and read at a fraction of the cost of a tuple per file, and split only when adopted.
+    names: str
     snapshot: tuple[str, str, int, bytes]  # (store root, variant, segment, listing digest)
     skip: frozenset[str] = frozenset()  # files of the snapshot checked again (sent on their own)
 
+    @property
+    def vpaths(self) -> list[str]:
+        return self.names.split("\0") if self.names else []
+
     def __len__(self) -> int:
-        return len(self.stats)
+        return self.names.count("\0") + 1 if self.names else 0
 
     def decoded(self, kept: SnapshotRecords) -> list[tuple[str, float, int, Any]]:
-        """Each file's record; None for all when the snapshot is not there any more (read again)."""
+        """Each file's (vpath, mtime, size, record); the record None (the file is read again) when the
+        snapshot is not there any more or does not hold the file. The worker sent the segment because
+        the snapshot's listing digest was that of the files' (vpath, mtime, size) on disk: its own
+        (mtime, size) are theirs."""
+        vpaths = self.vpaths
         _, variant, seg, listing = self.snapshot
         text = kept.get(variant, seg, listing)
-        if text is None:
-            return [(vpath, mtime, size, None) for vpath, mtime, size in self.stats]
-        rows = json.loads(text)
-        if isinstance(rows, list) and self.skip:
-            rows = [row for row in rows if not (isinstance(row, list) and row and row[0] in self.skip)]
-        if not (isinstance(rows, list) and len(rows) == len(self.stats)):
-            raise ValueError("a snapshot's records do not match its files")
-        # A record that does not come back as kept (a file changed since) is read again.
-        return [
-            (vpath, mtime, size, row[3] if row[:3] == [vpath, mtime, size] else None)
-            for (vpath, mtime, size), row in zip(self.stats, rows, strict=True)
-        ]
-
-
-def _listing(chunk: list | JsonRecords) -> list:
-    return chunk.stats if isinstance(chunk, JsonRecords) else chunk
+        rows = json.loads(text) if text is not None else []
+        if not isinstance(rows, list):
+            raise ValueError("a snapshot's records are not a list")
+        by_vpath = {
+            row[0]: row
+            for row in rows
+            if isinstance(row, list) and len(row) == 4 and isinstance(row[0], str) and row[0] not in self.skip
+        }
+        out: list[tuple[str, float, int, Any]] = []
+        for vpath in vpaths:
+            row = by_vpath.get(vpath)
+            if row is not None and isinstance(row[1], (int, float)) and isinstance(row[2], int):
+                out.append((vpath, row[1], row[2], row[3]))
+            else:
+                out.append((vpath, 0.0, 0, None))
+        return out
 
 
 @dataclass
@@ -102,7 +112,10 @@ class ShardResult:
 
     def vpaths(self) -> set[str]:
         """Every file of the shard, made a memory or not yet."""
-        return set(self.memories).union(vpath for chunk in self.records for vpath, *_ in _listing(chunk))
+        found = set(self.memories)
+        for chunk in self.records:
+            found.update(chunk.vpaths if isinstance(chunk, JsonRecords) else (row[0] for row in chunk))
+        return found
 
     def make_memories(self, one_chunk: bool = False) -> None:
         """The records (all, or the first chunk) made compact memories."""
@@ -322,16 +335,14 @@ class _Incoming:
             if self.on_records is not None:
                 self.on_records(chunk)
             self.unmade.records.append(chunk)
-        elif kind == "segment":
-            stats, uris, frames, (variant, seg, listing), skip = chunk
+        elif kind == "segment":  # its records are read from the cache when adopted (see JsonRecords)
+            names, uris, frames, (variant, seg, listing), skip = chunk
             if self.on_frames is not None:
-                self.on_frames([], frames, uris)
+                self.on_frames([], frames, uris.split("\0") if uris else [])
             else:
                 self.frames.append(frames)
-            if self.on_records is not None:
-                self.on_records(stats)
             snapshot = (self.made.prefix, variant, seg, listing)
-            self.unmade.records.append(JsonRecords(stats, snapshot, frozenset(skip)))
+            self.unmade.records.append(JsonRecords(names, snapshot, frozenset(skip)))
         elif kind == "summary" and isinstance(chunk, ShardResult):
             chunk.prefix = self.made.prefix
             chunk.memories, chunk.records = self.made.memories, self.made.records
@@ -630,15 +641,12 @@ class _Outbox:
             self.flush()
 
     def segment(
-        self,
-        stats: list[tuple[str, float, int]],
-        uris: list[str],
-        frames: bytes,
-        snap: Snapshot,
-        aged: set[str],
+        self, vpaths: list[str], uris: list[str], frames: bytes, snap: Snapshot, aged: set[str]
     ) -> None:
-        """A segment answered by its snapshot, less its `aged` files (checked again on their own)."""
-        chunk = ("segment", (stats, uris, frames, (self.variant, snap.seg, snap.listing), sorted(aged)))
+        """A segment answered by its snapshot, less its `aged` files (checked again on their own); its
+        files and URIs joined by NUL (see JsonRecords)."""
+        key = (self.variant, snap.seg, snap.listing)
+        chunk = ("segment", ("\0".join(vpaths), "\0".join(uris), frames, key, sorted(aged)))
         if self.stream is None or not self.stream(chunk):
             self.segments.append(chunk)
 
@@ -824,7 +832,7 @@ def _from_snapshots(
                 result.hidden += sum(1 for e in index if e[5] == HIDDEN and e[0] not in aged)
                 result.hits += len(index) - len(aged)
                 uris = [e[4] for e in index if e[4] and e[0] not in aged]
-                outbox.segment([x for x in listing if x[0] not in aged], uris, frames, snap, aged)
+                outbox.segment([x[0] for x in listing if x[0] not in aged], uris, frames, snap, aged)
                 # Checked again below; the snapshot is made again only once a fair share has aged
                 # (each start checks those few again, from their own entries, until then).
                 rest += [(path, vpath) for path, vpath in seg_files if vpath in aged]
