@@ -50,7 +50,7 @@ BUSY_TIMEOUT = 5.0  # seconds a connection waits for another process's lock
 
 DB_NAME = "findings.sqlite3"
 DB_SUFFIXES = ("", "-wal", "-shm", "-journal")
-FORMAT = "6"
+FORMAT = "7"
 LOOKUP_BATCH = 500  # entries read and answered at a time (and vpaths asked in one query)
 KEPT_VARIANTS = 6  # contexts remembered (workspaces, the CLI's and the server's forms), most recent first
 _FRAME_HEAD = b"Content-Length: "
@@ -265,7 +265,7 @@ class FindingsCache:
         """Keep these snapshots (replacing the segments' older ones) and drop the `stale` segments'."""
         rows = [
             (variant, s.seg, s.count, s.listing, s.since, s.valid_until, json.dumps(s.probes), s.frames,
-             s.files, s.records, s.listed)
+             s.files, s.records, s.listed, s.uris, s.hidden)
             for s in snapshots
         ]  # fmt: skip
         try:
@@ -274,7 +274,7 @@ class FindingsCache:
                 self.conn.executemany(
                     "DELETE FROM segments WHERE variant = ? AND seg = ?", ((variant, seg) for seg in stale)
                 )
-                self.conn.executemany(f"INSERT OR REPLACE INTO segments VALUES ({','.join('?' * 11)})", rows)
+                self.conn.executemany(f"INSERT OR REPLACE INTO segments VALUES ({','.join('?' * 13)})", rows)
         except sqlite3.Error as exc:
             log.info("findings cache not written: %s", exc)
 
@@ -353,7 +353,7 @@ class FindingsCache:
             log.info("findings cache not written: %s", exc)
 
 
-_SNAPSHOT_COLUMNS = "seg, listing, since, valid_until, probes, frames, files, listed, count"
+_SNAPSHOT_COLUMNS = "seg, listing, since, valid_until, probes, frames, files, listed, count, uris, hidden"
 
 
 class SnapshotRecords:
@@ -400,7 +400,7 @@ class SnapshotRecords:
 def _snapshot(row: tuple[Any, ...]) -> Snapshot | None:
     """A snapshot row as kept (its records left out), None when any part of it is not what this code
     writes."""
-    seg, listing, since, valid_until, probes, frames, files, listed, count = row
+    seg, listing, since, valid_until, probes, frames, files, listed, count, uris, hidden = row
     records = ""
     try:
         probes = json.loads(probes)
@@ -413,11 +413,14 @@ def _snapshot(row: tuple[Any, ...]) -> Snapshot | None:
             isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in probes
         )
         and isinstance(frames, bytes) and isinstance(files, str) and isinstance(records, str)
-        and isinstance(listed, str) and isinstance(count, int)
+        and isinstance(listed, str) and isinstance(count, int) and isinstance(uris, str)
+        and isinstance(hidden, int)
     )  # fmt: skip
     if not plain:
         return None
-    return Snapshot(seg, listing, since, valid_until, probes, frames, files, records, listed, count)
+    return Snapshot(
+        seg, listing, since, valid_until, probes, frames, files, records, listed, count, uris, hidden
+    )
 
 
 def _rows(variant: str, entries: Iterable[Entry]) -> Iterator[tuple[object, ...]]:
@@ -585,7 +588,7 @@ def _create(conn: sqlite3.Connection, replace: bool = False) -> None:
         conn.execute(
             # `count` before the large columns: summed without reading them (see entries_of_this_code)
             "CREATE TABLE segments (variant TEXT, seg INTEGER, count INTEGER, listing BLOB, since REAL, "
-            "valid_until REAL, probes TEXT, frames BLOB, files TEXT, records TEXT, listed TEXT, "
+            "valid_until REAL, probes TEXT, frames BLOB, files TEXT, records TEXT, listed TEXT, uris TEXT, hidden INTEGER, "
             "PRIMARY KEY (variant, seg)) WITHOUT ROWID"
         )
         # The store's listing as a scan saw it, a segment's vpaths a row (see kept_listing.py).

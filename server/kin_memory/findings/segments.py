@@ -64,6 +64,10 @@ class Snapshot:
     records: str  # JSON: [[vpath, mtime, size, record], ...] for every file ("" when not read)
     listed: str  # JSON: [[vpath, prompt-block line], ...] for its files listed in the context
     count: int  # files
+    # What a start needs of `files` while none of them has aged (see valid_until), kept apart so that
+    # it need not decode them: the URIs of the frames joined by NUL, and how many files are HIDDEN.
+    uris: str = ""
+    hidden: int = 0
 
 
 @dataclass
@@ -110,4 +114,6 @@ class SnapshotBuilder:
             "[" + ",".join(self.records) + "]",
             listed,
             len(self.files),
+            "\0".join(uri for *_, uri, _ in self.index if uri),
+            sum(1 for *_, kind in self.index if kind == HIDDEN),
         )

@@ -187,7 +187,7 @@ def test_a_tampered_snapshot_is_not_used(tmp_path: Path) -> None:
     segs = [seg for (seg,) in cache.conn.execute("SELECT seg FROM segments ORDER BY seg")]
     cache.conn.execute("UPDATE segments SET frames = CAST('Content-Length: 5\r\n\r\n{}' AS BLOB) WHERE seg = ?",
                        (segs[0],))  # fmt: skip
-    cache.conn.execute("UPDATE segments SET files = '[1, 2]' WHERE seg = ?", (segs[1],))
+    cache.conn.execute("UPDATE segments SET files = '[1, 2]', uris = 'file:///x' WHERE seg = ?", (segs[1],))
     cache.conn.execute("UPDATE segments SET listed = 'not json' WHERE seg = ?", (segs[2],))
     cache.conn.execute('UPDATE segments SET probes = \'[["/x", "y"]]\' WHERE seg = ?', (segs[3],))
     cache.close()

@@ -640,13 +640,11 @@ class _Outbox:
         if len(self.records) >= CHUNK:
             self.flush()
 
-    def segment(
-        self, vpaths: list[str], uris: list[str], frames: bytes, snap: Snapshot, aged: set[str]
-    ) -> None:
+    def segment(self, vpaths: list[str], uris: str, frames: bytes, snap: Snapshot, aged: set[str]) -> None:
         """A segment answered by its snapshot, less its `aged` files (checked again on their own); its
-        files and URIs joined by NUL (see JsonRecords)."""
+        files and its URIs (already so) joined by NUL (see JsonRecords)."""
         key = (self.variant, snap.seg, snap.listing)
-        chunk = ("segment", ("\0".join(vpaths), "\0".join(uris), frames, key, sorted(aged)))
+        chunk = ("segment", ("\0".join(vpaths), uris, frames, key, sorted(aged)))
         if self.stream is None or not self.stream(chunk):
             self.segments.append(chunk)
 
@@ -822,16 +820,18 @@ def _from_snapshots(
         digest = listing_digest(listing)
         lag.add(seg, listing, digest)
         snap = kept.get(seg)
+        if snap is not None and _answers_whole(snap, listing, digest, now, cache.probes, result, outbox):
+            continue
         usable = _usable(snap, listing, digest, now, cache.probes) if snap is not None else None
         if snap is not None and usable is not None:
             index, lines = usable
             aged = {e[0] for e in index if not e[1] > now}
             frames = _without(snap.frames, [(e[2], e[3]) for e in index if e[0] in aged])
-            if len(aged) * AGED_SHARE <= len(index) and _whole_frames(frames):
+            if len(aged) * AGED_SHARE <= len(index) and _whole_frames(frames) is not None:
                 result.listed += [(vpath, line) for vpath, line in lines if vpath not in aged]
                 result.hidden += sum(1 for e in index if e[5] == HIDDEN and e[0] not in aged)
                 result.hits += len(index) - len(aged)
-                uris = [e[4] for e in index if e[4] and e[0] not in aged]
+                uris = "\0".join([e[4] for e in index if e[4] and e[0] not in aged])
                 outbox.segment([x[0] for x in listing if x[0] not in aged], uris, frames, snap, aged)
                 # Checked again below; the snapshot is made again only once a fair share has aged
                 # (each start checks those few again, from their own entries, until then).
@@ -876,16 +876,53 @@ REMAKE_SHARE = 16  # a segment's snapshot is made again once more than a sixteen
 SNAPSHOTS_HELD = 4 << 20  # bytes of made snapshots a worker holds before writing them
 
 
+def _answers_whole(
+    snap: Snapshot, listing: list[tuple[str, float, int]], digest: bytes, now: float, memo: dict[str, str],
+    result: ShardResult, outbox: _Outbox,
+) -> bool:  # fmt: skip
+    """Send a segment whose snapshot holds for every one of its files (none has aged: the earliest
+    `valid_until` is still ahead) as it is, from the snapshot's own URIs and counts: the per-file index
+    is not even decoded (a warm start of a big store does this for nearly every segment)."""
+    if not (snap.valid_until > now and _holds(snap, listing, digest, now, memo)):
+        return False
+    try:
+        lines = json.loads(snap.listed)
+    except (ValueError, RecursionError):
+        return False
+    uris = snap.uris.count("\0") + 1 if snap.uris else 0
+    if not (_lines_whole(lines) and _whole_frames(snap.frames) == uris and 0 <= snap.hidden <= snap.count):
+        return False
+    result.listed += [(vpath, line) for vpath, line in lines]
+    result.hidden += snap.hidden
+    result.hits += snap.count
+    outbox.segment([vpath for vpath, _, _ in listing], snap.uris, snap.frames, snap, set())
+    return True
+
+
+def _holds(
+    snap: Snapshot, listing: list[tuple[str, float, int]], digest: bytes, now: float, memo: dict[str, str]
+) -> bool:
+    """Whether the snapshot is of these files as they are: the same files unchanged, the clock not
+    before it, every path stamp probing the same on disk."""
+    from ...findings.cache import stamp_probe
+
+    if not (snap.since <= now and snap.count == len(listing) and snap.listing == digest):
+        return False
+    return all(stamp_probe(stamp, memo) == probe for stamp, probe in snap.probes)
+
+
+def _lines_whole(lines: object) -> bool:
+    return isinstance(lines, list) and all(
+        isinstance(x, list) and len(x) == 2 and isinstance(x[0], str) and isinstance(x[1], str) for x in lines
+    )
+
+
 def _usable(
     snap: Snapshot, listing: list[tuple[str, float, int]], digest: bytes, now: float, memo: dict[str, str]
 ) -> tuple[list[list], list[tuple[str, str]]] | None:
     """(the snapshot's files, its listing lines) when it still answers for the segment: the same files
     unchanged, the clock not before it, every path stamp probing the same on disk, its parts whole."""
-    from ...findings.cache import stamp_probe
-
-    if not (snap.since <= now and snap.count == len(listing) and snap.listing == digest):
-        return None
-    if not all(stamp_probe(stamp, memo) == probe for stamp, probe in snap.probes):
+    if not _holds(snap, listing, digest, now, memo):
         return None
     try:
         index, lines = json.loads(snap.files), json.loads(snap.listed)
@@ -893,7 +930,7 @@ def _usable(
         return None
     if not (isinstance(index, list) and len(index) == snap.count and _ranges_whole(index, len(snap.frames))):
         return None
-    if not (isinstance(lines, list) and all(isinstance(x, list) and len(x) == 2 for x in lines)):
+    if not _lines_whole(lines):
         return None
     return index, [(vpath, line) for vpath, line in lines]
 
@@ -925,21 +962,23 @@ def _without(blob: bytes, cuts: list[tuple[int, int]]) -> bytes:
     return b"".join(parts)
 
 
-def _whole_frames(blob: bytes) -> bool:
-    """Whether `blob` is nothing but complete `Content-Length` framed messages."""
+def _whole_frames(blob: bytes) -> int | None:
+    """How many complete `Content-Length` framed messages `blob` is made of; None when it is anything
+    else."""
     head = b"Content-Length: "
-    pos, end = 0, len(blob)
+    pos, end, count = 0, len(blob), 0
     while pos < end:
         if not blob.startswith(head, pos):
-            return False
+            return None
         stop = blob.find(b"\r\n\r\n", pos)
         digits = blob[pos + len(head) : stop] if stop > 0 else b""
         if not digits.isdigit():
-            return False
+            return None
         pos = stop + 4 + int(digits)
         if pos > end:
-            return False
-    return True
+            return None
+        count += 1
+    return count
 
 
 def _kind(line: str | None, category: object) -> str:
