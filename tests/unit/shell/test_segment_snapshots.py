@@ -63,7 +63,7 @@ def check(root: Path, now: float, cache: bool = True) -> tuple[dict, ShardResult
             sent += found
             published.update(found)
         elif kind == "records":
-            records.update({vpath: [mtime, size, record] for vpath, mtime, size, record in chunk})  # type: ignore[union-attr]
+            records.update({vpath: [mtime, size, record] for vpath, mtime, size, record in chunk.decoded()})  # type: ignore[union-attr]
         elif kind == "segment":
             names, uris, frames, (variant, seg, listing), skip = chunk  # type: ignore[misc]
             found = frames_by_uri(frames)

@@ -45,17 +45,11 @@ _HEADER = struct.Struct("!Q")
 POSITION_ENCODINGS = ("utf-16", "utf-8", "utf-32")
 
 
-@dataclass
-class JsonRecords:
-    """A segment snapshot's records, read from the findings cache and decoded only when they are made
-    memories: what the server needs first from a warm start is the diagnostics, not the records (which
-    the worker therefore neither reads nor sends)."""
+class _Named:
+    """A chunk of records named by its files' vpaths, joined by NUL (which no file name holds): one
+    string is sent and read at a fraction of the cost of a tuple per file, and split only when needed."""
 
-    # The vpaths of the files it answers for, joined by NUL (which no file name holds): one string is
-    # sent and read at a fraction of the cost of a tuple per file, and split only when adopted.
     names: str
-    snapshot: tuple[str, str, int, bytes]  # (store root, variant, segment, listing digest)
-    skip: frozenset[str] = frozenset()  # files of the snapshot checked again (sent on their own)
 
     @property
     def vpaths(self) -> list[str]:
@@ -63,6 +57,34 @@ class JsonRecords:
 
     def __len__(self) -> int:
         return self.names.count("\0") + 1 if self.names else 0
+
+
+@dataclass
+class PickledRecords(_Named):
+    """Records of files checked one by one, as the worker pickled them: about 140 bytes a file until they
+    are made memories once every worker is done (a compact memory is four times that, and the server's
+    memory peaks while the workers run)."""
+
+    names: str
+    blob: bytes
+
+    @classmethod
+    def of(cls, records: list[tuple[str, float, int, Any]]) -> PickledRecords:
+        return cls("\0".join(vpath for vpath, *_ in records), pickle.dumps(records, pickle.HIGHEST_PROTOCOL))
+
+    def decoded(self) -> list[tuple[str, float, int, Any]]:
+        return pickle.loads(self.blob)
+
+
+@dataclass
+class JsonRecords(_Named):
+    """A segment snapshot's records, read from the findings cache and decoded only when they are made
+    memories: what the server needs first from a warm start is the diagnostics, not the records (which
+    the worker therefore neither reads nor sends)."""
+
+    names: str  # the files it answers for (see _Named)
+    snapshot: tuple[str, str, int, bytes]  # (store root, variant, segment, listing digest)
+    skip: frozenset[str] = frozenset()  # files of the snapshot checked again (sent on their own)
 
     def decoded(self, kept: SnapshotRecords) -> list[tuple[str, float, int, Any]]:
         """Each file's (vpath, mtime, size, record); the record None (the file is read again) when the
@@ -104,7 +126,7 @@ class ShardResult:
     # Sent in chunks after the above and gathered by the parent as they arrive (see _Incoming):
     frames: list[bytes] = field(default_factory=list)  # framed publishDiagnostics
     memories: dict[str, Memory | None] = field(default_factory=dict)  # compact; None: read it again
-    records: list[list | JsonRecords] = field(default_factory=list)  # chunks not made memories yet
+    records: list[PickledRecords | JsonRecords] = field(default_factory=list)  # not made memories yet
     prefix: str = ""  # the store's root, which a record's vpath is below
 
     def count(self) -> int:
@@ -114,11 +136,11 @@ class ShardResult:
         """Every file of the shard, made a memory or not yet."""
         found = set(self.memories)
         for chunk in self.records:
-            found.update(chunk.vpaths if isinstance(chunk, JsonRecords) else (row[0] for row in chunk))
+            found.update(chunk.vpaths)
         return found
 
-    def make_memories(self, one_chunk: bool = False) -> None:
-        """The records (all, or the first chunk) made compact memories."""
+    def make_memories(self) -> None:
+        """The records made compact memories."""
         from ...findings.cache import SnapshotRecords
         from ...store.memory import from_record
 
@@ -127,14 +149,12 @@ class ShardResult:
         try:
             while self.records:
                 chunk = self.records.pop(0)
-                rows = chunk.decoded(kept) if isinstance(chunk, JsonRecords) else chunk
+                rows = chunk.decoded(kept) if isinstance(chunk, JsonRecords) else chunk.decoded()
                 for vpath, mtime, size, record in rows:
                     path = prefix + vpath[len("/memories") :]
                     memories[vpath] = (
                         from_record(path, vpath, mtime, size, record) if record is not None else None
                     )
-                if one_chunk:
-                    return
         finally:
             kept.close()
 
@@ -288,13 +308,13 @@ def _read_exact(fd: int, n: int, deadline: float) -> bytes:
 OnFrames = Callable[[list[str], bytes, list[str]], None]
 
 
-OnRecords = Callable[[list[tuple[str, float, int, Any]]], None]  # a chunk of (vpath, mtime, size, record)
+OnRecords = Callable[[PickledRecords], None]  # a chunk of records checked one by one, as sent
 
 
 class _Incoming:
     """One worker's stream as it arrives: chunks of frames and records while it checks, then its summary
-    and "end". Frames are handed on at once; records are kept as sent and become compact memories when
-    the server has nothing else to read (see ShardResult.make_memories)."""
+    and "end". Frames are handed on at once; records are kept as sent and become compact memories once
+    every worker is done (see ShardResult.make_memories)."""
 
     def __init__(self, root: Path, on_frames: OnFrames | None, on_records: OnRecords | None) -> None:
         self.buffer = bytearray()
@@ -363,23 +383,11 @@ def _gather(
     on_records: OnRecords | None = None,
 ) -> list[ShardResult]:
     """Every worker's result, read from all of them at once: a worker streams while it checks, and one
-    left unread would stall on a full pipe. Records become memories while no worker has anything to
-    read; what is left then is made by whoever adopts them (ShardResult.make_memories)."""
+    left unread would stall on a full pipe. The records are kept as sent, made memories by whoever adopts
+    them (ShardResult.make_memories) once every worker is done."""
     incoming = {fd: _Incoming(root, on_frames, on_records) for fd in fds}
     open_fds = list(fds)
     while open_fds:
-        # Records sent whole (not a snapshot's, which are read from the cache when adopted).
-        waiting = next(
-            (
-                i.unmade
-                for i in incoming.values()
-                if i.unmade.records and isinstance(i.unmade.records[0], list)
-            ),
-            None,
-        )
-        if waiting is not None and not select.select(open_fds, [], [], 0)[0]:
-            waiting.make_memories(one_chunk=True)
-            continue
         wait = deadline - time.monotonic()
         ready = select.select(open_fds, [], [], wait)[0] if wait > 0 else []
         if not ready:
@@ -652,7 +660,7 @@ class _Outbox:
         stream = self.stream
         if stream is None or not stream(("frames", (list(self.with_findings), b"".join(self.payloads)))):
             return
-        stream(("records", list(self.records)))
+        stream(("records", PickledRecords.of(self.records)))
         self.records.clear()
         self.payloads.clear()
         self.with_findings.clear()
@@ -664,7 +672,7 @@ class _Outbox:
             part = self.with_findings[start : start + CHUNK]
             yield ("frames", (part, b"".join(self.payloads[start : start + CHUNK])))
         for start in range(0, len(self.records), CHUNK):
-            yield ("records", self.records[start : start + CHUNK])
+            yield ("records", PickledRecords.of(self.records[start : start + CHUNK]))
 
 
 class _Lister:
