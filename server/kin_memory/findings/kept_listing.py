@@ -21,6 +21,7 @@ import os
 import sqlite3
 import time
 from itertools import repeat
+from pathlib import Path
 from typing import Any
 
 from ..store.root import VIRTUAL_ROOT
@@ -75,6 +76,31 @@ def settled(tree: ScanTree) -> bool:
     will ask of them)."""
     before = int((tree.started - RACY) * 1e9)
     return all(ctime < before for _, ctime in tree.folders)
+
+
+def walk_and_keep(conn: sqlite3.Connection, root: Path) -> None:
+    """Walk the store and keep its listing (see `keep`; through `confirm_and_keep` when it met folders
+    that had just changed)."""
+    from ..store.scan import scan_names
+    from .segments import segment_of
+
+    tree = ScanTree()
+    files, problems = scan_names(root, tree)
+    if tree.unsure:
+        forget(conn)
+        return
+    segments: dict[int, list[str]] = {}
+    index_vpath = None
+    for _, vpath, is_index in files:
+        if is_index:
+            index_vpath = vpath
+        else:
+            segments.setdefault(segment_of(vpath), []).append(vpath)
+    del files
+    if settled(tree):
+        keep(conn, str(root), tree, segments, index_vpath, problems)
+    else:
+        confirm_and_keep(conn, str(root), tree, segments, index_vpath, problems)
 
 
 def confirm_and_keep(

@@ -29,6 +29,7 @@ from .features.lifecycle import Lifecycle
 from .features.renames import Renames
 from .features.symbols import Symbols
 from .history_sync import HistorySync
+from .listing_sync import ListingSync
 from .progress import Progress
 from .publisher import DiagnosticsPublisher
 from .recall_sync import RecallSync
@@ -147,6 +148,7 @@ def create_server(root: str | None = None, workspace: str | None = None, startup
         LazyCommands(names.BULK, lambda: _group("bulk").BulkCommands(session)),
         LazyCommands(names.HEALTH, lambda: _group("health").HealthCommands(session, recall, pool, history)),
         Renames(session, documents.version, converter),
+        ListingSync(session),
     )
     for unit in units:
         unit.register(server)

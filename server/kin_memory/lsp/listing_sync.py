@@ -1,0 +1,78 @@
+"""The store's kept listing follows the files that come and go while the server runs.
+
+A start takes its files from the listing kept in the findings cache only while no folder changed since
+it was kept (findings/kept_listing.py). Files created or deleted while the server runs (the agent
+writing memories, an external edit) change their folders: once the store has been quiet for QUIET
+seconds, the store is walked again on a thread of its own and that listing kept, so that the next start
+need not walk it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from ..store.events import StoreEvent
+from .session import Session
+
+log = logging.getLogger("kin_memory.lsp")
+
+QUIET = 5.0  # seconds without a file created or deleted before the store is walked again
+
+
+class ListingSync:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.due: float | None = None  # when to walk (monotonic), pushed back by each new change
+        self.wake = threading.Event()
+        self.thread: threading.Thread | None = None
+        self.lock = threading.Lock()
+        session.events.subscribe(self._on_event)
+
+    def register(self, _server: object) -> None:
+        """Nothing to register: it follows the store's events."""
+
+    def _on_event(self, event: StoreEvent) -> None:
+        if event.overlay or event.kind not in ("created", "deleted"):
+            return
+        with self.lock:  # per event: cheap, the walk waits for the store to be quiet
+            self.due = time.monotonic() + QUIET
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, name="kin-memory-listing", daemon=True)
+                self.thread.start()
+        self.wake.set()
+
+    def _run(self) -> None:
+        while True:
+            self.wake.wait()
+            self.wake.clear()
+            while True:
+                with self.lock:
+                    due = self.due
+                if due is None:
+                    break
+                left = due - time.monotonic()
+                if left > 0:
+                    time.sleep(min(left, QUIET))
+                    continue
+                with self.lock:
+                    if self.due != due:  # another change meanwhile: wait for quiet again
+                        continue
+                    self.due = None
+                self._walk()
+
+    def _walk(self) -> None:
+        from ..findings.cache import FindingsCache
+        from ..findings.kept_listing import walk_and_keep
+
+        root = self.session.root
+        cache = FindingsCache.open(root)
+        if cache is None:
+            return
+        try:
+            walk_and_keep(cache.conn, root)
+        except Exception as exc:  # noqa: BLE001 - the next start walks the store instead
+            log.info("store listing not kept: %r", exc)
+        finally:
+            cache.close()
