@@ -78,9 +78,9 @@ def settled(tree: ScanTree) -> bool:
     return all(ctime < before for _, ctime in tree.folders)
 
 
-def walk_and_keep(conn: sqlite3.Connection, root: Path) -> None:
-    """Walk the store and keep its listing (see `keep`; through `confirm_and_keep` when it met folders
-    that had just changed)."""
+def walk_and_keep(conn: sqlite3.Connection, root: Path, wait: bool = True) -> None:
+    """Walk the store and keep its listing (see `keep`); when it met folders that had just changed,
+    through `confirm_and_keep`, or (`wait` False) not at all."""
     from ..store.scan import scan_names
     from .segments import segment_of
 
@@ -99,7 +99,7 @@ def walk_and_keep(conn: sqlite3.Connection, root: Path) -> None:
     del files
     if settled(tree):
         keep(conn, str(root), tree, segments, index_vpath, problems)
-    else:
+    elif wait:
         confirm_and_keep(conn, str(root), tree, segments, index_vpath, problems)
 
 

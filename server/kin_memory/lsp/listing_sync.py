@@ -4,7 +4,8 @@ A start takes its files from the listing kept in the findings cache only while n
 it was kept (findings/kept_listing.py). Files created or deleted while the server runs (the agent
 writing memories, an external edit) change their folders: once the store has been quiet for QUIET
 seconds, the store is walked again on a thread of its own and that listing kept, so that the next start
-need not walk it.
+need not walk it. A walk still due when the editor shuts the server down is done before it answers
+(kept only when no folder changed in the last RACY seconds: the editor is not kept waiting for that).
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from typing import Any
 
 from ..store.events import StoreEvent
 from .session import Session
 
 log = logging.getLogger("kin_memory.lsp")
 
-QUIET = 5.0  # seconds without a file created or deleted before the store is walked again
+QUIET = 3.0  # seconds without a file created or deleted before the store is walked again
 
 
 class ListingSync:
@@ -30,8 +32,19 @@ class ListingSync:
         self.lock = threading.Lock()
         session.events.subscribe(self._on_event)
 
-    def register(self, _server: object) -> None:
-        """Nothing to register: it follows the store's events."""
+    def register(self, server: Any) -> None:
+        from lsprotocol import types as lsp
+
+        @server.feature(lsp.SHUTDOWN)
+        def shutdown(*_args: object) -> None:
+            self.flush()
+
+    def flush(self) -> None:
+        """The walk still due, done now (the editor is shutting the server down)."""
+        with self.lock:
+            due, self.due = self.due, None
+        if due is not None:
+            self._walk(wait=False)
 
     def _on_event(self, event: StoreEvent) -> None:
         if event.overlay or event.kind not in ("created", "deleted"):
@@ -62,7 +75,7 @@ class ListingSync:
                     self.due = None
                 self._walk()
 
-    def _walk(self) -> None:
+    def _walk(self, wait: bool = True) -> None:
         from ..findings.cache import FindingsCache
         from ..findings.kept_listing import walk_and_keep
 
@@ -71,7 +84,7 @@ class ListingSync:
         if cache is None:
             return
         try:
-            walk_and_keep(cache.conn, root)
+            walk_and_keep(cache.conn, root, wait)
         except Exception as exc:  # noqa: BLE001 - the next start walks the store instead
             log.info("store listing not kept: %r", exc)
         finally:

@@ -67,3 +67,19 @@ def test_files_created_or_deleted_are_kept_once_the_store_is_quiet(tmp_path: Pat
     session.events.emit(StoreEvent("deleted", "/memories/notes/deep/n0.md"))
     got = wait_for(lambda: listed(root))
     assert got == {f"/memories/notes/deep/n{i}.md" for i in range(1, 5)} | {"/memories/notes/deep/new.md"}
+
+
+def test_a_walk_still_due_at_shutdown_is_done_then(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(listing_sync, "QUIET", 60.0)
+    monkeypatch.setattr(kept_listing, "RACY", 0.2)
+    root = tmp_path / "memory"
+    write(root, "notes/n1.md")
+    FindingsCache.open(root).close()  # type: ignore[union-attr]
+    session = FakeSession(root)
+    sync = ListingSync(session)  # type: ignore[arg-type]
+    write(root, "notes/n2.md")
+    session.events.emit(StoreEvent("created", "/memories/notes/n2.md"))
+    time.sleep(0.3)  # the folders are older than RACY: the walk is kept without waiting
+    sync.flush()
+    assert listed(root) == {"/memories/notes/n1.md", "/memories/notes/n2.md"}
+    sync.flush()  # nothing due any more: no walk
