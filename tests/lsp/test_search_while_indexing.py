@@ -4,6 +4,7 @@ memory written just before, or says its answer is incomplete — never an empty,
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from pathlib import Path
 
@@ -37,6 +38,28 @@ def test_a_search_right_after_start_is_never_a_false_no_match(tmp_path: Path, fi
         assert paths[0] == "/memories/facts/fresh.md"
 
 
+def wait_for_snapshots(store: Path, files: int, timeout: float = 20.0) -> None:
+    """Until the findings cache holds a snapshot of every segment of the store's `files` bulk notes."""
+    import sqlite3
+
+    from kin_memory.findings.segments import segment_of
+
+    wanted = {segment_of(f"/memories/bulk/n{i:04}.md") for i in range(files)}
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            conn = sqlite3.connect(f"file:{store / '.kin-index' / 'findings.sqlite3'}?mode=ro", uri=True)
+            try:
+                have = {seg for (seg,) in conn.execute("SELECT DISTINCT seg FROM segments")}
+            finally:
+                conn.close()
+            if wanted <= have:
+                return
+        except sqlite3.Error:
+            pass
+        time.sleep(0.05)
+
+
 def test_a_memory_written_while_the_editor_was_closed_is_found_at_once(tmp_path: Path) -> None:
     """The warm restart: index and findings cache are there from the last session, one memory is new."""
     store = tmp_path / "memory"
@@ -49,6 +72,7 @@ def test_a_memory_written_while_the_editor_was_closed_is_found_at_once(tmp_path:
         first.wait(lambda m: "recall index:" in str(m.get("params", {}).get("message", "")), 60)
     finally:
         first.close()
+    wait_for_snapshots(store, 500)  # the first session's workers write them after answering
     word = "zq" + uuid.uuid4().hex[:10]
     write(store, "facts/fresh.md", memory("project-fact", f"# Fresh\n\nThe {word} service owns billing.\n"))
     client = RawClient(env)
