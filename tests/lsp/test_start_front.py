@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import uuid
 from pathlib import Path
 
@@ -162,3 +163,86 @@ def test_a_planted_answer_file_is_not_used(tmp_path: Path) -> None:
     garbled = _session(env)
     assert garbled["reply"]["result"] == first["reply"]["result"]
     assert garbled["diagnostics"] == first["diagnostics"]
+
+
+def _early_session(env: dict[str, str], requests: list[tuple[str, dict]]) -> tuple[list[dict], list[dict]]:
+    """A warm start that sends `requests` right after `initialized` (no wait): their answers, in request
+    order, and every message the server sent."""
+    client = RawClient(env)
+    client.responders["workspace/configuration"] = lambda params: [None]
+    caps = {"window": {"workDoneProgress": False}, "workspace": {"configuration": True}}
+    try:
+        rid = client.request(
+            "initialize", {"processId": None, "rootUri": None, "capabilities": caps, "workspaceFolders": []}
+        )
+        client.wait(lambda m: m.get("id") == rid)
+        client.notify("initialized", {})
+        ids = [client.request(method, params) for method, params in requests]
+        answers = [client.wait(lambda m, i=i: m.get("id") == i and "method" not in m, 60) for i in ids]
+        client.wait_checked()
+        client.call(
+            "workspace/executeCommand", {"command": "kin.memory.search", "arguments": [{"query": "x"}]}
+        )
+        with client.cond:
+            messages = list(client.messages)
+    finally:
+        client.close()
+    return answers, messages
+
+
+def _search(query: str) -> tuple[str, dict]:
+    return "workspace/executeCommand", {
+        "command": "kin.memory.search",
+        "arguments": [{"query": query, "workspace": "none"}],
+    }
+
+
+def test_a_search_sent_at_once_after_a_warm_start_is_answered_once_and_completely(tmp_path: Path) -> None:
+    word = "zq" + uuid.uuid4().hex[:10]
+    store, env = _store(tmp_path, word)
+    env["WORD"] = word
+    _session(env)
+    answers, messages = _early_session(env, [_search(word), _search("routine filler"), _search(word)])
+    first, filler, again = (a["result"] for a in answers)
+    assert first["complete"] is True and [h["path"] for h in first["results"]] == ["/memories/facts/fresh.md"]
+    assert first == again
+    assert filler["complete"] is True and len(filler["results"]) == 5
+    # One answer per request: none answered twice (by the front and again by the server).
+    replies = [m["id"] for m in messages if "method" not in m]
+    assert len(replies) == len(set(replies))
+    # The answers are the server's: the same search once it is loaded gives the same result.
+    late, _ = _early_session(env, [])
+    assert late == []
+    client = RawClient(env)
+    try:
+        client.initialize()
+        client.wait_checked()
+        client.wait(lambda m: "recall index:" in str(m.get("params", {}).get("message", "")), 60)
+        time.sleep(1.5)  # past the start-up: the server's own command answers
+        assert client.call(*_search(word))["result"] == first
+    finally:
+        client.close()
+
+
+def test_a_search_after_a_tool_write_sent_at_once_finds_what_was_written(tmp_path: Path) -> None:
+    """What could change a search's answer, sent before it, is done before it: the front answers nothing
+    after it, and the server runs the search once the write is done (commands/base.py: WriteOrder)."""
+    word = "zq" + uuid.uuid4().hex[:10]
+    store, env = _store(tmp_path, word)
+    env["WORD"] = word
+    _session(env)
+    newer = "zq" + uuid.uuid4().hex[:10]
+    create = {"command": "create", "path": "/memories/facts/written.md",
+              "file_text": f"---\ncategory: project-fact\n---\n# Written\n\nThe {newer} cache is warm.\n"}  # fmt: skip
+    answers, _ = _early_session(
+        env,
+        [
+            _search(word),
+            ("workspace/executeCommand", {"command": "kin.memory.tool", "arguments": [create]}),
+            _search(newer),
+        ],  # fmt: skip
+    )
+    assert "error" not in answers[1], answers[1]
+    assert (store / "facts" / "written.md").is_file()
+    found = answers[2]["result"]
+    assert "/memories/facts/written.md" in [h["path"] for h in found["results"]] or found["complete"] is False

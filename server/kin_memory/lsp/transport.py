@@ -119,7 +119,8 @@ def serve_stdio(
 def serve_handover(server: LanguageServer, handover: Handover) -> None:
     """Serve stdio after the start-up front: what it read is dispatched first, then the rest of the
     input; its answer to `initialize` stands (pygls's own is dropped)."""
-    serve_stream(server, handover.reader, None, handover.outlet, handover.received, handover.screen)
+    received = handover.take_over()
+    serve_stream(server, handover.reader, None, handover.outlet, received, handover.screen)
     _exit_soon()
 
 

@@ -37,6 +37,10 @@ class FdReader:
         self.buf = bytearray()
         self.eof = False
 
+    def fill(self) -> bool:
+        """One read of what is there (blocks only when nothing is); False at the end of the input."""
+        return self._fill()
+
     def _fill(self) -> bool:
         if self.eof:
             return False

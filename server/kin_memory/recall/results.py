@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from typing import TYPE_CHECKING
 
 from ..findings.content import mask_secrets
-from ..protocol import IndexPreviewResult, SearchHit, SearchResult
+from ..protocol import IndexPreviewResult, SearchHit, SearchParams, SearchResult
+from ..store.context import Context
 from ..store.prompt_block import PromptBlock
+from .filters import OVERFETCH, HitFilter, hidden_count, narrowed, parse_query
 from .index import Hit
+
+if TYPE_CHECKING:
+    from .service import Recall
+
+MAX_SEARCH_RESULTS = 100
 
 
 def search_result(
@@ -22,6 +31,33 @@ def search_result(
             for h, snip in hits
         ]
     )  # fmt: skip
+
+
+def answer_search(
+    recall: Recall,
+    params: SearchParams,
+    active: tuple[str, ...],
+    ctx: Context,
+    uri_of: Callable[[str], str],
+    complete: bool,
+    querying: Callable[[], AbstractContextManager[object]] = nullcontext,
+) -> SearchResult:
+    """`kin.memory.search`: the hits in the active view (typed `category:`/`status:`/`age:` words and
+    the params' filters applied), and how many more the operator's view holds. The language server
+    answers through this, and so does the start-up front before the server is loaded."""
+    limit = min(params.limit, MAX_SEARCH_RESULTS)
+    query, f = parse_query(params.query, HitFilter(params.category, params.status, params.max_age_days))
+    fetch = limit * OVERFETCH if f.active else limit
+
+    def run(view: tuple[str, ...]) -> list[tuple[Hit, str]]:
+        with querying():
+            found = recall.search(query, view, fetch)
+        return narrowed(found, f, ctx.now, ctx.thresholds, limit) if f.active else found
+
+    hits = run(active)
+    # "n more in other workspaces": the same search in the operator's view (none when that is this one)
+    everywhere = run(()) if active else hits
+    return search_result(hits, uri_of, complete=complete, hidden=hidden_count(hits, everywhere))
 
 
 def index_preview_result(block: PromptBlock) -> IndexPreviewResult:

@@ -7,6 +7,7 @@ sentence too, never as a Python exception name.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
@@ -71,8 +72,48 @@ class LazyCommands:
         return call
 
 
+# Commands that change memories, the settings or what was reviewed. The server runs commands concurrently,
+# but one sent after such a command sees what it did: a search sent right after a tool write (without
+# waiting for its answer) finds what was written. Model passes are not waited for: they only propose.
+WRITES = frozenset({
+    "kin.memory.tool", "kin.memory.applyProposal", "kin.memory.sweep", "kin.memory.markReviewed",
+    "kin.memory.restore", "kin.memory.acceptChanges", "kin.memory.revertChanges",
+    "kin.memory.setMemoryEnabled", "kin.memory.reindex",
+})  # fmt: skip
+WRITE_WAIT = 30.0  # seconds a command waits for the writes sent before it
+
+
+class WriteOrder:
+    """The writing commands still running, in the order they came (each a future done when it ends)."""
+
+    def __init__(self) -> None:
+        self.running: list[asyncio.Future[None]] = []
+
+    def begin(self, writes: bool) -> tuple[list[asyncio.Future[None]], asyncio.Future[None] | None]:
+        """On arrival (commands start in the order they came): the writes to wait for, and this one's
+        future when it writes."""
+        self.running = [f for f in self.running if not f.done()]
+        earlier = list(self.running)
+        mine = asyncio.get_running_loop().create_future() if writes else None
+        if mine is not None:
+            self.running.append(mine)
+        return earlier, mine
+
+
 def register_command(server: LanguageServer, name: str, handler: Handler) -> None:
+    order: WriteOrder = server.__dict__.setdefault("kin_write_order", WriteOrder())
+
     async def run(ls: LanguageServer, *args: Any) -> Any:
+        earlier, mine = order.begin(name in WRITES)
+        try:
+            if earlier:
+                await asyncio.wait(earlier, timeout=WRITE_WAIT)
+            return await _run(args)
+        finally:
+            if mine is not None:
+                mine.set_result(None)
+
+    async def _run(args: tuple[Any, ...]) -> Any:
         from ... import protocol  # cattrs and the command types: loaded with the first command
 
         spec = protocol.BY_NAME[name]

@@ -12,8 +12,7 @@ from concurrent.futures import Executor
 from pygls.lsp.server import LanguageServer
 
 from ... import protocol
-from ...recall.filters import OVERFETCH, HitFilter, hidden_count, narrowed, parse_query
-from ...recall.results import index_preview_result, search_result
+from ...recall.results import answer_search, index_preview_result
 from ...store.home import home_relative
 from ...store.prompt_block import compose
 from ...tool import messages
@@ -23,7 +22,6 @@ from ..recall_sync import RecallSync
 from ..session import Session
 from .base import CommandFailed, Handler, workspace_arg
 
-MAX_SEARCH_RESULTS = 100
 CURRENT_WAIT = 3.0  # seconds a search waits for the index to be current before answering
 READY_WAIT = 120.0  # seconds a preview waits for the startup load
 
@@ -58,11 +56,8 @@ class RecallCommands:
 
     async def search(self, params: protocol.SearchParams) -> protocol.SearchResult:
         active = self._active(params.workspace)
-        limit = min(params.limit, MAX_SEARCH_RESULTS)
         loop = asyncio.get_running_loop()
-        query, f = parse_query(params.query, HitFilter(params.category, params.status, params.max_age_days))
         ctx = self.session.context()
-        fetch = limit * OVERFETCH if f.active else limit
         # A wrong "no match" is worse than a slow answer: wait (bounded) for the index to catch up. Once
         # it is current (nearly always) the whole answer is one task on the query pool.
         current = self.recall.wait_current(0)
@@ -70,19 +65,10 @@ class RecallCommands:
             await self._require_enabled(loop)
             current = await loop.run_in_executor(None, self.recall.wait_current, CURRENT_WAIT)
 
-        def run(view: tuple[str, ...]) -> list:
-            with self.recall.querying():
-                found = self.recall.recall.search(query, view, fetch)
-            return narrowed(found, f, ctx.now, ctx.thresholds, limit) if f.active else found
-
         def answer() -> protocol.SearchResult:
             self._check_enabled()
-            hits = run(active)
-            # "n more in other workspaces": the same search in the operator's view (none when that is this one)
-            everywhere = run(()) if active else hits
-            return search_result(
-                hits, self.session.uri_of, complete=current, hidden=hidden_count(hits, everywhere)
-            )
+            return answer_search(self.recall.recall, params, active, ctx, self.session.uri_of, current,
+                                 self.recall.querying)  # fmt: skip
 
         return await loop.run_in_executor(self.pool, answer)
 

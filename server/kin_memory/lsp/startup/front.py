@@ -9,7 +9,9 @@ diagnostic. On a warm start the workers have the whole store's diagnostics ready
    machine, see handshake.py), it sends that same answer at once, else it hands everything over;
 2. it reads `initialized` and asks the client for its `kinMemory` settings (`workspace/configuration`);
 3. with the settings applied to the session, it starts the first check on a thread of its own: the
-   workers' diagnostics stream straight to the editor, their records become the store.
+   workers' diagnostics stream straight to the editor, their records become the store;
+4. it goes on reading while the LSP stack imports, and answers searches once the check found the recall
+   index current (see early.py).
 
 Then the LSP stack is imported while that check runs. pygls is handed every message the front read (it
 handles `initialize` as usual, its answer is dropped: the editor already has the same one) and the rest
@@ -33,6 +35,7 @@ from .handshake import handshake_key, remember, remembered
 
 if TYPE_CHECKING:  # made once `initialize` is answered: the session's imports take tens of milliseconds
     from ..session import Session
+    from .early import EarlySearch
     from .shards import Shards
 
 log = logging.getLogger("kin_memory.lsp")
@@ -56,6 +59,14 @@ class Handover:
     check: Future | None = None  # the first check (strategy.FrontCheck | None), running
     recall_synced: threading.Event = field(default_factory=threading.Event)  # the index matched the store
     shards: Shards | None = None  # the workers, when the front did not use them
+    early: EarlySearch | None = None  # answering searches while the LSP stack imports: stopped first
+
+    def take_over(self) -> list[bytes]:
+        """What the server serves first: every message read before it, less the searches answered."""
+        if self.early is not None:
+            self.early.stop()
+            self.early = None
+        return self.received
 
 
 class ReplyScreen:
@@ -139,13 +150,14 @@ class Front:
         following = self._read(NEXT_WAIT)
         if following is None or following.get("method") != "initialized":
             return
+        handled = len(self.handover.received)  # what came after `initialized` is the server's
         if _capability(params, "workspace", "configuration"):
             settings = self._pull_settings()
             if settings is None:
                 return
             self._apply(self.session, settings)
             self.handover.pulled = True
-        self._start_check()
+        self._start_check(handled)
 
     def _take_initialize(self, session: Session, params: dict, answer: dict) -> None:
         """What the server's initialize handler takes from the params, for the check to start with."""
@@ -189,7 +201,7 @@ class Front:
                 )
             self.handover.received.append(body)
 
-    def _start_check(self) -> None:
+    def _start_check(self, handled: int) -> None:
         shards, session = self.shards, self.session
         if shards is None or session is None:
             return
@@ -206,8 +218,14 @@ class Front:
 
         threading.Thread(target=run, name="kin-memory-start-check", daemon=True).start()
         self.handover.check = future
-
         self.handover.shards = None
+
+        from .early import EarlySearch
+
+        handover = self.handover
+        handover.early = EarlySearch(session, self.reader, self.outlet, handover.received, handled, future,
+                                     handover.recall_synced)  # fmt: skip
+        handover.early.start()
 
 
 def _is_id(value: object) -> bool:
