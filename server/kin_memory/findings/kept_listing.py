@@ -9,8 +9,11 @@ files, and a stat per folder replaces the walk. Files changed in place are not a
 start still stats every file it checks.
 
 Kept only from a scan that met no symlinked memory file (its verdict hangs on a target elsewhere) and
-trusted only for folders whose ctime was older than the scan by RACY seconds: a change in the same clock
-tick as the scan's own look could leave the ctime as it was.
+trusted only for folders whose ctime was older than the scan by a racy window: a change in the same clock
+tick as the scan's own look could leave the ctime as it was. The window is that tick with a wide margin:
+RACY_FINE where the filesystem stamps below the second (its ctime has nanoseconds: the kernel's coarse
+clock ticks every few milliseconds), RACY_COARSE where it stamps whole seconds (FAT, some network
+filesystems).
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ from .segments import SEGMENTS
 
 log = logging.getLogger(__name__)
 
-RACY = 1.0  # seconds before the scan a folder's last change must be for its ctime to be trusted
+RACY_FINE = 0.05  # seconds before the scan a folder's last change must be for its ctime to be trusted
+RACY_COARSE = 2.0  # the same, for a folder whose ctime is a whole second (a filesystem stamping seconds)
+NS = 1_000_000_000
 TREE_KEY = "tree"  # the meta row: the folders, MEMORY.md, the scan's problems
 
 # (real path, vpath, segment) of each file; MEMORY.md's vpath or None; the scan's problems
@@ -71,11 +76,20 @@ def keep(
         log.info("store listing not kept: %s", exc)
 
 
+def racy(ctime: int) -> float:
+    """The seconds a folder's ctime must be older than a scan for the scan's listing of it to be trusted."""
+    return RACY_FINE if ctime % NS else RACY_COARSE
+
+
+def trusted(ctime: int, at: float) -> bool:
+    """Whether a folder whose last change is `ctime` (ns) was listed as it is by a scan begun at `at`."""
+    return ctime < int((at - racy(ctime)) * 1e9)
+
+
 def settled(tree: ScanTree) -> bool:
-    """Whether every folder the walk listed had last changed RACY seconds before it began (what `kept`
+    """Whether every folder the walk listed had last changed long enough before it began (what `kept`
     will ask of them)."""
-    before = int((tree.started - RACY) * 1e9)
-    return all(ctime < before for _, ctime in tree.folders)
+    return all(trusted(ctime, tree.started) for _, ctime in tree.folders)
 
 
 def walk_and_keep(conn: sqlite3.Connection, root: Path, wait: bool = True) -> None:
@@ -113,15 +127,14 @@ def confirm_and_keep(
 ) -> None:
     """Keep a walk that met folders which had just changed (the hidden folder made in the root at a first
     start, a memory written a moment before), which a later start could not trust as they are: once they
-    are RACY seconds old, each is stat'ed and listed again, and the walk is kept as of then when each
-    still holds what the walk found in it (nothing is kept otherwise: the next start walks)."""
-    before = int((tree.started - RACY) * 1e9)
-    racy = [(path, ctime) for path, ctime in tree.folders if ctime >= before]
-    latest = max((ctime for _, ctime in racy), default=0) / 1e9
-    time.sleep(min(RACY, max(0.0, latest + RACY - time.time())) + 0.01)
+    are old enough, each is stat'ed and listed again, and the walk is kept as of then when each still
+    holds what the walk found in it (nothing is kept otherwise: the next start walks)."""
+    fresh = [(path, ctime) for path, ctime in tree.folders if not trusted(ctime, tree.started)]
+    ready = max((ctime / 1e9 + racy(ctime) for _, ctime in fresh), default=0.0)
+    time.sleep(min(max(RACY_FINE, RACY_COARSE), max(0.0, ready - time.time())) + 0.01)
     confirmed = time.time()
     vpaths = [v for files in segments.values() for v in files] + ([index_vpath] if index_vpath else [])
-    for path, ctime in racy:
+    for path, ctime in fresh:
         if _entries_now(path, ctime) != _entries_walked(path, root, tree, vpaths):
             return
     keep(conn, root, ScanTree(confirmed, tree.folders, tree.unsure), segments, index_vpath, problems)
@@ -197,11 +210,10 @@ def _folders_unchanged(meta: dict[str, Any]) -> bool:
     at, folders = meta.get("at"), meta.get("folders")
     if not (isinstance(at, (int, float)) and isinstance(folders, list) and folders):
         return False
-    trusted_before = int((at - RACY) * 1e9)
     stat = os.stat
     try:
         for path, ctime in folders:
-            if not (isinstance(ctime, int) and ctime < trusted_before and stat(path).st_ctime_ns == ctime):
+            if not (isinstance(ctime, int) and trusted(ctime, at) and stat(path).st_ctime_ns == ctime):
                 return False
     except (OSError, ValueError, TypeError):
         return False

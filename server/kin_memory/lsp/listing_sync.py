@@ -5,7 +5,7 @@ it was kept (findings/kept_listing.py). Files created or deleted while the serve
 writing memories, an external edit) change their folders: once the store has been quiet for QUIET
 seconds, the store is walked again on a thread of its own and that listing kept, so that the next start
 need not walk it. A walk still due when the editor shuts the server down is done before it answers
-(kept only when no folder changed in the last RACY seconds: the editor is not kept waiting for that).
+(kept only when no folder changed within the racy window: the editor is not kept waiting for that).
 """
 
 from __future__ import annotations

@@ -25,8 +25,9 @@ def write(root: Path, rel: str, text: str = "---\ncategory: episodic\n---\nx\n")
 
 @pytest.fixture
 def store(tmp_path: Path, monkeypatch) -> Path:
-    # Folders made a moment ago are trusted here (the product waits RACY seconds; see its own test).
-    monkeypatch.setattr(kept_listing, "RACY", 0.0)
+    # Folders made a moment ago are trusted here (the product waits a racy window; see its own tests).
+    monkeypatch.setattr(kept_listing, "RACY_FINE", 0.0)
+    monkeypatch.setattr(kept_listing, "RACY_COARSE", 0.0)
     root = tmp_path / "memory"
     for i in range(30):
         write(root, f"notes/deep/er/n{i}.md")
@@ -120,7 +121,7 @@ def test_a_file_changed_in_place_keeps_the_listing(store: Path) -> None:
 
 
 def test_folders_changed_just_before_the_scan_are_not_trusted(store: Path, monkeypatch) -> None:
-    monkeypatch.setattr(kept_listing, "RACY", 2.0)
+    monkeypatch.setattr(kept_listing, "RACY_FINE", 2.0)
     keep_scan(store)  # every folder was made within the last two seconds
     assert kept_now(store) is None
 
@@ -162,7 +163,7 @@ def racy_walk(root: Path) -> tuple[ScanTree, dict[int, list[str]], str | None, l
 def test_a_walk_that_met_folders_just_changed_is_kept_once_they_settle_as_walked(
     store: Path, monkeypatch, meanwhile: str
 ) -> None:
-    monkeypatch.setattr(kept_listing, "RACY", 0.5)
+    monkeypatch.setattr(kept_listing, "RACY_FINE", 0.5)
     write(store, "notes/deep/er/late.md")  # this folder changed a moment before the walk
     tree, segments, index, problems = racy_walk(store)
     assert not settled(tree)
@@ -179,3 +180,25 @@ def test_a_walk_that_met_folders_just_changed_is_kept_once_they_settle_as_walked
         assert listing is not None and sorted(listing[0]) == walked(store)
     else:
         assert listing is None
+
+
+def test_the_racy_window_follows_the_filesystem_s_timestamps() -> None:
+    second = 1_700_000_000 * kept_listing.NS
+    assert kept_listing.racy(second) == kept_listing.RACY_COARSE  # a filesystem stamping whole seconds
+    assert kept_listing.racy(second + 123_456_789) == kept_listing.RACY_FINE
+    assert kept_listing.trusted(second, second / 1e9 + kept_listing.RACY_COARSE + 0.01)
+    assert not kept_listing.trusted(second, second / 1e9 + kept_listing.RACY_COARSE - 0.01)
+
+
+def test_a_scan_a_moment_after_the_last_write_is_kept_and_a_write_right_after_it_is_seen(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """With the real windows: here the filesystem stamps nanoseconds, so a tenth of a second is enough."""
+    root = tmp_path / "memory"
+    write(root, "facts/a.md")
+    FindingsCache.open(root).close()  # type: ignore[union-attr]  # the hidden folder made first
+    time.sleep(kept_listing.RACY_FINE + 0.05)
+    keep_scan(root)
+    assert kept_now(root) is not None
+    write(root, "facts/b.md")  # at once: in the same few milliseconds as the scan
+    assert kept_now(root) is None

@@ -48,7 +48,7 @@ def wait_for(check, timeout: float = 10.0):
 
 def test_files_created_or_deleted_are_kept_once_the_store_is_quiet(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(listing_sync, "QUIET", 0.3)
-    monkeypatch.setattr(kept_listing, "RACY", 0.2)
+    monkeypatch.setattr(kept_listing, "RACY_FINE", 0.2)
     root = tmp_path / "memory"
     for i in range(5):
         write(root, f"notes/deep/n{i}.md")
@@ -71,7 +71,7 @@ def test_files_created_or_deleted_are_kept_once_the_store_is_quiet(tmp_path: Pat
 
 def test_a_walk_still_due_at_shutdown_is_done_then(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(listing_sync, "QUIET", 60.0)
-    monkeypatch.setattr(kept_listing, "RACY", 0.2)
+    monkeypatch.setattr(kept_listing, "RACY_FINE", 0.2)
     root = tmp_path / "memory"
     write(root, "notes/n1.md")
     FindingsCache.open(root).close()  # type: ignore[union-attr]
@@ -79,7 +79,7 @@ def test_a_walk_still_due_at_shutdown_is_done_then(tmp_path: Path, monkeypatch) 
     sync = ListingSync(session)  # type: ignore[arg-type]
     write(root, "notes/n2.md")
     session.events.emit(StoreEvent("created", "/memories/notes/n2.md"))
-    time.sleep(0.3)  # the folders are older than RACY: the walk is kept without waiting
+    time.sleep(0.3)  # the folders are older than the racy window: the walk is kept without waiting
     sync.flush()
     assert listed(root) == {"/memories/notes/n1.md", "/memories/notes/n2.md"}
     sync.flush()  # nothing due any more: no walk
