@@ -92,9 +92,9 @@ def settled(tree: ScanTree) -> bool:
     return all(trusted(ctime, tree.started) for _, ctime in tree.folders)
 
 
-def walk_and_keep(conn: sqlite3.Connection, root: Path, wait: bool = True) -> None:
+def walk_and_keep(conn: sqlite3.Connection, root: Path, wait: float = RACY_COARSE) -> None:
     """Walk the store and keep its listing (see `keep`); when it met folders that had just changed,
-    through `confirm_and_keep`, or (`wait` False) not at all."""
+    through `confirm_and_keep` if they are old enough within `wait` seconds, else not at all."""
     from ..store.scan import scan_names
     from .segments import segment_of
 
@@ -113,8 +113,14 @@ def walk_and_keep(conn: sqlite3.Connection, root: Path, wait: bool = True) -> No
     del files
     if settled(tree):
         keep(conn, str(root), tree, segments, index_vpath, problems)
-    elif wait:
+    elif _ready_at(tree) - time.time() <= wait:
         confirm_and_keep(conn, str(root), tree, segments, index_vpath, problems)
+
+
+def _ready_at(tree: ScanTree) -> float:
+    """When every folder the walk met will be old enough for its listing to be trusted (epoch seconds)."""
+    return max((ctime / 1e9 + racy(ctime) for _, ctime in tree.folders if not trusted(ctime, tree.started)),
+               default=0.0)  # fmt: skip
 
 
 def confirm_and_keep(
@@ -130,8 +136,7 @@ def confirm_and_keep(
     are old enough, each is stat'ed and listed again, and the walk is kept as of then when each still
     holds what the walk found in it (nothing is kept otherwise: the next start walks)."""
     fresh = [(path, ctime) for path, ctime in tree.folders if not trusted(ctime, tree.started)]
-    ready = max((ctime / 1e9 + racy(ctime) for _, ctime in fresh), default=0.0)
-    time.sleep(min(max(RACY_FINE, RACY_COARSE), max(0.0, ready - time.time())) + 0.01)
+    time.sleep(min(max(RACY_FINE, RACY_COARSE), max(0.0, _ready_at(tree) - time.time())) + 0.01)
     confirmed = time.time()
     vpaths = [v for files in segments.values() for v in files] + ([index_vpath] if index_vpath else [])
     for path, ctime in fresh:

@@ -5,7 +5,7 @@ it was kept (findings/kept_listing.py). Files created or deleted while the serve
 writing memories, an external edit) change their folders: once the store has been quiet for QUIET
 seconds, the store is walked again on a thread of its own and that listing kept, so that the next start
 need not walk it. A walk still due when the editor shuts the server down is done before it answers
-(kept only when no folder changed within the racy window: the editor is not kept waiting for that).
+(kept when the folders changed just before are trusted within SHUTDOWN_WAIT: the editor waits no longer).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from .session import Session
 log = logging.getLogger("kin_memory.lsp")
 
 QUIET = 3.0  # seconds without a file created or deleted before the store is walked again
+SHUTDOWN_WAIT = 0.1  # seconds `shutdown` may wait for folders changed a moment before to be trusted
 
 
 class ListingSync:
@@ -44,7 +45,7 @@ class ListingSync:
         with self.lock:
             due, self.due = self.due, None
         if due is not None:
-            self._walk(wait=False)
+            self._walk(wait=SHUTDOWN_WAIT)
 
     def _on_event(self, event: StoreEvent) -> None:
         if event.overlay or event.kind not in ("created", "deleted"):
@@ -75,7 +76,7 @@ class ListingSync:
                     self.due = None
                 self._walk()
 
-    def _walk(self, wait: bool = True) -> None:
+    def _walk(self, wait: float = float("inf")) -> None:
         from ..findings.cache import FindingsCache
         from ..findings.kept_listing import walk_and_keep
 

@@ -6,6 +6,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 import kin_memory.findings.kept_listing as kept_listing
 import kin_memory.lsp.listing_sync as listing_sync
 from kin_memory.findings.cache import FindingsCache
@@ -83,3 +85,27 @@ def test_a_walk_still_due_at_shutdown_is_done_then(tmp_path: Path, monkeypatch) 
     sync.flush()
     assert listed(root) == {"/memories/notes/n1.md", "/memories/notes/n2.md"}
     sync.flush()  # nothing due any more: no walk
+
+
+@pytest.mark.parametrize("window", ["real", "longer than shutdown may wait"])
+def test_a_walk_due_at_shutdown_right_after_a_change_waits_only_briefly(
+    tmp_path: Path, monkeypatch, window: str
+) -> None:
+    monkeypatch.setattr(listing_sync, "QUIET", 60.0)
+    if window != "real":
+        monkeypatch.setattr(kept_listing, "RACY_FINE", 1.0)
+    root = tmp_path / "memory"
+    write(root, "notes/n1.md")
+    FindingsCache.open(root).close()  # type: ignore[union-attr]
+    session = FakeSession(root)
+    sync = ListingSync(session)  # type: ignore[arg-type]
+    write(root, "notes/n2.md")
+    session.events.emit(StoreEvent("created", "/memories/notes/n2.md"))
+    started = time.monotonic()
+    sync.flush()  # at once: the folder changed a moment ago
+    took = time.monotonic() - started
+    assert took < listing_sync.SHUTDOWN_WAIT + 0.3
+    if window == "real":
+        assert listed(root) == {"/memories/notes/n1.md", "/memories/notes/n2.md"}
+    else:
+        assert listed(root) is None
