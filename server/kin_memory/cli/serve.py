@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from concurrent.futures import wait
 
 from .common import UsageError, flag_sentence
 
@@ -21,7 +20,7 @@ def register(subparsers, common: argparse.ArgumentParser) -> None:
 
 
 SWITCH_INTERVAL = 0.0005  # seconds
-FRONT_CHECK_WAIT = 0.3  # seconds the start-up front's check may delay the import of the LSP stack
+FRONT_CHECK_WAIT = 60.0  # seconds the start-up front's check may delay the import of the LSP stack
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,10 +40,10 @@ def run(args: argparse.Namespace) -> int:
     # instead of up to 5 ms each time, which is what a hover or a publish felt during bursts.
     sys.setswitchinterval(SWITCH_INTERVAL)
     session, front = (None, None) if args.tcp else _run_front(args.root, args.workspace, shards)
-    if front is not None and front.check is not None:
-        # A warm start's check is done in a few tenths: it gets the interpreter to itself for that long
-        # (importing the LSP stack meanwhile halves its pace), and requests sent meanwhile wait for it.
-        wait([front.check], FRONT_CHECK_WAIT)
+    if front is not None:
+        # The check gets the processors to itself (importing the LSP stack meanwhile slows it down by
+        # half) until it is done or a message other than a search came (see Handover.wait_before_import).
+        front.wait_before_import(FRONT_CHECK_WAIT)
     from ..lsp.server import create_server
     from ..lsp.startup.strategy import PreparedStartup, ShardedStartup, Startup
     from ..lsp.transport import serve_handover, serve_stdio, serve_tcp

@@ -56,6 +56,9 @@ class EarlySearch:
         self.wake_r, self.wake_w = os.pipe()
         self.thread = threading.Thread(target=self._run, name="kin-memory-early-search", daemon=True)
         self.recall: Recall | None = None  # opened for the first answer
+        # Set when this thread stopped reading (a message only the server can handle, the end of the
+        # input, ...): the server is wanted now, not only once the check is done.
+        self.wanted = threading.Event()
 
     def start(self) -> None:
         self.thread.start()
@@ -78,6 +81,7 @@ class EarlySearch:
         finally:
             if self.recall is not None:
                 self.recall.index.close()
+            self.wanted.set()
 
     def _serve(self) -> None:
         while True:

@@ -61,6 +61,16 @@ class Handover:
     shards: Shards | None = None  # the workers, when the front did not use them
     early: EarlySearch | None = None  # answering searches while the LSP stack imports: stopped first
 
+    def wait_before_import(self, timeout: float) -> None:
+        """Before the LSP stack is imported: until the first check is done, while only searches came (the
+        check has the processors to itself: importing meanwhile slows it down and no one waits for the
+        server yet); at once when something else came or the front could not start the check."""
+        check, early = self.check, self.early
+        if check is None or early is None:
+            return
+        check.add_done_callback(lambda _: early.wanted.set())
+        early.wanted.wait(timeout)
+
     def take_over(self) -> list[bytes]:
         """What the server serves first: every message read before it, less the searches answered."""
         if self.early is not None:
