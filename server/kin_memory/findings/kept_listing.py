@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import sqlite3
+import stat as stat_module
 import time
 from itertools import repeat
 from pathlib import Path
@@ -36,6 +37,10 @@ log = logging.getLogger(__name__)
 RACY_FINE = 0.05  # seconds before the scan a folder's last change must be for its ctime to be trusted
 RACY_COARSE = 2.0  # the same, for a folder whose ctime is a whole second (a filesystem stamping seconds)
 NS = 1_000_000_000
+# Folders changed since the listing was kept that are listed again rather than walking the whole store:
+# at most this many, or one in RELIST_SHARE of the store's folders when that is more.
+RELIST_MIN = 64
+RELIST_SHARE = 20
 TREE_KEY = "tree"  # the meta row: the folders, MEMORY.md, the scan's problems
 
 # (real path, vpath, segment) of each file; MEMORY.md's vpath or None; the scan's problems
@@ -188,12 +193,16 @@ def forget(conn: sqlite3.Connection) -> None:
 
 
 def kept(conn: sqlite3.Connection, root: str, shard: tuple[int, int] = (0, 1)) -> Listing | None:
-    """The files of this shard's segments as the last scan listed them, when every folder it listed is
-    as it was then; None otherwise (the store is walked)."""
+    """The files of this shard's segments as the last scan listed them, with the folders changed since
+    (a few: files written or removed while the editor was closed) listed again; None when too many
+    changed, or for anything a scan would not have left (the store is walked)."""
     try:
         row = conn.execute("SELECT value FROM meta WHERE key = ?", (TREE_KEY,)).fetchone()
         meta = json.loads(row[0]) if row else None
-        if not (isinstance(meta, dict) and meta.get("root") == root and _folders_unchanged(meta)):
+        if not (isinstance(meta, dict) and meta.get("root") == root):
+            return None
+        changed = _changed_folders(meta)
+        if changed is None:
             return None
         index, count = shard
         rows = conn.execute("SELECT seg, files FROM listing WHERE seg % ? = ?", (count, index)).fetchall()
@@ -208,21 +217,105 @@ def kept(conn: sqlite3.Connection, root: str, shard: tuple[int, int] = (0, 1)) -
         return None
     if not (index_vpath is None or isinstance(index_vpath, str)):
         return None
-    return files, index_vpath, [ScanProblem(vpath, reason) for vpath, reason in problems]
+    listing = files, index_vpath, [ScanProblem(vpath, reason) for vpath, reason in problems]
+    if changed:
+        return _relisted(Path(root), listing, changed, [path for path, _ in meta["folders"]], shard)
+    return listing
 
 
-def _folders_unchanged(meta: dict[str, Any]) -> bool:
+def _changed_folders(meta: dict[str, Any]) -> list[str] | None:
+    """The folders the kept scan listed whose ctime moved since (or which it could not trust, or which
+    are gone); None when the kept tree is not usable or too much of it changed."""
     at, folders = meta.get("at"), meta.get("folders")
     if not (isinstance(at, (int, float)) and isinstance(folders, list) and folders):
-        return False
+        return None
     stat = os.stat
+    changed: list[str] = []
     try:
         for path, ctime in folders:
-            if not (isinstance(ctime, int) and trusted(ctime, at) and stat(path).st_ctime_ns == ctime):
-                return False
-    except (OSError, ValueError, TypeError):
+            if not isinstance(path, str) or not isinstance(ctime, int):
+                return None
+            try:
+                same = trusted(ctime, at) and stat(path).st_ctime_ns == ctime
+            except OSError:
+                same = False
+            if not same:
+                changed.append(path)
+    except (ValueError, TypeError):
+        return None
+    return changed if len(changed) <= max(RELIST_MIN, len(folders) // RELIST_SHARE) else None
+
+
+def _relisted(root: Path, listing: Listing, changed: list[str], folders: list[str],
+              shard: tuple[int, int]) -> Listing | None:  # fmt: skip
+    """The kept listing with the changed folders listed again (and new subfolders walked whole), as a
+    scan would list the store now; None when a listing met something the kept listing cannot answer for
+    (a symlinked memory, a folder it could not stat)."""
+    from ..store.scan import scan_folder
+    from .segments import segment_of
+
+    files, index_vpath, problems = listing
+    known = set(folders)
+    tree = ScanTree()
+    relisted: set[str] = set()  # folders whose own files and problems come from a new listing
+    removed: set[str] = set()  # folders no longer in the store, with everything below them
+    new_files: list[tuple[str, str, bool]] = []
+    new_problems: list[ScanProblem] = []
+    for folder in sorted(changed, key=_depth):  # a folder's parent first: it may have gone with it
+        if folder in removed or _inside(folder, removed):
+            continue
+        if not _is_folder(folder):
+            removed.add(folder)
+            continue
+        relisted.add(folder)
+        found, met, children = scan_folder(root, folder, known, tree)
+        new_files += found
+        new_problems += met
+        removed.update(f for f in folders if _parent(f) == folder and f not in children)
+    if tree.unsure:
+        return None
+    dropped = relisted | removed | {f for f in folders if _inside(f, removed)}
+    if str(root) in relisted:
+        index_vpath = next((vpath for _, vpath, is_index in new_files if is_index), None)
+    index, count = shard
+    kept_files = [f for f in files if _parent(f[0]) not in dropped]
+    for path, vpath, is_index in new_files:
+        seg = segment_of(vpath)
+        if not is_index and seg % count == index:
+            kept_files.append((path, vpath, seg))
+    cut = len(VIRTUAL_ROOT)
+    kept_problems = [p for p in problems if not _under_dropped(str(root) + p.vpath[cut:], dropped)]
+    return kept_files, index_vpath, kept_problems + new_problems
+
+
+def _under_dropped(path: str, dropped: set[str]) -> bool:
+    """Whether a problem's entry was listed again (it is in a dropped folder, or is one)."""
+    return path in dropped or _parent(path) in dropped
+
+
+def _depth(folder: str) -> int:
+    return folder.count(os.sep)
+
+
+def _parent(path: str) -> str:
+    return path.rpartition(os.sep)[0]
+
+
+def _inside(folder: str, folders: set[str]) -> bool:
+    """Whether `folder` lies below one of `folders`."""
+    parent = _parent(folder)
+    while parent:
+        if parent in folders:
+            return True
+        parent = _parent(parent)
+    return False
+
+
+def _is_folder(path: str) -> bool:
+    try:
+        return stat_module.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
         return False
-    return True
 
 
 def _files(root: str, rows: list[tuple[int, str]]) -> list[tuple[str, str, int]] | None:

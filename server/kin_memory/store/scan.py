@@ -103,18 +103,42 @@ def scan_names(
     (loops, escapes); a symlinked file is kept only when its target stays inside the store. With
     `tree`, the folders listed are noted in it.
     """
-    found: list[tuple[str, str, bool]] = []
-    problems: list[ScanProblem] = []
+    walk = _Walk(root, tree)
     if tree is not None:
         tree.started = time.time()
-    real_root = os.path.realpath(root)
+    walk.folder(str(root), ())
+    return walk.found, walk.problems
 
-    def walk(directory: str, parts: tuple[str, ...]) -> None:
+
+def scan_folder(
+    root: Path, folder: str, known: set[str], tree: ScanTree
+) -> tuple[list[tuple[str, str, bool]], list[ScanProblem], set[str]]:
+    """One folder of the store listed as the walk lists it, entering only the subfolders not in `known`
+    (new ones, walked whole): (its files and theirs, the problems met, every subfolder it holds now)."""
+    walk = _Walk(root, tree, known)
+    parts = tuple(p for p in os.path.relpath(folder, root).split(os.sep) if p != ".")
+    walk.folder(folder, parts)
+    return walk.found, walk.problems, walk.children
+
+
+class _Walk:
+    def __init__(self, root: Path, tree: ScanTree | None, known: set[str] | None = None) -> None:
+        self.root = root
+        self.real_root = os.path.realpath(root)
+        self.tree = tree
+        self.known = known  # folders not to enter (listed already), when only part of the store is walked
+        self.found: list[tuple[str, str, bool]] = []
+        self.problems: list[ScanProblem] = []
+        self.children: set[str] = set()  # the subfolders of the first folder walked
+
+    def _problem(self, path: str, reason: str) -> None:
+        self.problems.append(ScanProblem(virtual_path(self.root, Path(path)), reason))
+
+    def folder(self, directory: str, parts: tuple[str, ...], first: bool = True) -> None:
         if folder_too_deep(parts):
-            problems.append(
-                ScanProblem(virtual_path(root, Path(directory)), "folder nesting too deep: not scanned")
-            )
+            self._problem(directory, "folder nesting too deep: not scanned")
             return
+        tree = self.tree
         if tree is not None:
             try:
                 tree.folders.append((directory, os.stat(directory).st_ctime_ns))
@@ -124,12 +148,12 @@ def scan_names(
             entries = sorted(os.scandir(directory), key=_name)
         except OSError as exc:
             if parts:
-                problems.append(
-                    ScanProblem(virtual_path(root, Path(directory)), f"cannot list folder: {exc.strerror}")
-                )
+                self._problem(directory, f"cannot list folder: {exc.strerror}")
             return
         # Every name below passed the hidden and `*.md` tests on the way: what is_memory_rel asks.
         folder_vpath = virtual_of_rel("/".join(parts)) + "/"
+        found = self.found
+        root_level = not parts
         for entry in entries:
             name = entry.name
             if name.startswith("."):
@@ -140,34 +164,30 @@ def scan_names(
             except OSError:
                 continue
             if is_dir:
-                if name.endswith(".md"):
-                    problems.append(
-                        ScanProblem(
-                            virtual_path(root, Path(entry.path)), "a folder named like a memory file: ignored"
-                        )
-                    )
-                walk(entry.path, (*parts, name))
+                self._subfolder(entry, (*parts, name), first)
+            elif not name.endswith(".md"):
                 continue
-            if not name.endswith(".md"):
-                continue
-            if is_link:
-                if tree is not None:
-                    tree.unsure += 1
-                verdict = link_verdict(entry.path, real_root)
-                if verdict == "folder":
-                    continue
-                if verdict == "outside":
-                    problems.append(
-                        ScanProblem(
-                            virtual_path(root, Path(entry.path)),
-                            "symlink pointing outside the store: not read",
-                        )
-                    )
-                    continue
-            found.append((entry.path, folder_vpath + name, not parts and name == INDEX_NAME))
+            elif not is_link:
+                found.append((entry.path, folder_vpath + name, root_level and name == INDEX_NAME))
+            elif self._link_read(entry):
+                found.append((entry.path, folder_vpath + name, root_level and name == INDEX_NAME))
 
-    walk(str(root), ())
-    return found, problems
+    def _subfolder(self, entry: os.DirEntry[str], parts: tuple[str, ...], first: bool) -> None:
+        if entry.name.endswith(".md"):
+            self._problem(entry.path, "a folder named like a memory file: ignored")
+        if first:
+            self.children.add(entry.path)
+        if self.known is None or entry.path not in self.known:
+            self.folder(entry.path, parts, first=False)
+
+    def _link_read(self, entry: os.DirEntry[str]) -> bool:
+        """Whether a symlinked `*.md` is listed (read) as a memory."""
+        if self.tree is not None:
+            self.tree.unsure += 1
+        verdict = link_verdict(entry.path, self.real_root)
+        if verdict == "outside":
+            self._problem(entry.path, "symlink pointing outside the store: not read")
+        return verdict is None
 
 
 def _name(entry: os.DirEntry[str]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import time
 from pathlib import Path
@@ -84,12 +85,17 @@ def test_an_unchanged_store_is_listed_as_its_scan_listed_it(store: Path) -> None
     assert any(v.endswith("café.md") for _, v, _ in kept_now(store)[0])
 
 
-@pytest.mark.parametrize(
-    "change",
-    ["add", "remove", "rename", "new folder", "folder mode", "index"],
-)
-def test_any_change_to_a_folder_means_the_store_is_walked(store: Path, change: str) -> None:
-    keep_scan(store)
+def as_walked(root: Path, shard: tuple[int, int]) -> tuple[list, str | None, list]:
+    files, problems = scan_names(root)
+    index = next((v for _, v, is_index in files if is_index), None)
+    return walked(root, shard), index, sorted((p.vpath, p.reason) for p in problems)
+
+
+CHANGES = ["add", "remove", "rename", "new folder", "folder mode", "index", "folder removed", "folder renamed",
+           "folder replaced", "new nested folders", "folder named like a memory", "root file added"]  # fmt: skip
+
+
+def change_store(store: Path, change: str) -> None:
     deep = store / "notes" / "deep" / "er"
     if change == "add":
         write(store, "notes/deep/er/new.md")
@@ -103,13 +109,56 @@ def test_any_change_to_a_folder_means_the_store_is_walked(store: Path, change: s
         os.chmod(deep, 0o500)
     elif change == "index":
         (store / "MEMORY.md").unlink()
+    elif change == "folder removed":
+        shutil.rmtree(store / "notes" / "deep")
+    elif change == "folder renamed":
+        (store / "notes" / "deep").rename(store / "notes" / "deeper")
+    elif change == "folder replaced":
+        shutil.rmtree(deep)
+        write(store, "notes/deep/er/other.md")
+        write(store, "notes/deep/er/more/inner.md")
+    elif change == "new nested folders":
+        write(store, "too/a/b/c/n.md")
+        write(store, "too/a/m.md")
+    elif change == "folder named like a memory":
+        (store / "facts" / "odd.md").mkdir()
+        write(store, "facts/odd.md/inside.md")
+    elif change == "root file added":
+        write(store, "top.md")
+
+
+@pytest.mark.parametrize("change", CHANGES)
+def test_folders_changed_since_are_listed_again_as_a_walk_lists_them(store: Path, change: str) -> None:
+    keep_scan(store)
     try:
-        assert kept_now(store) is None
+        change_store(store, change)
+        for shard in ((0, 1), (0, 2), (1, 2)):
+            listing = kept_now(store, shard)
+            assert listing is not None
+            files, index, problems = listing
+            assert (sorted(files), index, sorted((p.vpath, p.reason) for p in problems)) == as_walked(
+                store, shard
+            )
     finally:
-        os.chmod(deep, 0o700)
-    keep_scan(store)  # the next walk keeps the new listing
-    listing = kept_now(store)
-    assert listing is not None and sorted(listing[0]) == walked(store)
+        os.chmod(store / "notes", 0o700)
+        if (store / "notes" / "deep" / "er").exists():
+            os.chmod(store / "notes" / "deep" / "er", 0o700)
+
+
+def test_a_symlinked_memory_in_a_changed_folder_means_the_store_is_walked(store: Path) -> None:
+    keep_scan(store)
+    os.symlink(store / "facts" / "f1.md", store / "notes" / "deep" / "er" / "link.md")
+    assert kept_now(store) is None
+
+
+def test_too_many_changed_folders_mean_the_store_is_walked(store: Path, monkeypatch) -> None:
+    monkeypatch.setattr(kept_listing, "RELIST_MIN", 2)
+    keep_scan(store)
+    write(store, "notes/deep/er/new.md")
+    write(store, "facts/new.md")
+    assert kept_now(store) is not None  # two folders: listed again
+    write(store, "too/new.md")
+    assert kept_now(store) is None
 
 
 def test_a_file_changed_in_place_keeps_the_listing(store: Path) -> None:
@@ -122,6 +171,7 @@ def test_a_file_changed_in_place_keeps_the_listing(store: Path) -> None:
 
 def test_folders_changed_just_before_the_scan_are_not_trusted(store: Path, monkeypatch) -> None:
     monkeypatch.setattr(kept_listing, "RACY_FINE", 2.0)
+    monkeypatch.setattr(kept_listing, "RELIST_MIN", 0)  # none may be listed again: the store is walked
     keep_scan(store)  # every folder was made within the last two seconds
     assert kept_now(store) is None
 
@@ -201,4 +251,5 @@ def test_a_scan_a_moment_after_the_last_write_is_kept_and_a_write_right_after_it
     keep_scan(root)
     assert kept_now(root) is not None
     write(root, "facts/b.md")  # at once: in the same few milliseconds as the scan
-    assert kept_now(root) is None
+    listing = kept_now(root)
+    assert listing is not None and sorted(listing[0]) == walked(root)  # its folder was listed again
