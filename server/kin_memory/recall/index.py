@@ -97,7 +97,11 @@ _VOCAB_TABLES = (
     "CREATE TABLE IF NOT EXISTS vocab_saved(one INTEGER PRIMARY KEY CHECK (one = 1), gen INTEGER NOT NULL, "
     "data BLOB NOT NULL)",
 )
-SAVED_BEHIND = 64  # documents written since a saved vocabulary was read, at most, for it to be used
+# Documents written since a saved vocabulary was read, at most, for it to be used: SAVED_BEHIND, or one in
+# SAVED_SHARE of the index when that is more. A copy a little behind ranks as well (a query word missing
+# from it is looked up in the index itself, never "fixed" as a typo); one far behind would skew the counts.
+SAVED_BEHIND = 64
+SAVED_SHARE = 10
 
 
 @dataclass(frozen=True)
@@ -546,22 +550,23 @@ class RecallIndex:
             log.info("recall vocabulary not saved: %r", exc)
 
     def _load_saved_vocab(self) -> bool:
-        """The saved vocabulary as the snapshot, when it is at most SAVED_BEHIND documents behind the
+        """The saved vocabulary as the snapshot, when it is not too far behind the
         index (then marked stale: the writer reads it again). Whether it was used."""
 
-        def read(c: sqlite3.Connection) -> tuple[int | None, tuple | None]:
+        def read(c: sqlite3.Connection) -> tuple[int | None, tuple | None, int]:
             c.execute("BEGIN")
             try:
-                return _generation(c), c.execute("SELECT gen, data FROM vocab_saved").fetchone()
+                docs = c.execute("SELECT count(*) FROM docs").fetchone()[0]
+                return _generation(c), c.execute("SELECT gen, data FROM vocab_saved").fetchone(), docs
             finally:
                 c.execute("COMMIT")
 
-        nothing: tuple[int | None, tuple | None] = (None, None)
+        nothing: tuple[int | None, tuple | None, int] = (None, None, 0)
         try:
-            now, row = self._run(read, nothing)
+            now, row, docs = self._run(read, nothing)
         except (sqlite3.Error, IndexUnavailable):
             return False
-        df = _saved_vocab(row, now)
+        df = _saved_vocab(row, now, max(SAVED_BEHIND, docs // SAVED_SHARE))
         if df is None or now is None or row is None:
             return False
         with self._lock:
@@ -826,11 +831,12 @@ def _generation(c: sqlite3.Connection) -> int | None:
     return row[0] if row and isinstance(row[0], int) else None
 
 
-def _saved_vocab(row: tuple | None, now: int | None) -> dict[str, int] | None:
-    """The saved vocabulary of `row` (gen, data) when it is whole and recent enough, else None."""
+def _saved_vocab(row: tuple | None, now: int | None, behind: int) -> dict[str, int] | None:
+    """The saved vocabulary of `row` (gen, data) when it is whole and at most `behind` documents behind
+    the index's generation `now`, else None."""
     if row is None or now is None or not isinstance(row[0], int) or not isinstance(row[1], bytes):
         return None
-    if not 0 <= now - row[0] <= SAVED_BEHIND:
+    if not 0 <= now - row[0] <= behind:
         return None
     df: dict[str, int] = {}
     try:

@@ -469,3 +469,32 @@ def test_a_connection_that_meets_a_passing_lock_is_tried_again(store: Path, monk
 
     monkeypatch.setattr(index, "_connect", flaky)
     assert index.count() > 0 and len(calls) == 4 and index.rebuilds == 0
+
+
+def test_a_saved_vocabulary_may_lag_by_a_share_of_a_big_index(store: Path, monkeypatch) -> None:
+    """In a big index the saved copy stays usable while it lags by up to one document in SAVED_SHARE: a
+    word only newer documents hold is still found (it is looked up in the index, never fixed away)."""
+    import kin_memory.recall.index as index_module
+    from kin_memory.recall.records import RecallDoc
+
+    monkeypatch.setattr(index_module, "SAVED_BEHIND", 2)
+    monkeypatch.setattr(index_module, "SAVED_SHARE", 4)
+
+    def doc(n: int) -> RecallDoc:
+        return RecallDoc(f"/memories/bulk/n{n}.md", f"Bulk {n}", f"zqbulk{n} filler words", "project-fact",
+                         None, "global", 1.0, 10)  # fmt: skip
+
+    crafted(store)
+    first = Recall(store)
+    first.sync_disk()
+    first.index.upsert([doc(n) for n in range(40)])
+    first.index.refresh_vocab(force=True)  # read and saved at this generation
+    first.index.close()
+    docs = RecallIndex(store).count()
+    writer = RecallIndex(store)
+    writer.upsert([doc(n) for n in range(1000, 1000 + docs // 4)])  # a quarter of the index since
+    lagging = RecallIndex(store)
+    assert lagging._load_saved_vocab() and lagging._df_dirty and "zqbulk1003" not in (lagging._df or {})
+    assert [h.vpath for h in lagging.search("zqbulk1003", ())] == ["/memories/bulk/n1003.md"]
+    writer.upsert([doc(n) for n in range(2000, 2000 + docs)])  # now far behind
+    assert not RecallIndex(store)._load_saved_vocab()
