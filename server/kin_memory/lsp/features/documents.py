@@ -29,6 +29,9 @@ log = logging.getLogger("kin_memory.lsp")
 # trusted: each keystroke would otherwise stat the file and each folder above it. Opening and saving always
 # look again, and so does the first edit after this long.
 BUFFER_FACTS_TTL = 1.0  # seconds
+# Milliseconds the watcher waits for a change before it reports in: its first report says it is armed,
+# and the start-up's catch-up (which finds what changed before that) waits for it.
+WATCH_TICK = 100
 
 
 class Documents:
@@ -168,7 +171,7 @@ class Documents:
                 self.stop_event.wait(0.25)
                 continue
             try:
-                for changes in watch(root, stop_event=self.stop_event, debounce=50, step=20, rust_timeout=500,
+                for changes in watch(root, stop_event=self.stop_event, debounce=50, step=20, rust_timeout=WATCH_TICK,
                                      yield_on_timeout=True, raise_interrupt=False):  # fmt: skip
                     self.armed.set()
                     if rearmed:  # the new watch is live: whatever appeared meanwhile is picked up now

@@ -27,7 +27,7 @@ from .documents import Documents
 
 log = logging.getLogger("kin_memory.lsp")
 CONFIG_TIMEOUT = 5.0  # seconds the client gets to answer workspace/configuration
-ARM_WAIT = 5.0  # seconds the catch-up waits for the file watcher to arm (it reports within 0.5 s)
+ARM_WAIT = 5.0  # seconds the catch-up waits for the file watcher to arm (it reports within 0.1 s)
 
 
 class Lifecycle:
