@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ..sinks import prompt
 from .memory import Memory
@@ -13,8 +14,7 @@ MAX_LINES = 200
 MAX_BYTES = 25 * 1024
 
 
-@dataclass(frozen=True)
-class BlockLine:
+class BlockLine(NamedTuple):  # a tuple: a 100k-memory store's block makes 100k of them
     text: str
     source: str  # "listing", "summary", "index" (a MEMORY.md line) or "header"
     index_line: int = -1  # the MEMORY.md line number for index lines
@@ -56,10 +56,19 @@ def listing(memories: Iterable[Memory], active: tuple[str, ...]) -> tuple[list[t
     """
     listed: list[tuple[str, str]] = []
     hidden = 0
+    seen: dict[object, bool] = {}  # visibility by stamp: a store has few distinct stamps
     for memory in memories:
         if memory.category == "session":
             continue
-        if visibility(memory.stamp, active).visible:
+        stamp = memory.stamp
+        try:
+            visible = seen.get(stamp)
+        except TypeError:  # a stamp that is not a string (a YAML list): judged each time
+            visible = visibility(stamp, active).visible
+        else:
+            if visible is None:
+                visible = seen[stamp] = visibility(stamp, active).visible
+        if visible:
             listed.append((memory.vpath, listing_line(memory)))
         else:
             hidden += 1
