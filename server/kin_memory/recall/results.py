@@ -33,6 +33,22 @@ def search_result(
     )  # fmt: skip
 
 
+def search_hits(
+    recall: Recall,
+    params: SearchParams,
+    view: tuple[str, ...],
+    ctx: Context,
+    querying: Callable[[], AbstractContextManager[object]] = nullcontext,
+) -> list[tuple[Hit, str]]:
+    """`kin.memory.search`'s hits in one view (typed `category:`/`status:`/`age:` words and the params'
+    filters applied)."""
+    limit = min(params.limit, MAX_SEARCH_RESULTS)
+    query, f = parse_query(params.query, HitFilter(params.category, params.status, params.max_age_days))
+    with querying():
+        found = recall.search(query, view, limit * OVERFETCH if f.active else limit)
+    return narrowed(found, f, ctx.now, ctx.thresholds, limit) if f.active else found
+
+
 def answer_search(
     recall: Recall,
     params: SearchParams,
@@ -40,23 +56,19 @@ def answer_search(
     ctx: Context,
     uri_of: Callable[[str], str],
     complete: bool,
-    querying: Callable[[], AbstractContextManager[object]] = nullcontext,
 ) -> SearchResult:
-    """`kin.memory.search`: the hits in the active view (typed `category:`/`status:`/`age:` words and
-    the params' filters applied), and how many more the operator's view holds. The language server
-    answers through this, and so does the start-up front before the server is loaded."""
-    limit = min(params.limit, MAX_SEARCH_RESULTS)
-    query, f = parse_query(params.query, HitFilter(params.category, params.status, params.max_age_days))
-    fetch = limit * OVERFETCH if f.active else limit
-
-    def run(view: tuple[str, ...]) -> list[tuple[Hit, str]]:
-        with querying():
-            found = recall.search(query, view, fetch)
-        return narrowed(found, f, ctx.now, ctx.thresholds, limit) if f.active else found
-
-    hits = run(active)
+    """`kin.memory.search`: the hits in the active view, and how many more the operator's view holds (the
+    start-up front answers through this; the language server runs the two views side by side)."""
+    hits = search_hits(recall, params, active, ctx)
     # "n more in other workspaces": the same search in the operator's view (none when that is this one)
-    everywhere = run(()) if active else hits
+    everywhere = search_hits(recall, params, (), ctx) if active else hits
+    return search_answer(hits, everywhere, uri_of, complete)
+
+
+def search_answer(
+    hits: list[tuple[Hit, str]], everywhere: list[tuple[Hit, str]], uri_of: Callable[[str], str],
+    complete: bool,
+) -> SearchResult:  # fmt: skip
     return search_result(hits, uri_of, complete=complete, hidden=hidden_count(hits, everywhere))
 
 

@@ -12,7 +12,7 @@ from concurrent.futures import Executor
 from pygls.lsp.server import LanguageServer
 
 from ... import protocol
-from ...recall.results import answer_search, index_preview_result
+from ...recall.results import index_preview_result, search_answer, search_hits
 from ...store.home import home_relative
 from ...store.prompt_block import compose
 from ...tool import messages
@@ -65,12 +65,15 @@ class RecallCommands:
             await self._require_enabled(loop)
             current = await loop.run_in_executor(None, self.recall.wait_current, CURRENT_WAIT)
 
-        def answer() -> protocol.SearchResult:
+        def hits(view: tuple[str, ...]) -> list:
             self._check_enabled()
-            return answer_search(self.recall.recall, params, active, ctx, self.session.uri_of, current,
-                                 self.recall.querying)  # fmt: skip
+            return search_hits(self.recall.recall, params, view, ctx, self.recall.querying)
 
-        return await loop.run_in_executor(self.pool, answer)
+        # The active view and the operator's (for "n more in other workspaces") side by side: most of
+        # each is SQLite's, which runs while the other holds the interpreter.
+        views = [active, ()] if active else [active]
+        found = await asyncio.gather(*(loop.run_in_executor(self.pool, hits, view) for view in views))
+        return search_answer(found[0], found[-1], self.session.uri_of, current)
 
     async def index_preview(self, params: protocol.WorkspaceParams) -> protocol.IndexPreviewResult:
         active = self._active(params.workspace)
