@@ -40,7 +40,10 @@ def test_index_follows_listing_not_keystrokes(tmp_path: Path) -> None:
             )
         )
 
-        # Body keystrokes in a memory leave its listing entry alone: MEMORY.md is not recomputed.
+        # Opening a memory as it is on disk, then body keystrokes in it, leave its listing entry alone:
+        # MEMORY.md is not checked again (at 100k memories each check is a pass over all of them).
+        time.sleep(0.5)
+        before = len(publishes(client, index.as_uri()))
         a = root / "facts" / "a.md"
         text = a.read_text()
         client.notify(
@@ -48,7 +51,7 @@ def test_index_follows_listing_not_keystrokes(tmp_path: Path) -> None:
             {"textDocument": {"uri": a.as_uri(), "languageId": "kin-memory", "version": 1, "text": text}},
         )
         time.sleep(0.5)
-        before = len(publishes(client, index.as_uri()))
+        assert len(publishes(client, index.as_uri())) == before
         for v in range(2, 30):
             client.notify(
                 "textDocument/didChange",
@@ -64,6 +67,17 @@ def test_index_follows_listing_not_keystrokes(tmp_path: Path) -> None:
         )
         time.sleep(0.5)
         assert len(publishes(client, index.as_uri())) == before
+
+        # A new title in the buffer is a new listing entry: MEMORY.md is checked again.
+        client.notify(
+            "textDocument/didChange",
+            {"textDocument": {"uri": a.as_uri(), "version": 30},
+             "contentChanges": [{"text": text.replace("# A", "# A renamed")}]},
+        )  # fmt: skip
+        deadline = time.monotonic() + 10
+        while len(publishes(client, index.as_uri())) == before and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(publishes(client, index.as_uri())) == before + 1
 
         # The linked memory appears on disk: the broken-link finding goes away.
         (root / "facts" / "b.md").write_text("---\ncategory: preference\n---\n# B\n")

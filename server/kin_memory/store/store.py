@@ -123,6 +123,11 @@ class Store:
         with self.lock:
             return list(self.disk.values())
 
+    def disk_view(self) -> dict[str, Memory]:
+        """vpath → memory on disk, as it is now (a copy: later changes replace entries, not these)."""
+        with self.lock:
+            return dict(self.disk)
+
     def overlay_memories(self) -> list[Memory]:
         with self.lock:
             return list(self.overlays.values())

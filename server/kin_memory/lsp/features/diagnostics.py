@@ -48,7 +48,11 @@ class Diagnostics:
         self._edited: dict[str, float] = {}  # buffer → when last edited (see BURST_WINDOW)
         self._burst_timer: asyncio.TimerHandle | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
-        self._listing: dict[str, object] = {}
+        self._listing: dict[str, object] = {}  # vpath → its listing entry as MEMORY.md's check last saw it
+        # The files on disk when the whole store was last checked (MEMORY.md with them): a file first
+        # seen later is compared with its entry there, so opening one does not check MEMORY.md again
+        # (a pass over every memory: a tenth of a second at 100k).
+        self._baseline: dict[str, Memory] = {}
         self._extra: dict[tuple[str, str], list[Finding]] = {}
         self._index_timer: asyncio.TimerHandle | None = None
         self._settings_seen: dict[Path, tuple[float, int] | None] = {}
@@ -176,14 +180,12 @@ class Diagnostics:
         self.publisher.publish(source, uri, self.to_json(findings, memory.lines), self.versions(uri))
 
     def _listing_changed(self, vpath: str, memory: Memory | None) -> bool:
-        key = (
-            None
-            if memory is None or memory.is_index
-            else (memory.category, memory.stamp, listing_line(memory))
-        )
-        changed = self._listing.get(vpath, _UNSEEN) != key
+        key = _listing_key(memory)
+        before = self._listing.get(vpath, _UNSEEN)
+        if before is _UNSEEN and self._baseline:
+            before = _listing_key(self._baseline.pop(vpath, None))
         self._listing[vpath] = key
-        return changed
+        return before != key
 
     # -- MEMORY.md --------------------------------------------------------------------------------
     def schedule_index_check(self, delay: float = INDEX_DEBOUNCE) -> None:
@@ -234,6 +236,10 @@ class Diagnostics:
         self.recheck_open()
 
     def recheck_open(self) -> None:
+        """After a check of the whole store: the open buffers checked again (MEMORY.md too when one lists
+        otherwise than its file)."""
+        self._baseline = self.session.store.disk_view()
+        self._listing = {}
         for vpath in (m.vpath for m in self.session.store.overlay_memories()):
             self.recheck(vpath)
 
@@ -299,3 +305,10 @@ def _stat_key(path: Path) -> tuple[float, int] | None:
     except OSError:
         return None
     return (st.st_mtime, st.st_size)
+
+
+def _listing_key(memory: Memory | None) -> object:
+    """What MEMORY.md's check sees of a memory: its listing entry (None: not listed)."""
+    if memory is None or memory.is_index:
+        return None
+    return (memory.category, memory.stamp, listing_line(memory))
