@@ -74,11 +74,12 @@ class LazyCommands:
 
 # Commands that change memories, the settings or what was reviewed. The server runs commands concurrently,
 # but one sent after such a command sees what it did: a search sent right after a tool write (without
-# waiting for its answer) finds what was written. Model passes are not waited for: they only propose.
+# waiting for its answer) finds what was written. Model passes are not waited for (they only propose), nor
+# a reindex (it changes no memory, takes a minute at 100k, and search already waits for the index).
 WRITES = frozenset({
     "kin.memory.tool", "kin.memory.applyProposal", "kin.memory.sweep", "kin.memory.markReviewed",
     "kin.memory.restore", "kin.memory.acceptChanges", "kin.memory.revertChanges",
-    "kin.memory.setMemoryEnabled", "kin.memory.reindex",
+    "kin.memory.setMemoryEnabled",
 })  # fmt: skip
 WRITE_WAIT = 30.0  # seconds a command waits for the writes sent before it
 
