@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
+from itertools import repeat
+from operator import itemgetter
 from typing import NamedTuple
 
 from ..sinks import prompt
@@ -80,9 +84,22 @@ def compose(memories: Iterable[Memory], index: Memory | None, active: tuple[str,
     return compose_from(listed, hidden, index)
 
 
+def _in_order(listed: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The listing by path, as far as the line cap lets anyone see it: past MAX_LINES no line is shown and
+    only their count matters, so those are left in no particular order (a 100k-memory store's full sort
+    took a tenth of a second of every check of MEMORY.md)."""
+    if len(listed) <= MAX_LINES:
+        return sorted(listed)
+    head = heapq.nsmallest(MAX_LINES, listed)
+    last = head[-1]
+    return head + [item for item in listed if item > last]
+
+
 def compose_from(listed: list[tuple[str, str]], hidden: int, index: Memory | None) -> PromptBlock:
     lines = [BlockLine("# Memory", "header")]
-    lines += [BlockLine(text, "listing") for _, text in sorted(listed)]
+    # Made in C (`tuple.__new__`, not the named tuple's own constructor): 100k lines at 100k memories.
+    make = partial(tuple.__new__, BlockLine)
+    lines += map(make, zip(map(itemgetter(1), _in_order(listed)), repeat("listing"), repeat(-1)))
     if hidden:
         lines.append(BlockLine(f"- … and {hidden} memories of other workspaces (not listed)", "summary"))
     if index is not None and not index.read_error:
