@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from .categories import EPISODIC, PROJECT_FACT, SESSION
@@ -23,7 +23,16 @@ class Lifecycle:
     status: str  # ok, stale, expiring, expired
     age_days: float
     due: datetime | None  # when it turns stale / is swept, when that applies
-    label: str  # human summary, e.g. "expires 2026-12-20, in 18 days"
+    wording: str  # the label, "{when}" where the due date goes
+    now: datetime | None = field(default=None, compare=False)
+
+    @property
+    def label(self) -> str:
+        """Human summary, e.g. "expires 2026-12-20, in 18 days": made when asked (a whole-store check
+        needs the status of every memory and the label of a few)."""
+        if self.due is None or self.now is None:
+            return self.wording
+        return self.wording.replace("{when}", _when(self.due, self.now))
 
 
 def _when(due: datetime, now: datetime) -> str:
@@ -47,24 +56,22 @@ def lifecycle(category: str, mtime: float, now: float, t: Thresholds) -> Lifecyc
     if category == PROJECT_FACT:
         due = touched + timedelta(days=t.stale_days)
         if age_days > t.stale_days:
-            return Lifecycle("stale", age_days, due, f"stale since {_when(due, now_dt)}")
-        return Lifecycle("ok", age_days, due, f"never deleted; turns stale {_when(due, now_dt)}")
+            return Lifecycle("stale", age_days, due, "stale since {when}", now_dt)
+        return Lifecycle("ok", age_days, due, "never deleted; turns stale {when}", now_dt)
     if category == EPISODIC:
         due = touched + timedelta(days=t.episodic_days)
         if age_days > t.episodic_days:
-            return Lifecycle(
-                "expired", age_days, due, f"expired {_when(due, now_dt)}; the next sweep deletes it"
-            )
+            return Lifecycle("expired", age_days, due, "expired {when}; the next sweep deletes it", now_dt)
         if age_days > t.episodic_days - t.expiring_days:
-            return Lifecycle("expiring", age_days, due, f"expires {_when(due, now_dt)}")
-        return Lifecycle("ok", age_days, due, f"expires {_when(due, now_dt)}")
+            return Lifecycle("expiring", age_days, due, "expires {when}", now_dt)
+        return Lifecycle("ok", age_days, due, "expires {when}", now_dt)
     if category == SESSION:
         due = touched + timedelta(hours=t.session_hours)
         if age > t.session_hours * 3600:
-            return Lifecycle("expired", age_days, due, f"expired {_when(due, now_dt)}")
+            return Lifecycle("expired", age_days, due, "expired {when}", now_dt)
         if age > t.session_warn_hours * 3600:
-            return Lifecycle("expiring", age_days, due, f"expires {_when(due, now_dt)}")
-        return Lifecycle("ok", age_days, due, f"expires {_when(due, now_dt)}")
+            return Lifecycle("expiring", age_days, due, "expires {when}", now_dt)
+        return Lifecycle("ok", age_days, due, "expires {when}", now_dt)
     return Lifecycle("ok", age_days, None, "never deleted")
 
 

@@ -113,3 +113,32 @@ def test_a_generic_assignment_is_named_by_its_provider() -> None:
     assert [m.label for m in found] == ["GitHub token"]
     assigned = content.find_secrets("password: hunter2hunter2hunter22")
     assert [m.label for m in assigned] == ["credential assignment"]
+
+
+@pytest.mark.parametrize(
+    "literals",
+    [
+        content.TRIGGERS,
+        ("ab", "abc", "abd", "b"),
+        ("a.b", "a+b", "(x", "x)"),
+        ("same", "same", "sa"),
+    ],
+)
+def test_the_trigger_trie_matches_exactly_where_a_literal_starts(literals: tuple[str, ...]) -> None:
+    import re
+
+    trie = re.compile(content.literal_trie(literals))
+    texts = [*literals, *(f"xx {a}{b} yy" for a in literals for b in literals), "nothing here", "a b c ( )"]
+    for text in texts:
+        starts = {i for i in range(len(text)) if any(text.startswith(lit, i) for lit in literals)}
+        found = trie.search(text)
+        assert (found is not None) == bool(starts), text
+        if found is not None:
+            assert found.start() == min(starts), text
+
+
+def test_the_prefilter_lets_through_every_text_a_pattern_would_match() -> None:
+    for pattern in content.SECRET_PATTERNS:
+        for trigger in (*pattern.triggers, *pattern.words):
+            assert content._may_hold_secrets(f"plain words {trigger.upper()} and {trigger} here")
+    assert not content._may_hold_secrets("plain words about a deploy on Tuesday")
