@@ -50,6 +50,11 @@ def listing_digest(files: Iterable[tuple[str, float, int]]) -> bytes:
 LISTED, HIDDEN, UNLISTED = "l", "h", "-"  # a file in the prompt block's listing: listed, counted, neither
 
 
+def listing_kind(line: str | None, category: object) -> str:
+    """LISTED, HIDDEN or UNLISTED: a file with a listing line, one counted as hidden, a session."""
+    return LISTED if line is not None else UNLISTED if category == "session" else HIDDEN
+
+
 @dataclass
 class Snapshot:
     """One segment's check in one variant, as kept (see FindingsCache.segments)."""

@@ -9,6 +9,8 @@ import shutil
 import time
 from pathlib import Path
 
+import pytest
+
 from kin_memory.findings.cache import FindingsCache, SnapshotRecords
 from kin_memory.findings.segments import SEGMENTS, segment_of
 from kin_memory.lsp.startup.shards import JsonRecords, ShardResult, _check
@@ -196,13 +198,18 @@ def test_a_tampered_snapshot_is_not_used(tmp_path: Path) -> None:
     same(warm, fresh(root, now + 1, tmp_path))
 
 
-def test_a_cold_check_writes_each_segment_as_its_files_are_done(tmp_path: Path, monkeypatch) -> None:
-    """The worker holds one segment's entries at a time: by the time its check returns (before the
-    write-back), every segment it finished is already in the cache, and the warm start that follows sends
-    exactly what a check without a cache sends."""
+@pytest.mark.parametrize("deferred", [0, 150, 10_000])
+def test_a_cold_check_writes_its_segments_after_the_answer_or_as_they_are_done(
+    tmp_path: Path, monkeypatch, deferred: int
+) -> None:
+    """A worker holds the first ENTRIES_DEFERRED files' entries until the server has its answer (the
+    write-back), and past that one segment's entries at a time: by the time its check returns, every
+    segment whose files came after the first ENTRIES_DEFERRED is in the cache; after the write-back, all
+    are, and the warm start that follows sends exactly what a check without a cache sends."""
     import kin_memory.lsp.startup.shards as shards
 
     monkeypatch.setattr(shards, "SNAPSHOTS_HELD", 0)  # each segment written the moment it is made
+    monkeypatch.setattr(shards, "ENTRIES_DEFERRED", deferred)
     root = tmp_path / "memory"
     build(root, 400)
     now = time.time()
@@ -214,9 +221,12 @@ def test_a_cold_check_writes_each_segment_as_its_files_are_done(tmp_path: Path, 
     checked = _check(root, files, Context(root=root, now=now), "utf-16", (0, 1), cache, None, lambda c: True)
     assert checked is not None
     written = committed_segments(root)
-    assert written == {seg for _, _, seg in files} and len(written) > SEGMENTS // 2
-    checked[2]()  # the write-back: nothing left to write
-    assert committed_segments(root) == written
+    every = {seg for _, _, seg in files}
+    assert len(every) > SEGMENTS // 2
+    held = {seg for _, _, seg in sorted(files, key=lambda f: f[2])[:deferred]}  # files come by segment
+    assert written == every - held
+    checked[2]()  # the write-back: the rest
+    assert committed_segments(root) == every
     warm, result, kinds = check(root, now)
     assert set(kinds) == {"segment"} and result.hits == 400
     assert warm == check(root, now, cache=False)[0]

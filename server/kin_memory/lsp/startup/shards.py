@@ -785,7 +785,10 @@ class _Each:
     snapshot will need, and the file itself into the outbox."""
 
     def __init__(self, result: ShardResult, outbox: _Outbox, lister: _Lister, remade: set[str]) -> None:
+        from ...findings.segments import listing_kind
+
         self.result, self.outbox, self.lister, self.remade = result, outbox, lister, remade
+        self.kind = listing_kind
         self.seen: dict[str, tuple[str | None, str, str | None]] = {}  # vpath -> (line, kind, path stamp)
 
     def __call__(self, c: Checked) -> None:
@@ -801,7 +804,7 @@ class _Each:
         elif category != "session":
             self.result.hidden += 1
         if c.vpath in self.remade:
-            self.seen[c.vpath] = (line, _kind(line, category), str(stamp) if _is_path(stamp) else None)
+            self.seen[c.vpath] = (line, self.kind(line, category), str(stamp) if _is_path(stamp) else None)
         self.outbox.add(c.vpath, c.mtime, c.size, c.payload, record)
 
 
@@ -882,6 +885,7 @@ class _RecallLag:
 AGED_SHARE = 4  # a segment with more than a quarter of its files aged is checked again whole
 REMAKE_SHARE = 16  # a segment's snapshot is made again once more than a sixteenth of its files aged
 SNAPSHOTS_HELD = 4 << 20  # bytes of made snapshots a worker holds before writing them
+ENTRIES_DEFERRED = 20_000  # a file's entry is about 1 KB: a worker holds at most 20 MB of them
 
 
 def _answers_whole(
@@ -989,12 +993,6 @@ def _whole_frames(blob: bytes) -> int | None:
     return count
 
 
-def _kind(line: str | None, category: object) -> str:
-    from ...findings.segments import HIDDEN, LISTED, UNLISTED
-
-    return LISTED if line is not None else UNLISTED if category == "session" else HIDDEN
-
-
 def _is_path(stamp: object) -> bool:
     return isinstance(stamp, str) and stamp.startswith(("/", "~"))
 
@@ -1025,6 +1023,7 @@ class _SnapshotSink:
         self.cache, self.variant, self.redo, self.stats = cache, variant, redo, stats
         self.now, self.seen, self.uri_of = now, seen, uri_of
         self.kept: list[Any] | None = [] if keep else None  # entries for the per-file write-back
+        self.deferred: list[Any] = []  # taken once the server has its answer (see `add`)
         self.fresh: dict[int, dict[str, Any]] = {}
         self.done: set[int] = set()
         self.snapshots: list[Snapshot] = []
@@ -1036,9 +1035,17 @@ class _SnapshotSink:
         if self.kept is not None:
             self.kept.append(entry)
         seg = segment_of(entry.vpath)
-        vpaths = self.redo.get(seg)
-        if vpaths is None:
+        if seg not in self.redo:
             return
+        # Snapshots are for the next start: made after this one's answer, but for the first
+        # ENTRIES_DEFERRED entries only (a worker of a big store would hold tens of megabytes).
+        if len(self.deferred) < ENTRIES_DEFERRED:
+            self.deferred.append((seg, entry))
+        else:
+            self._take(seg, entry)
+
+    def _take(self, seg: int, entry: Any) -> None:
+        vpaths = self.redo[seg]
         fresh = self.fresh.setdefault(seg, {})
         fresh[entry.vpath] = entry
         if len(fresh) == len(vpaths) and all(v in self.seen for v in vpaths):
@@ -1069,6 +1076,9 @@ class _SnapshotSink:
     def finish(self, lister: _Lister, aged_only: set[int]) -> None:
         """The rest: the snapshots made and not written, then the segments not made as their files came
         (a file without an entry, a segment only partly checked again), as before."""
+        deferred, self.deferred = self.deferred, []
+        for seg, entry in deferred:
+            self._take(seg, entry)
         self.write()
         rest = {seg: vpaths for seg, vpaths in self.redo.items() if seg not in self.done}
         if rest:
@@ -1088,7 +1098,7 @@ def _keep_snapshots(
     some of its files aged (it still answers for the others; those are checked again each time until
     their share asks for the whole segment to be checked again)."""
     from ...findings.cache import record_text, stamp_probe
-    from ...findings.segments import SnapshotBuilder
+    from ...findings.segments import SnapshotBuilder, listing_kind
 
     fresh, seen = fresh or {}, seen or {}
     snapshots: list[Snapshot] = []
@@ -1114,7 +1124,7 @@ def _keep_snapshots(
                 if text is None:
                     break
                 b.add(vpath, *stats[vpath], text, until, payload, uri_of(vpath) if payload else "", line,
-                      _kind(line, category))  # fmt: skip
+                      listing_kind(line, category))  # fmt: skip
                 if _is_path(stamp):
                     b.probes[stamp] = stamp_probe(stamp, cache.probes)
         snap = b.snapshot(seg, now)
