@@ -13,7 +13,9 @@ from typing import Any, Literal
 
 import attrs
 
-from .protocol import camel, converter
+from .strict_conversion import camel, strict_converter
+
+converter = strict_converter()
 
 ToolMode = Literal["auto", "strict", "plan"]
 Level = Literal["error", "warning", "information", "hint", "off"]

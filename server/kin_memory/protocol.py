@@ -19,6 +19,8 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
+from .strict_conversion import camel, strict_converter
+
 T = TypeVar("T")
 
 Category = Literal["project-fact", "preference", "episodic", "session"]
@@ -509,11 +511,6 @@ BY_NAME: dict[str, CommandSpec] = {c.name: c for c in COMMANDS}
 WIRE_NAMES: dict[tuple[type, str], str] = {}
 
 
-def camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
-
-
 def wire_name(cls: type, field: str) -> str:
     return WIRE_NAMES.get((cls, field), camel(field))
 
@@ -521,28 +518,8 @@ def wire_name(cls: type, field: str) -> str:
 # -- conversion ----------------------------------------------------------------------------------
 
 
-def _strict(kind: type) -> Any:
-    """cattrs converts "5" to 5 and "false" to True; a protocol must refuse both."""
-
-    def structure(value: object, _type: object) -> object:
-        if isinstance(value, bool) and kind is not bool:
-            raise TypeError(f"expected {_KIND_WORDS[kind]}")
-        if kind is float and isinstance(value, int):
-            return float(value)
-        if not isinstance(value, kind):
-            raise TypeError(f"expected {_KIND_WORDS[kind]}")
-        return value
-
-    return structure
-
-
-_KIND_WORDS = {str: "a string", int: "an integer", float: "a number", bool: "a boolean (true or false)"}
-
-
 def _make_converter() -> cattrs.Converter:
-    conv = cattrs.Converter(detailed_validation=True, forbid_extra_keys=False)
-    for kind in _KIND_WORDS:
-        conv.register_structure_hook(kind, _strict(kind))
+    conv = strict_converter()
 
     def is_protocol_class(cls: object) -> bool:
         return attrs.has(cls) and getattr(cls, "__module__", "") == __name__  # type: ignore[arg-type]  # any object

@@ -733,7 +733,8 @@ def _check(
     # A cold start (nothing answered by the cache) keeps its segments' snapshots only: the same data
     # written once. A segment that changes later is then read again whole, and gets per-file entries
     # (as the CLI keeps them) from then on.
-    sink = _SnapshotSink(cache, variant, redo, stats, ctx.now, each.seen, uri_of, keep=result.hits > 0)
+    sink = _SnapshotSink(cache, variant, redo, stats, ctx.now, each.seen, uri_of, keep=result.hits > 0,
+                         defer=len(rest) <= ENTRIES_DEFERRED)  # fmt: skip
 
     checked = check_files(
         rest, ctx, f"lsp-{encoding}", render, cache, shard=shard, abandon=abandon, each=each,
@@ -885,7 +886,7 @@ class _RecallLag:
 AGED_SHARE = 4  # a segment with more than a quarter of its files aged is checked again whole
 REMAKE_SHARE = 16  # a segment's snapshot is made again once more than a sixteenth of its files aged
 SNAPSHOTS_HELD = 4 << 20  # bytes of made snapshots a worker holds before writing them
-ENTRIES_DEFERRED = 20_000  # a file's entry is about 1 KB: a worker holds at most 20 MB of them
+ENTRIES_DEFERRED = 8_000  # files a worker checks whose snapshots wait for the answer (about 1 KB each)
 
 
 def _answers_whole(
@@ -1013,17 +1014,19 @@ def _add_fresh(
 class _SnapshotSink:
     """The entries of a worker's check as they are made: a segment whose files all have theirs becomes
     its snapshot at once, written 4 MB at a time, and its entries are let go. The files come segment by
-    segment, so a worker holds one segment's entries, not its whole shard's (at 100k, 50 MB each)."""
+    segment, so a worker holds one segment's entries, not its whole shard's (at 100k, 50 MB each).
+    `defer` (a worker with at most ENTRIES_DEFERRED files to check): the snapshots are for the next
+    start, so all of them are made after this one's answer, in `finish`."""
 
     def __init__(
         self, cache, variant: str, redo: dict[int, list[str]], stats: dict[str, tuple[float, int]],
         now: float, seen: dict[str, tuple[str | None, str, str | None]], uri_of: Callable[[str], str],
-        keep: bool,
+        keep: bool, defer: bool = False,
     ) -> None:  # fmt: skip
         self.cache, self.variant, self.redo, self.stats = cache, variant, redo, stats
         self.now, self.seen, self.uri_of = now, seen, uri_of
         self.kept: list[Any] | None = [] if keep else None  # entries for the per-file write-back
-        self.deferred: list[Any] = []  # taken once the server has its answer (see `add`)
+        self.deferred: list[Any] | None = [] if defer else None  # taken in `finish`
         self.fresh: dict[int, dict[str, Any]] = {}
         self.done: set[int] = set()
         self.snapshots: list[Snapshot] = []
@@ -1037,9 +1040,7 @@ class _SnapshotSink:
         seg = segment_of(entry.vpath)
         if seg not in self.redo:
             return
-        # Snapshots are for the next start: made after this one's answer, but for the first
-        # ENTRIES_DEFERRED entries only (a worker of a big store would hold tens of megabytes).
-        if len(self.deferred) < ENTRIES_DEFERRED:
+        if self.deferred is not None:
             self.deferred.append((seg, entry))
         else:
             self._take(seg, entry)
@@ -1076,7 +1077,7 @@ class _SnapshotSink:
     def finish(self, lister: _Lister, aged_only: set[int]) -> None:
         """The rest: the snapshots made and not written, then the segments not made as their files came
         (a file without an entry, a segment only partly checked again), as before."""
-        deferred, self.deferred = self.deferred, []
+        deferred, self.deferred = self.deferred or [], None
         for seg, entry in deferred:
             self._take(seg, entry)
         self.write()
