@@ -168,13 +168,38 @@ _TYPED_WORDS = frozenset(
 )
 
 
+# Two more forms a third of real memories use (`tags: [a, b]`, `category: 'fact'`): a flow list of plain
+# words, and a quoted string of printable ASCII without escapes. A list's items are not kept (an Entry of
+# a list holds its kind only), so they only need to be words YAML reads without question.
+_WORD = r"[A-Za-z_][\w./-]*"
+_LIST_OR_QUOTED_LINE = re.compile(
+    rf"([A-Za-z_][\w-]*):( +)(\[ *(?:{_WORD}(?: *, *{_WORD})* *)?\]|'([ -&(-~]*)'|\"([ !#-\[\]-~]*)\") *"
+)
+
+
+def _list_or_quoted(line: str, n: int) -> Entry | None:
+    m = _LIST_OR_QUOTED_LINE.fullmatch(line)
+    if m is None:
+        return None
+    key, col, value = m.group(1), m.end(2), m.group(3)
+    key_span, value_span = Span(n, 0, n, len(key)), Span(n, col, n, col + len(value))
+    if value[0] == "[":
+        return Entry(key, key_span, value_span, "list", False, False, "")
+    inner = m.group(4) if value[0] == "'" else m.group(5)
+    return Entry(key, key_span, value_span, inner, True, True, value)
+
+
 def _simple_entries(lines: list[str], close: int) -> tuple[Entry, ...] | None:
     entries = []
     for n in range(1, close):
         line = lines[n]
         m = _SIMPLE_LINE.fullmatch(line)
         if m is None:
-            return None
+            other = _list_or_quoted(line, n)
+            if other is None:
+                return None
+            entries.append(other)
+            continue
         value = m.group(3)
         if (value[0] in _TYPED_START or value in _TYPED_WORDS) and _resolve_tag(
             yaml.ScalarNode, value, (True, False)

@@ -43,7 +43,40 @@ def test_fast_path_taken_for_plain_lines() -> None:
     assert entries[1].value_span == fm.Span(2, 11, 2, 23)
 
 
-def test_fast_path_declines_typed_and_quoted_values() -> None:
-    for value in ("true", "12", "null", "2024-05-01", "'quoted'", "a # comment", "[x]", "a: b"):
+def test_fast_path_declines_typed_and_odd_values() -> None:
+    odd = ("'it''s'", '"a\\tb"', "[x, [y]]", "[x,]", "[x] # c", "'tab\there'", "[a: b]", "{a: b}")
+    for value in ("true", "12", "null", "2024-05-01", "a # comment", "a: b", *odd):
         lines = fm.split_lines(f"---\ncategory: {value}\n---\n")
         assert fm._simple_entries(lines, 2) is None, value
+
+
+def test_fast_path_takes_word_lists_and_plain_quoted_strings() -> None:
+    lines = fm.split_lines("---\ntags: [a, b-c, d_e]\ncategory: 'preference'\ntitle: \"x: #y\"\n---\n")
+    entries = fm._simple_entries(lines, 4)
+    assert entries is not None
+    assert [(e.value, e.raw, e.is_string) for e in entries] == [
+        ("list", "", False),
+        ("preference", "'preference'", True),
+        ("x: #y", '"x: #y"', True),
+    ]
+
+
+# Lists and quoted strings built from the same pieces: mostly valid forms, some of them odd.
+WORD = st.sampled_from(["a", "b-c", "x.y/z", "yes", "_q", "null", "A1", "1a", "-a", "a:"])
+ITEM = st.one_of(WORD, st.lists(PIECE, min_size=0, max_size=3).map("".join))
+LIST = st.tuples(
+    st.lists(ITEM, max_size=4), st.sampled_from([", ", ",", " , "]), st.sampled_from(["", " "])
+).map(lambda t: "[" + t[2] + t[1].join(t[0]) + t[2] + "]")
+QUOTED = st.tuples(st.sampled_from(["'", '"']), ITEM).map(lambda t: t[0] + t[1] + t[0])
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.lists(
+        st.tuples(KEYS, st.sampled_from([" ", "  "]), st.one_of(LIST, QUOTED, VALUE)), min_size=1, max_size=4
+    )
+)
+def test_fast_path_matches_yaml_for_lists_and_quoted_strings(pairs: list[tuple[str, str, str]]) -> None:
+    text = "---\n" + "".join(f"{k}:{sep}{v}\n" for k, sep, v in pairs) + "---\nbody\n"
+    fast, slow = both(text)
+    assert fast == slow
