@@ -90,11 +90,8 @@ def parse_frontmatter(text: str, lines: list[str] | None = None) -> Frontmatter:
     close = _closing_fence(lines)
     if close < 0:
         return Frontmatter("unclosed", error="the frontmatter's opening `---` has no closing fence")
-    simple = _simple_entries(lines, close)
-    if simple is not None:
-        return Frontmatter("ok", 0, close, simple, body_line=close + 1)
-    yaml_text = "\n".join(lines[1:close])
-    if len(yaml_text) > MAX_FRONTMATTER_CHARS:
+    # Too large whichever way it would be read (the size of the text YAML would be given).
+    if sum(map(len, lines[1:close])) + max(close - 2, 0) > MAX_FRONTMATTER_CHARS:
         span = Span(1, 0, close - 1, len(lines[close - 1]))
         return Frontmatter(
             "yaml_error",
@@ -104,6 +101,10 @@ def parse_frontmatter(text: str, lines: list[str] | None = None) -> Frontmatter:
             error_span=span,
             body_line=close + 1,
         )
+    simple = _simple_entries(lines, close)
+    if simple is not None:
+        return Frontmatter("ok", 0, close, simple, body_line=close + 1)
+    yaml_text = "\n".join(lines[1:close])
     try:
         node = yaml.compose(yaml_text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:

@@ -80,3 +80,13 @@ def test_fast_path_matches_yaml_for_lists_and_quoted_strings(pairs: list[tuple[s
     text = "---\n" + "".join(f"{k}:{sep}{v}\n" for k, sep, v in pairs) + "---\nbody\n"
     fast, slow = both(text)
     assert fast == slow
+
+
+def test_a_frontmatter_too_large_for_yaml_is_too_large_on_the_fast_path_too() -> None:
+    for line in (
+        "note: '" + "q" * 300_000 + "'",
+        "note: " + "q" * 300_000,
+        "tags: [" + "q, " * 90_000 + "q]",
+    ):
+        fast, slow = both(f"---\ncategory: preference\n{line}\n---\nx\n")
+        assert fast == slow and fast.status == "yaml_error" and "too large" in (fast.error or "")
