@@ -10,7 +10,7 @@ import time
 import uuid
 from pathlib import Path
 
-from kin_memory.lsp.startup.handshake import FILE_NAME
+from kin_memory.lsp.startup.handshake import FILE_NAME, handshake_key
 from support.memfiles import memory, write
 from support.rawlsp import RawClient
 
@@ -26,7 +26,14 @@ def _store(tmp_path: Path, word: str) -> tuple[Path, dict[str, str]]:
     return store, env
 
 
-def _session(env: dict[str, str], encodings: list[str] | None = None, settings: dict | None = None) -> dict:
+def _caps(encodings: object = None) -> dict:
+    caps: dict = {"window": {"workDoneProgress": False}, "workspace": {"configuration": True}}
+    if encodings:
+        caps["general"] = {"positionEncodings": encodings}
+    return caps
+
+
+def _session(env: dict[str, str], encodings: object = None, settings: dict | None = None) -> dict:
     """One editor session to the end: what it received, and what it asked."""
     client = RawClient(env)
     asked: list[dict] = []
@@ -36,9 +43,7 @@ def _session(env: dict[str, str], encodings: list[str] | None = None, settings: 
         return [settings]
 
     client.responders["workspace/configuration"] = configuration
-    caps: dict = {"window": {"workDoneProgress": False}, "workspace": {"configuration": True}}
-    if encodings:
-        caps["general"] = {"positionEncodings": encodings}
+    caps = _caps(encodings)
     try:
         rid = client.request(
             "initialize", {"processId": None, "rootUri": None, "capabilities": caps, "workspaceFolders": []}
@@ -77,7 +82,10 @@ def test_a_warm_start_answers_before_the_lsp_stack_and_says_the_same(tmp_path: P
     store, env = _store(tmp_path, word)
     env["WORD"] = word
     first = _session(env)
-    assert (tmp_path / "cache" / "kin-memory" / FILE_NAME).is_file()  # pygls's answer, for the next start
+    # The very first start: the front answered with this code's answer (lsp/startup/capabilities.py),
+    # and pygls's own answer was the same (it would have been kept for the next start otherwise).
+    assert len(first["answers"]) == 1 and len(first["asked"]) == 1
+    assert not (tmp_path / "cache" / "kin-memory" / FILE_NAME).exists()
     second = _session(env)
 
     # The same answer, once: the front's, and pygls's own was dropped.
@@ -101,14 +109,17 @@ def test_another_client_is_answered_by_the_server_and_remembered(tmp_path: Path)
     word = "zq" + uuid.uuid4().hex[:10]
     store, env = _store(tmp_path, word)
     env["WORD"] = word
-    _session(env)  # a client that takes UTF-16 positions
-    utf8 = _session(env, encodings=["utf-8"])
+    utf8 = _session(env, encodings=["utf-8"])  # answered by the front: nothing to keep
     assert utf8["reply"]["result"]["capabilities"]["positionEncoding"] == "utf-8"
+    assert len(utf8["answers"]) == 1 and not (tmp_path / "cache" / "kin-memory" / FILE_NAME).exists()
+    # Capabilities of a shape the front does not judge (a string where a list belongs): pygls answers.
+    odd = _session(env, encodings="utf-8")
+    assert len(odd["answers"]) == 1 and odd["reply"]["result"]["capabilities"]["positionEncoding"] == "utf-16"
     kept = json.loads((tmp_path / "cache" / "kin-memory" / FILE_NAME).read_text())["entries"]
-    assert len(kept) == 2  # both clients' answers
-    again = _session(env, encodings=["utf-8"])
+    assert len(kept) == 1  # pygls's answer to that client
+    again = _session(env, encodings="utf-8")
     assert any("(current at start)" in line for line in again["logs"])  # the front's check
-    assert again["reply"]["result"] == utf8["reply"]["result"]
+    assert again["reply"]["result"] == odd["reply"]["result"]
     assert len(again["answers"]) == 1
     assert again["diagnostics"] == utf8["diagnostics"]
 
@@ -149,11 +160,14 @@ def test_a_planted_answer_file_is_not_used(tmp_path: Path) -> None:
     env["WORD"] = word
     first = _session(env)
     kept = tmp_path / "cache" / "kin-memory" / FILE_NAME
-    data = json.loads(kept.read_text())
-    for entry in data["entries"]:  # what an attacker would like the editor to be told
-        entry["result"]["capabilities"] = {"evil": True}
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    # What an attacker would like the editor to be told, under the key this client's answer has.
+    key = handshake_key({"capabilities": _caps()})
+    data = {"entries": [{"key": key, "result": {"capabilities": {"evil": True}}}]}
     elsewhere = tmp_path / "planted.json"
     elsewhere.write_text(json.dumps(data))
+    kept.write_text(json.dumps(data))
+    assert _session(env)["reply"]["result"] == {"capabilities": {"evil": True}}  # the key is right
     kept.unlink()
     kept.symlink_to(elsewhere)  # a link in the hidden folder is never followed
     linked = _session(env)

@@ -72,9 +72,17 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-def test_without_a_remembered_answer_nothing_is_written_and_pygls_answer_is_kept(store: Path) -> None:
+def _kept(key: str, wait: float = 5.0) -> dict | None:
+    deadline = time.monotonic() + wait
+    while remembered(key) is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return remembered(key)
+
+
+def test_a_client_of_a_shape_not_judged_is_answered_by_pygls_and_its_answer_kept(store: Path) -> None:
+    params = {**PARAMS, "capabilities": {"general": {"positionEncodings": "utf-8"}}}  # not a list
     wire = Wire(store)
-    wire.send({"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": PARAMS})
+    wire.send({"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": params})
     _, handover = wire.run()
     assert wire.written() == []
     assert not handover.answered and len(handover.received) == 1
@@ -82,10 +90,24 @@ def test_without_a_remembered_answer_nothing_is_written_and_pygls_answer_is_kept
     assert isinstance(screen, ReplyScreen)
     reply = frame({"jsonrpc": "2.0", "id": 7, "result": ANSWER})
     assert screen(reply) == reply  # passed on, and kept for the next start (on a thread)
-    deadline = time.monotonic() + 5
-    while remembered(handshake_key(PARAMS) or "") is None and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert remembered(handshake_key(PARAMS) or "") == ANSWER
+    assert _kept(handshake_key(params) or "") == ANSWER
+
+
+def test_the_first_start_sends_this_codes_answer_and_keeps_pygls_only_if_it_differs(store: Path) -> None:
+    from kin_memory.lsp.startup.capabilities import initialize_answer
+
+    for sent_back, kept in (("same", False), ("other", True)):
+        params = {**PARAMS, "capabilities": {"workspace": {"configuration": True}, "x": sent_back}}
+        wire = Wire(store)
+        wire.send({"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": params})
+        _, handover = wire.run()
+        expected = initialize_answer(params)
+        assert expected is not None and wire.written()[0] == {"jsonrpc": "2.0", "id": 3, "result": expected}
+        assert handover.answered
+        pygls_says = expected if sent_back == "same" else ANSWER
+        screen = handover.screen
+        assert screen is not None and screen(frame({"jsonrpc": "2.0", "id": 3, "result": pygls_says})) == b""
+        assert (_kept(handshake_key(params) or "", 1.0 if not kept else 5.0) is not None) is kept
 
 
 def test_a_remembered_answer_is_sent_and_the_settings_asked(store: Path) -> None:

@@ -5,8 +5,9 @@ editor before it was done: not the answer to `initialize`, not the settings roun
 diagnostic. On a warm start the workers have the whole store's diagnostics ready long before that. So
 `kin-memory serve` (stdio) first runs this front, which speaks just enough of the protocol by hand:
 
-1. it reads `initialize`; when this code answered a client with the same capabilities before (on this
-   machine, see handshake.py), it sends that same answer at once, else it hands everything over;
+1. it reads `initialize` and sends the answer pygls gave a client with the same capabilities before (on
+   this machine, see handshake.py) or, the first time, the one this code's server gives (capabilities.py);
+   for a client whose capabilities it does not judge, it hands everything over;
 2. it reads `initialized` and asks the client for its `kinMemory` settings (`workspace/configuration`);
 3. with the settings applied to the session, it starts the first check on a thread of its own: the
    workers' diagnostics stream straight to the editor, their records become the store;
@@ -31,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..wire import FdReader, Outlet, frame, next_body
+from .capabilities import initialize_answer
 from .handshake import handshake_key, remember, remembered
 
 if TYPE_CHECKING:  # made once `initialize` is answered: the session's imports take tens of milliseconds
@@ -80,13 +82,16 @@ class Handover:
 
 
 class ReplyScreen:
-    """pygls's answer to the request the front handled: dropped when the front answered it, otherwise
-    remembered for the next start. Only the first messages are looked at."""
+    """pygls's answer to the request the front handled: dropped when the front answered it (and kept for
+    the next start should it differ from what was sent), otherwise remembered for the next start. Only
+    the first messages are looked at."""
 
-    def __init__(self, request_id: object, drop: bool, keep: Callable[[object], None] | None = None) -> None:
+    def __init__(self, request_id: object, drop: bool, keep: Callable[[object], None] | None = None,
+                 sent: dict | None = None) -> None:  # fmt: skip
         self.request_id = request_id
         self.drop = drop
         self.keep = keep
+        self.sent = sent  # what the front answered: pygls's answer is kept only when it differs
         self.done = False
 
     def __call__(self, data: bytes) -> bytes:
@@ -100,11 +105,13 @@ class ReplyScreen:
         if not isinstance(message, dict) or "method" in message or message.get("id") != self.request_id:
             return data
         self.done = True
-        if self.drop:
-            return b""
-        if self.keep is not None and "result" in message:
-            threading.Thread(target=self.keep, args=(message["result"],), daemon=True).start()
-        return data
+        result = message.get("result")
+        differs = self.drop and self.sent is not None and result is not None and result != self.sent
+        if differs:  # a bug in capabilities.py: the next start sends pygls's own answer
+            log.warning("the initialize answer sent differs from the server's; kept for the next start")
+        if self.keep is not None and "result" in message and (differs or not self.drop):
+            threading.Thread(target=self.keep, args=(result,), daemon=True).start()
+        return b"" if self.drop else data
 
 
 class Front:
@@ -147,13 +154,16 @@ class Front:
         key = handshake_key(params)
         if key is None or not isinstance(params, dict):
             return
-        answer = remembered(key)
+        # What pygls said before for this client, else what this code's server says (capabilities.py).
+        answer = remembered(key) or initialize_answer(params)
         if answer is None:  # pygls answers; its answer is kept for the next start
             self.handover.screen = ReplyScreen(first["id"], drop=False, keep=lambda r: remember(key, r))
             return
         self.outlet.send(frame({"jsonrpc": "2.0", "id": first["id"], "result": answer}))
 
-        self.handover.screen = ReplyScreen(first["id"], drop=True)
+        self.handover.screen = ReplyScreen(
+            first["id"], drop=True, keep=lambda r: remember(key, r), sent=answer
+        )
         self.handover.answered = True
         self.session = self.make_session()
         self._take_initialize(self.session, params, answer)
