@@ -260,3 +260,46 @@ def test_a_search_after_a_tool_write_sent_at_once_finds_what_was_written(tmp_pat
     assert (store / "facts" / "written.md").is_file()
     found = answers[2]["result"]
     assert "/memories/facts/written.md" in [h["path"] for h in found["results"]] or found["complete"] is False
+
+
+def test_a_memory_written_while_the_lsp_stack_loads_gets_its_diagnostics(tmp_path: Path) -> None:
+    """The front published the store; the editor then sends a settings change (Neovim does at once) and a
+    memory is written before the LSP stack has loaded: the settings' reload must not take the new file in
+    unseen (its diagnostics were never published, and the catch-up found the store matching the disk)."""
+    store, env = _store(tmp_path, "zq" + uuid.uuid4().hex[:10])
+    client = RawClient(env)
+    client.responders["workspace/configuration"] = lambda params: [None]
+    try:
+        rid = client.request(
+            "initialize",
+            {
+                "processId": None,
+                "rootUri": None,
+                "capabilities": _caps(["utf-8", "utf-16"]),
+                "workspaceFolders": [],
+            },
+        )
+        assert "result" in client.wait(lambda m: m.get("id") == rid)
+        client.notify("initialized", {})
+        client.notify("workspace/didChangeConfiguration", {"settings": {"kinMemory": []}})
+        client.wait(
+            lambda m: (
+                m.get("method") == "textDocument/publishDiagnostics"
+                and m["params"]["uri"].endswith("broken.md")
+            ),
+            30,
+        )
+        time.sleep(0.3)
+        write(
+            store, "facts/agent-wrote.md", "---\ncategory: epsiodic\nworkspace: global\n---\n# Agent\n\nnew\n"
+        )
+        published = client.wait(
+            lambda m: (
+                m.get("method") == "textDocument/publishDiagnostics"
+                and m["params"]["uri"].endswith("/facts/agent-wrote.md")
+            ),
+            10,
+        )
+        assert {d["code"] for d in published["params"]["diagnostics"]} >= {"KM201"}
+    finally:
+        client.close()

@@ -28,6 +28,7 @@ from .documents import Documents
 log = logging.getLogger("kin_memory.lsp")
 CONFIG_TIMEOUT = 5.0  # seconds the client gets to answer workspace/configuration
 ARM_WAIT = 5.0  # seconds the catch-up waits for the file watcher to arm (it reports within 0.1 s)
+READY_WAIT = 300.0  # seconds a settings change waits for the first check before reading the store again
 
 
 class Lifecycle:
@@ -80,8 +81,15 @@ class Lifecycle:
             self.apply_settings(params.settings)
         else:  # VS Code may send `settings: null`: treat it as "pull again"
             await self.pull_settings()
-        await asyncio.get_running_loop().run_in_executor(None, lambda: self.session.store.load_all())
+        await asyncio.get_running_loop().run_in_executor(None, self._reload_when_ready)
         self.diagnostics.refresh_settings()
+
+    def _reload_when_ready(self) -> None:
+        """The store read again with the new settings, once the first check is done: before that, its
+        load (or the start-up front's) and the catch-up after it stand for the disk, and a file this read
+        took in would be in the store with no diagnostic ever published (nobody publishes until then)."""
+        self.session.ready.wait(READY_WAIT)
+        self.session.store.load_all()
 
     async def pull_settings(self) -> None:
         if not self.session.has_capability("workspace", "configuration") or self.server is None:
