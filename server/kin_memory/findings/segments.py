@@ -21,6 +21,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+# What `json.dumps` makes of a str, without its per-call dispatch (a cold start quotes every vpath).
+_json_string = json.encoder.encode_basestring_ascii
+
 SEGMENTS = 64  # fixed buckets of the store's files; a shard of n workers is every segment s with s % n
 
 
@@ -91,7 +94,7 @@ class SnapshotBuilder:
             uri: str, line: str | None, kind: str) -> None:  # fmt: skip
         """One file; `record_json` is its record as the findings cache keeps it (JSON text)."""
         self.files.append((vpath, mtime, size))
-        self.records.append(f"[{json.dumps(vpath)},{mtime!r},{size},{record_json}]")
+        self.records.append(f"[{_json_string(vpath)},{mtime!r},{size},{record_json}]")
         start = self.size
         if payload:
             self.payloads.append(payload)
