@@ -238,6 +238,18 @@ class FindingsCache:
             hits[vpath] = (fields, bytes(payload), valid_until)
         return hits, gone
 
+    def holds_any(self, variant: str) -> bool:
+        """Whether anything is kept for this variant (an entry or a snapshot); True when unreadable."""
+        try:
+            row = self.conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM entries WHERE variant = ?) "
+                "OR EXISTS (SELECT 1 FROM segments WHERE variant = ?)",
+                (variant, variant),
+            ).fetchone()
+        except sqlite3.Error:
+            return True
+        return bool(row and row[0])
+
     # -- segment snapshots (see segments.py) -------------------------------------------------------
     def segments(self, variant: str, segs: Iterable[int]) -> dict[int, Snapshot]:
         """The kept snapshots of these segments, without their records (see `segment_records`);

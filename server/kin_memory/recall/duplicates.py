@@ -27,7 +27,9 @@ def shingles(text: str, k: int = SHINGLE) -> frozenset[tuple[str, ...]]:
     words = [w.lower() for w in _WORD.findall(text or "")]
     if len(words) < k:
         return frozenset({tuple(words)}) if words else frozenset()
-    return frozenset(tuple(words[i : i + k]) for i in range(len(words) - k + 1))
+    # The k-word windows as one zip of k shifted lists: a slice and a tuple per window cost a hover
+    # a tenth of its time.
+    return frozenset(zip(*(words[i:] for i in range(k)), strict=False))  # shorter lists end it
 
 
 def jaccard(a: frozenset[tuple[str, ...]], b: frozenset[tuple[str, ...]]) -> float:

@@ -36,6 +36,15 @@ def _open_read_only(root: Path | str) -> sqlite3.Connection | None:
     return None
 
 
+def index_usable(root: Path | str) -> bool:
+    """Whether there is an index of this schema version to read."""
+    conn = _open_read_only(root)
+    if conn is None:
+        return False
+    conn.close()
+    return True
+
+
 def peek_count(root: Path | str) -> int | None:
     """How many memories the index holds; None when there is no usable index."""
     conn = _open_read_only(root)

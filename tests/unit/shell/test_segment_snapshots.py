@@ -240,3 +240,58 @@ def committed_segments(root: Path) -> set[int]:
         return {seg for (seg,) in conn.execute("SELECT seg FROM segments")}
     finally:
         conn.close()
+
+
+def kept_segments(root: Path) -> list[tuple]:
+    import sqlite3
+
+    conn = sqlite3.connect(root / HIDDEN_DIR / "findings.sqlite3")
+    try:
+        return conn.execute(
+            "SELECT seg, count, listing, since, valid_until, probes, frames, files, records, listed, uris, "
+            "hidden FROM segments ORDER BY seg"
+        ).fetchall()
+    finally:
+        conn.close()
+
+
+def test_a_first_check_reads_each_file_without_a_stat_first_and_keeps_the_same_snapshots(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """With nothing kept (no findings cache entry, no recall index) a worker does not stat its files
+    before reading them: each file's (mtime, size) comes with its reading. Its snapshots are the ones a
+    check that did stat them first (a recall index present) keeps, and the warm start after it sends
+    what a check without a cache sends."""
+    import kin_memory.lsp.startup.shards as shards
+    from kin_memory.recall.peek import index_usable
+    from kin_memory.recall.service import Recall
+
+    stat_files = shards._stat_files
+
+    def no_stat(files):  # noqa: ANN001, ANN202
+        raise AssertionError("the files were stat'ed before they were read")
+
+    root = tmp_path / "memory"
+    build(root)
+    now = time.time()
+    monkeypatch.setattr(shards, "_stat_files", no_stat)
+    first = check(root, now)
+    without_stat = kept_segments(root)
+    assert len(without_stat) > SEGMENTS // 2
+
+    assert first[1].recall is None  # no index: nothing said, as when the files are stat'ed first
+    shutil.rmtree(root / HIDDEN_DIR)
+    Recall(root).sync_disk()
+    assert index_usable(root)
+    with pytest.raises(AssertionError, match="stat'ed"):
+        check(root, now)
+    monkeypatch.setattr(shards, "_stat_files", stat_files)
+    (root / HIDDEN_DIR / "findings.sqlite3").unlink()
+    for suffix in ("-wal", "-shm"):
+        (root / HIDDEN_DIR / f"findings.sqlite3{suffix}").unlink(missing_ok=True)
+    with_stat = check(root, now)
+    assert kept_segments(root) == without_stat
+    same(first, with_stat)
+    warm = check(root, now + 1)
+    assert set(warm[2]) == {"segment"}
+    same(warm, fresh(root, now + 1, tmp_path))

@@ -609,7 +609,7 @@ CHUNK = 2000  # files per chunk sent to the server
 def _renderer(root: Path, encoding: str) -> tuple[Callable[..., bytes], Callable[[str], str]]:
     """(a file's findings as one framed publishDiagnostics (b"" when there are none), a vpath's URI)."""
     from ...store.root import VIRTUAL_ROOT
-    from ..convert import diagnostics_frame, diagnostics_json
+    from ..convert import findings_frame
     from ..uris import path_to_uri, plain_uri, root_uri
 
     prefix, base = str(root), root_uri(root)
@@ -620,9 +620,7 @@ def _renderer(root: Path, encoding: str) -> tuple[Callable[..., bytes], Callable
     def render(memory, findings) -> bytes:
         if not findings:
             return b""
-        return diagnostics_frame(
-            uri_of(memory.vpath), diagnostics_json(findings, memory.lines, encoding, uri_of)
-        )
+        return findings_frame(uri_of(memory.vpath), findings, memory.lines, encoding, uri_of)
 
     return render, uri_of
 
@@ -723,13 +721,21 @@ def _check(
     outbox = _Outbox(stream, variant)
     result = ShardResult([], [], 0)
     lister = _Lister(ctx.active)
-    by_segment, stats, listings = _stat_files(files)
-    answered = _from_snapshots(root, by_segment, listings, cache, variant, ctx.now, result, outbox, abandon)
+    fresh = _nothing_kept(root, cache, variant)
+    if fresh:  # nothing to compare the files with: each file's (mtime, size) comes with its reading
+        answered: tuple | None = _all_to_check(files)
+        stats: dict[str, tuple[float, int]] = {}
+    else:
+        by_segment, stats, listings = _stat_files(files)
+        answered = _from_snapshots(
+            root, by_segment, listings, cache, variant, ctx.now, result, outbox, abandon
+        )
     if answered is None:
         return None
     # `rest` comes segment by segment, a segment's files together: see _SnapshotSink.
     rest, redo, aged_only = answered
-    each = _Each(result, outbox, lister, {vpath for vpaths in redo.values() for vpath in vpaths})
+    each = _Each(result, outbox, lister, {vpath for vpaths in redo.values() for vpath in vpaths},
+                 stats if fresh else None)  # fmt: skip
     # A cold start (nothing answered by the cache) keeps its segments' snapshots only: the same data
     # written once. A segment that changes later is then read again whole, and gets per-file entries
     # (as the CLI keeps them) from then on.
@@ -755,6 +761,31 @@ def _check(
             sink.finish(lister, aged_only)
 
     return result, outbox.chunks, write_back
+
+
+def _nothing_kept(root: Path, cache, variant: str) -> bool:
+    """Whether neither the findings cache (for this variant) nor the recall index holds anything: a
+    first start, where a stat of every file before reading it (for the comparisons) would be spent
+    for nothing."""
+    from ...recall.peek import index_usable
+
+    return cache is not None and not cache.holds_any(variant) and not index_usable(root)
+
+
+def _all_to_check(
+    files: list[tuple[str, str, int]],
+) -> tuple[list[tuple[str, str]], dict[int, list[str]], set[int]]:
+    """What `_from_snapshots` answers when nothing is kept: every file to check, segment by segment,
+    and every segment to get its snapshot (of the files read; see _Each)."""
+    by_segment: dict[int, list[tuple[str, str]]] = {}
+    for path, vpath, seg in files:
+        by_segment.setdefault(seg, []).append((path, vpath))
+    rest: list[tuple[str, str]] = []
+    redo: dict[int, list[str]] = {}
+    for seg, seg_files in sorted(by_segment.items()):
+        rest += seg_files
+        redo[seg] = [vpath for _, vpath in seg_files]
+    return rest, redo, set()
 
 
 def _stat_files(
@@ -785,10 +816,13 @@ class _Each:
     """What a worker does with each file checked one by one: its listing line, what its segment's new
     snapshot will need, and the file itself into the outbox."""
 
-    def __init__(self, result: ShardResult, outbox: _Outbox, lister: _Lister, remade: set[str]) -> None:
+    def __init__(self, result: ShardResult, outbox: _Outbox, lister: _Lister, remade: set[str],
+                 stats: dict[str, tuple[float, int]] | None = None) -> None:  # fmt: skip
+        """`stats`: filled with each file's (mtime, size) as read, when the files were not stat'ed."""
         from ...findings.segments import listing_kind
 
         self.result, self.outbox, self.lister, self.remade = result, outbox, lister, remade
+        self.stats = stats
         self.kind = listing_kind
         self.seen: dict[str, tuple[str | None, str, str | None]] = {}  # vpath -> (line, kind, path stamp)
 
@@ -804,6 +838,8 @@ class _Each:
             self.result.listed.append((c.vpath, line))
         elif category != "session":
             self.result.hidden += 1
+        if self.stats is not None:
+            self.stats[c.vpath] = (c.mtime, c.size)
         if c.vpath in self.remade:
             self.seen[c.vpath] = (line, self.kind(line, category), str(stamp) if _is_path(stamp) else None)
         self.outbox.add(c.vpath, c.mtime, c.size, c.payload, record)
