@@ -55,6 +55,15 @@ def main(argv: list[str] | None = None) -> int:
             from bench.peers import run_peers
 
             peers[label] = run_peers(store, results[label])
+    bm_run = None
+    if args.peers:
+        from bench.peers import BASIC_MEMORY_SIZE, run_basic_memory
+
+        label = size_label(BASIC_MEMORY_SIZE)
+        store = generate(BASIC_MEMORY_SIZE, args.seed)
+        print(f"{label} (for basic-memory): store {store.root}")
+        ours = results[label] if label in results else run_size(store, args.quick)
+        bm_run = run_basic_memory(store, ours)
     print()
     print(table(results))
     print()
@@ -63,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         from bench.peers import peer_table
 
         print()
-        print(peer_table(peers, results))
+        print(peer_table(peers, results, bm_run))
     out = args.out or CACHE / "results" / time.strftime("%Y%m%dT%H%M%S.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(
@@ -75,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
                 "seed": args.seed,
                 "results": results,
                 "peers": peers,
+                "basic_memory": bm_run,
             },
             indent=2,
         )
