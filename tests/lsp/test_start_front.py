@@ -303,3 +303,29 @@ def test_a_memory_written_while_the_lsp_stack_loads_gets_its_diagnostics(tmp_pat
         assert {d["code"] for d in published["params"]["diagnostics"]} >= {"KM201"}
     finally:
         client.close()
+
+
+def test_a_few_files_written_or_removed_while_closed_are_indexed_before_the_check_ends(
+    tmp_path: Path,
+) -> None:
+    """The workers tell how the recall index compares with their files before they send any: when that
+    names every change (a file written, one removed), the front writes them at once, and a search sent
+    right after `initialized` is answered completely, with the new memory and without the removed one,
+    while the diagnostics are still coming."""
+    word = "zq" + uuid.uuid4().hex[:10]
+    store, env = _store(tmp_path, word)
+    env["WORD"] = word
+    _session(env)
+    newer = "zq" + uuid.uuid4().hex[:10]
+    write(store, "facts/newer.md", memory("project-fact", f"# Newer\n\nThe {newer} queue drains nightly.\n"))
+    (store / "notes" / "n005.md").unlink()
+    answers, messages = _early_session(env, [_search(newer), _search("routine filler 5")])
+    found, filler = (a["result"] for a in answers)
+    assert found["complete"] is True and [h["path"] for h in found["results"]] == ["/memories/facts/newer.md"]
+    assert filler["complete"] is True
+    assert "/memories/notes/n005.md" not in [h["path"] for h in filler["results"]]
+    logs = [m["params"]["message"] for m in messages if m.get("method") == "window/logMessage"]
+    synced = next(i for i, line in enumerate(logs) if "recall index:" in line)
+    checked = next(i for i, line in enumerate(logs) if "memories in" in line and "checked in" in line)
+    assert "recall index: 1 of 62 memories (re)indexed, 1 removed" in logs[synced]
+    assert synced < checked, logs  # said (and written) before the check was done

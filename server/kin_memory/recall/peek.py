@@ -134,6 +134,26 @@ class Lag:
             return None
         return [vpath for (vpath,) in rows if vpath not in present]
 
+    def gone_from(self, sealed: set[int], listed: dict[int, set[str]]) -> list[str] | None:
+        """The index's memories whose file is gone, from what the start-up workers told of the store:
+        a segment whose seal matched holds exactly its files; any other segment's rows are gone unless
+        `listed` (its files) has them. None when the index cannot be read. Counts nothing."""
+        from ..findings.segments import segment_of
+
+        if self.conn is None:
+            return None
+        try:
+            rows = self.conn.execute("SELECT vpath FROM docs").fetchall()
+        except sqlite3.Error:
+            return None
+        empty: set[str] = set()
+        gone = []
+        for (vpath,) in rows:
+            seg = segment_of(vpath)
+            if seg not in sealed and vpath not in listed.get(seg, empty):
+                gone.append(vpath)
+        return gone
+
     def close(self) -> None:
         if self.conn is not None:
             self.conn.close()

@@ -295,3 +295,50 @@ def test_a_first_check_reads_each_file_without_a_stat_first_and_keeps_the_same_s
     warm = check(root, now + 1)
     assert set(warm[2]) == {"segment"}
     same(warm, fresh(root, now + 1, tmp_path))
+
+
+def test_the_recall_comparison_is_told_before_any_file_and_names_what_is_gone(tmp_path: Path) -> None:
+    """A worker tells how the recall index compares with its files before it sends any of them: the
+    segments whose seal matched, the files of every other segment. From that alone the removed files
+    are found, those of a segment that lost every file included."""
+    from kin_memory.recall.peek import Lag
+    from kin_memory.recall.service import Recall
+
+    root = tmp_path / "memory"
+    build(root)
+    recall = Recall(root)
+    recall.sync_disk()
+    recall.index.seal()
+    recall.index.close()
+    files = [(p, v, segment_of(v)) for p, v, is_index in scan_names(root)[0] if not is_index]
+    by_seg: dict[int, list[str]] = {}
+    for _, vpath, seg in files:
+        by_seg.setdefault(seg, []).append(vpath)
+    emptied = min(by_seg, key=lambda s: len(by_seg[s]))  # every file of this segment removed
+    removed = sorted(by_seg[emptied]) + ["/memories/notes/m007.md"]
+    for vpath in removed:
+        (root / vpath[len("/memories/") :]).unlink()
+    write(root, "notes/new.md", memory("preference", "# New\n\nnew text\n"))
+
+    files = [(p, v, segment_of(v)) for p, v, is_index in scan_names(root)[0] if not is_index]
+    events: list[str] = []
+    told: list = []
+
+    def said(s: object) -> None:
+        events.append("said")
+        told.append(s)
+
+    checked = _check(root, files, Context(root=root, now=time.time()), "utf-16", (0, 1),
+                     FindingsCache.open(root), None, lambda c: events.append(c[0]) or True, said)  # fmt: skip
+    assert checked is not None and events[0] == "said" and events.count("said") == 1
+    (matched, changed, named), sealed, compared, count = told[0]
+    assert (
+        count == len(files) == 300 - len(removed) + 1 and changed == 1 and named == ["/memories/notes/new.md"]
+    )
+    changed_segs = {segment_of("/memories/notes/m007.md"), segment_of("/memories/notes/new.md")}
+    assert set(compared) == changed_segs - {emptied} and not set(sealed) & (changed_segs | {emptied})
+    assert set(sealed) | set(compared) == {seg for _, _, seg in files}
+    lag = Lag(root)
+    listed = {seg: set(names.split("\0")) for seg, names in compared.items()}
+    assert sorted(lag.gone_from(set(sealed), listed) or []) == sorted(removed)
+    lag.close()

@@ -204,6 +204,7 @@ class Shards:
         on_records: OnRecords | None = None,
         make: bool = True,
         direct: bool = False,
+        on_recall: OnRecall | None = None,
     ) -> list[ShardResult] | None:
         """Send the check context, gather every worker's result; None if any worker fails. With
         `on_frames`, each worker's diagnostics are handed over as they arrive (its files with findings
@@ -211,12 +212,15 @@ class Shards:
         records as it arrives. `make` False: the records not made memories yet are left to the caller
         (ShardResult.make_memories). `direct`: the workers write their diagnostics to the editor
         themselves (the server's output is the editor's and nothing else writes to it until they are
-        done); what comes to the server then has the frames left out."""
+        done); what comes to the server then has the frames left out. `on_recall` hears each worker's
+        comparison of the recall index with its files (RecallSaid), told before its files are sent."""
         request = pickle.dumps((ctx, encoding, direct))
         try:
             for fd in self.requests:
                 _send(fd, request)
-            results = _gather(self.results, time.monotonic() + timeout, self.root, on_frames, on_records)
+            results = _gather(
+                self.results, time.monotonic() + timeout, self.root, on_frames, on_records, on_recall
+            )
             for r in results if make else ():
                 r.make_memories()
         except (OSError, EOFError, pickle.UnpicklingError, TimeoutError) as exc:
@@ -309,6 +313,7 @@ OnFrames = Callable[[list[str], bytes, list[str]], None]
 
 
 OnRecords = Callable[[PickledRecords], None]  # a chunk of records checked one by one, as sent
+OnRecall = Callable[["RecallSaid"], None]  # a worker's comparison of the recall index with its files
 
 
 class _Incoming:
@@ -316,8 +321,10 @@ class _Incoming:
     and "end". Frames are handed on at once; records are kept as sent and become compact memories once
     every worker is done (see ShardResult.make_memories)."""
 
-    def __init__(self, root: Path, on_frames: OnFrames | None, on_records: OnRecords | None) -> None:
+    def __init__(self, root: Path, on_frames: OnFrames | None, on_records: OnRecords | None,
+                 on_recall: OnRecall | None = None) -> None:  # fmt: skip
         self.buffer = bytearray()
+        self.on_recall = on_recall
         self.on_frames = on_frames
         self.on_records = on_records
         self.frames: list[bytes] = []
@@ -363,6 +370,9 @@ class _Incoming:
                 self.frames.append(frames)
             snapshot = (self.made.prefix, variant, seg, listing)
             self.unmade.records.append(JsonRecords(names, snapshot, frozenset(skip)))
+        elif kind == "recall":
+            if self.on_recall is not None:
+                self.on_recall(chunk)
         elif kind == "summary" and isinstance(chunk, ShardResult):
             chunk.prefix = self.made.prefix
             chunk.memories, chunk.records = self.made.memories, self.made.records
@@ -381,11 +391,12 @@ def _gather(
     root: Path,
     on_frames: OnFrames | None = None,
     on_records: OnRecords | None = None,
+    on_recall: OnRecall | None = None,
 ) -> list[ShardResult]:
     """Every worker's result, read from all of them at once: a worker streams while it checks, and one
     left unread would stall on a full pipe. The records are kept as sent, made memories by whoever adopts
     them (ShardResult.make_memories) once every worker is done."""
-    incoming = {fd: _Incoming(root, on_frames, on_records) for fd in fds}
+    incoming = {fd: _Incoming(root, on_frames, on_records, on_recall) for fd in fds}
     open_fds = list(fds)
     while open_fds:
         wait = deadline - time.monotonic()
@@ -484,6 +495,7 @@ def _work(
     cache, (mine, index_vpath, problems), keep_listing = _files_of_shard(root, index, count)
     request: list = []
     confirmed: list[bool] = []  # set once the check running is known to be the one the server wants
+    tell = _once(lambda said: send(("recall", said)))  # the same whatever the check's context
 
     def real_context_differs() -> bool:
         """Polled during the speculative check: once the server's context arrives and differs, the
@@ -508,7 +520,7 @@ def _work(
             send(chunk)
             return True
 
-        checked = _check(root, mine, ctx, encoding, (index, count), cache, abandon, stream)
+        checked = _check(root, mine, ctx, encoding, (index, count), cache, abandon, stream, tell)
         if checked is None:
             return None
         result, chunks, write_back = checked
@@ -531,6 +543,18 @@ def _work(
     result = speculative if reuse else check(ctx, encoding)
     assert result is not None  # only a speculative check can be abandoned
     return result
+
+
+def _once(fn: Callable[[Any], None]) -> Callable[[Any], None]:
+    """`fn`, called the first time only."""
+    called: list[bool] = []
+
+    def first(arg: Any) -> None:
+        if not called:
+            called.append(True)
+            fn(arg)
+
+    return first
 
 
 Listing = tuple[list[tuple[str, str, int]], str | None, list]  # (path, vpath, segment)s, MEMORY.md, problems
@@ -708,11 +732,12 @@ def _check(
     cache,
     abandon=None,
     stream: Callable[[tuple[str, object]], bool] | None = None,
+    said: Callable[[RecallSaid], None] | None = None,
 ) -> tuple[ShardResult, Chunks, Callable[[], None]] | None:
     """Check this worker's files: segments whose snapshot still holds are sent as kept, the others go
-    through the findings cache a file at a time (a stat per unchanged file) and get a new snapshot
-    afterwards. What is sent back is framed diagnostics, the listing and each file's compact record,
-    never the files' text. Each file's memory is dropped as soon as it is listed."""
+    through the findings cache a file at a time and get a new snapshot afterwards. Sent back: framed
+    diagnostics, the listing and each file's compact record, never the files' text (each memory is
+    dropped once listed). `said` hears how the recall index compares, before any file is sent."""
     from ...findings.cache import variant_key
     from ...findings.cached import check_files
 
@@ -721,24 +746,21 @@ def _check(
     outbox = _Outbox(stream, variant)
     result = ShardResult([], [], 0)
     lister = _Lister(ctx.active)
-    fresh = _nothing_kept(root, cache, variant)
-    if fresh:  # nothing to compare the files with: each file's (mtime, size) comes with its reading
-        answered: tuple | None = _all_to_check(files)
-        stats: dict[str, tuple[float, int]] = {}
+    stats: dict[str, tuple[float, int]] = {}
+    if fresh := _nothing_kept(root, cache, variant):  # each file's (mtime, size) comes with its reading
+        answered: tuple | None = _all_to_check(files, said)
     else:
         by_segment, stats, listings = _stat_files(files)
-        answered = _from_snapshots(
-            root, by_segment, listings, cache, variant, ctx.now, result, outbox, abandon
-        )
+        answered = _from_snapshots(root, by_segment, listings, cache, variant, ctx.now, result, outbox, abandon,
+                                   said)  # fmt: skip
     if answered is None:
         return None
     # `rest` comes segment by segment, a segment's files together: see _SnapshotSink.
     rest, redo, aged_only = answered
     each = _Each(result, outbox, lister, {vpath for vpaths in redo.values() for vpath in vpaths},
                  stats if fresh else None)  # fmt: skip
-    # A cold start (nothing answered by the cache) keeps its segments' snapshots only: the same data
-    # written once. A segment that changes later is then read again whole, and gets per-file entries
-    # (as the CLI keeps them) from then on.
+    # A cold start keeps its segments' snapshots only (a segment that changes later is read again whole,
+    # and gets per-file entries, as the CLI keeps them, from then on).
     sink = _SnapshotSink(cache, variant, redo, stats, ctx.now, each.seen, uri_of, keep=result.hits > 0,
                          defer=len(rest) <= ENTRIES_DEFERRED)  # fmt: skip
 
@@ -773,10 +795,13 @@ def _nothing_kept(root: Path, cache, variant: str) -> bool:
 
 
 def _all_to_check(
-    files: list[tuple[str, str, int]],
+    files: list[tuple[str, str, int]], said: Callable[[RecallSaid], None] | None = None
 ) -> tuple[list[tuple[str, str]], dict[int, list[str]], set[int]]:
     """What `_from_snapshots` answers when nothing is kept: every file to check, segment by segment,
-    and every segment to get its snapshot (of the files read; see _Each)."""
+    and every segment to get its snapshot (of the files read; see _Each). There is no recall index to
+    compare with: `said` is told so."""
+    if said is not None:
+        said(None)
     by_segment: dict[int, list[tuple[str, str]]] = {}
     for path, vpath, seg in files:
         by_segment.setdefault(seg, []).append((path, vpath))
@@ -849,10 +874,11 @@ def _from_snapshots(
     root: Path,
     by_segment: dict[int, list[tuple[str, str]]], listings: dict[int, list[tuple[str, float, int]]],
     cache, variant: str, now: float, result: ShardResult, outbox: _Outbox, abandon,
+    said: Callable[[RecallSaid], None] | None = None,
 ) -> tuple[list[tuple[str, str]], dict[int, list[str]], set[int]] | None:  # fmt: skip
     """Send the segments whose snapshot still holds (their listing added to `result`): (the files left
     to check one by one, segment by segment, and the vpaths of each segment to get a new snapshot);
-    None when abandoned."""
+    None when abandoned. The recall index is compared with every segment first, and `said` told."""
     from ...findings.segments import HIDDEN, listing_digest
 
     kept = cache.segments(variant, by_segment) if cache is not None else {}
@@ -860,13 +886,22 @@ def _from_snapshots(
     redo: dict[int, list[str]] = {}
     aged_only: set[int] = set()  # segments answered by their snapshot, to be made again for aged files
     lag = _RecallLag(root)
-    for seg, seg_files in sorted(by_segment.items()):
+    digests: dict[int, bytes] = {}
+    for seg in sorted(by_segment):
         if abandon is not None and abandon():
             lag.lag.close()
             return None
         listing = listings.get(seg, [])
-        digest = listing_digest(listing)
+        digests[seg] = digest = listing_digest(listing)
         lag.add(seg, listing, digest)
+    result.recall = lag.said()
+    if said is not None:
+        said(lag.told(result.recall, sum(len(f) for f in by_segment.values())))
+    for seg, seg_files in sorted(by_segment.items()):
+        if abandon is not None and abandon():
+            return None
+        listing = listings.get(seg, [])
+        digest = digests[seg]
         snap = kept.get(seg)
         if snap is not None and _answers_whole(snap, listing, digest, now, cache.probes, result, outbox):
             continue
@@ -890,11 +925,17 @@ def _from_snapshots(
                 continue
         rest += seg_files
         redo[seg] = [vpath for vpath, *_ in listing]
-    result.recall = lag.said()
     return rest, redo, aged_only
 
 
 RECALL_KEEP = 500  # changed files a worker names (a start writes up to this many itself)
+
+
+# How a worker's files compare with the recall index, told to the server before any file is sent:
+# ((matched, changed, the first changed vpaths), the segments whose seal matched (the index holds
+# exactly their files), every other segment of the worker's with files: its vpaths joined by NUL, and
+# how many files the worker has); None when the index could not be read.
+RecallSaid = tuple[tuple[int, int, list[str]], list[int], dict[int, str], int] | None
 
 
 class _RecallLag:
@@ -906,9 +947,18 @@ class _RecallLag:
 
         self.lag = Lag(root, keep=RECALL_KEEP)
         self.seals = self.lag.sealed()
+        self.sealed: list[int] = []  # segments matched by their seal
+        self.compared: dict[int, str] = {}  # the others: their vpaths, joined by NUL
 
     def add(self, seg: int, listing: list[tuple[str, float, int]], digest: bytes) -> None:
+        if self.lag.conn is not None and self.seals.get(seg) == digest:
+            self.sealed.append(seg)
+        else:
+            self.compared[seg] = "\0".join(vpath for vpath, _, _ in listing)
         self.lag.add_segment(listing, digest, self.seals, seg)
+
+    def told(self, said: tuple[int, int, list[str]] | None, files: int) -> RecallSaid:
+        return None if said is None else (said, self.sealed, self.compared, files)
 
     def said(self) -> tuple[int, int, list[str]] | None:
         """(matched, changed, the first changed vpaths); None when the index could not be read."""

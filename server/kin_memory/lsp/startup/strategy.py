@@ -25,7 +25,7 @@ from ..convert import diagnostics_frame, diagnostics_json
 from ..features.diagnostics import INDEX_VPATH, Diagnostics
 from ..session import Session
 from ..wire import Outlet, frame
-from .shards import RECALL_KEEP, OnFrames, OnRecords, ShardResult, Shards
+from .shards import RECALL_KEEP, OnFrames, OnRecall, OnRecords, RecallSaid, ShardResult, Shards
 
 log = logging.getLogger("kin_memory.lsp")
 FRONT_SYNC_MAX = (
@@ -151,20 +151,11 @@ def check_in_front(
         send(frames)
 
     lag = Lag(session.root, keep=FRONT_SYNC_MAX)  # the recall index, with the workers' comparisons added
+    early = _EarlyRecall(session, lag, len(shards.results), send, recall_synced, started)
     try:
         if lag.conn is not None:  # loaded while the workers check, should a few files need indexing
             threading.Thread(target=_load_recall, name="kin-memory-load-recall", daemon=True).start()
-        # The workers write their diagnostics to the editor themselves instead of through this process
-        # (which is importing the LSP stack meanwhile), taking turns with this process's writes.
-        token = shards.token
-        direct = token is not None
-        if token is not None:
-            outlet.share(token)
-        try:
-            # The records are made memories when adopted (not while the workers stream).
-            results = collect_for(session, shards, on_frames, lambda chunk: None, direct=direct)
-        finally:
-            outlet.alone()
+        results = _collect_shared(session, shards, outlet, on_frames, early.heard)
         if results is None:
             return None
         for r in results:
@@ -177,7 +168,7 @@ def check_in_front(
         count = sum(r.count() for r in results)
         send(_log_frame(f"kin-memory: {count} memories in {session.root} checked in "
                         f"{time.perf_counter() - started:.2f}s{workers_said(results)}"))  # fmt: skip
-        behind = lag.behind() if count and _compared(lag, results) else None
+        behind = lag.behind() if count and not early.done and _compared(lag, results) else None
         if behind == 0:
             # Said (and set: whoever reads the line finds recall ready) before the store is adopted:
             # the server's recall starts only once it is (see RecallSync.start).
@@ -193,6 +184,78 @@ def check_in_front(
     finally:
         lag.close()
     return FrontCheck(session.root, count, uris, index)
+
+
+def _collect_shared(session: Session, shards: Shards, outlet: Outlet, on_frames: OnFrames,
+                    on_recall: OnRecall) -> list[ShardResult] | None:  # fmt: skip
+    """The workers write their diagnostics to the editor themselves instead of through this process
+    (which is importing the LSP stack meanwhile), taking turns with this process's writes. The records
+    are made memories when adopted (not while the workers stream)."""
+    token = shards.token
+    if token is not None:
+        outlet.share(token)
+    try:
+        return collect_for(session, shards, on_frames, lambda chunk: None, direct=token is not None,
+                           on_recall=on_recall)  # fmt: skip
+    finally:
+        outlet.alone()
+
+
+class _EarlyRecall:
+    """The recall index brought current as soon as every worker told how it compares with its files,
+    before their diagnostics are all out: a search sent at start (see early.py) is then answered
+    completely without waiting for the check. Only when the comparisons say exactly what is missing
+    (at most FRONT_SYNC_MAX files to write); otherwise, or when a worker could not compare, the end of
+    the check decides as before (`done` stays False)."""
+
+    def __init__(self, session: Session, lag: Lag, workers: int, send: Callable[[bytes], None],
+                 synced: threading.Event, started: float) -> None:  # fmt: skip
+        self.session, self.lag, self.workers, self.send = session, lag, workers, send
+        self.synced, self.started = synced, started
+        self.said: list[RecallSaid] = []
+        self.done = False
+
+    def heard(self, said: RecallSaid) -> None:
+        self.said.append(said)
+        if len(self.said) == self.workers:
+            try:
+                self.done = self._sync()
+            except Exception as exc:  # noqa: BLE001 - the end of the check decides instead
+                log.info("recall index not synced early: %r", exc)
+
+    def _sync(self) -> bool:
+        told = [s for s in self.said if s is not None]
+        if len(told) != self.workers:
+            return False
+        changed_vpaths: list[str] = []
+        changed = files = 0
+        sealed: set[int] = set()
+        listed: dict[int, set[str]] = {}
+        for (_, n_changed, vpaths), segs, compared, n_files in told:
+            changed += n_changed
+            changed_vpaths += vpaths
+            files += n_files
+            sealed.update(segs)
+            listed.update(
+                {seg: set(names.split("\0")) if names else set() for seg, names in compared.items()}
+            )
+        if not files or changed != len(changed_vpaths):  # not every changed file named: too many
+            return False
+        gone = self.lag.gone_from(sealed, listed)
+        if gone is None or changed + len(gone) > FRONT_SYNC_MAX:
+            return False
+        if changed or gone:
+            if not _write_recall(self.session.root, gone, changed_vpaths):
+                return False
+            note = f"{len(changed_vpaths)} of {files} memories (re)indexed, {len(gone)} removed"
+        else:
+            note = f"0 of {files} memories (re)indexed, 0 removed"
+        # Set before the line is sent: whoever reads it finds recall ready (see RecallSync.start).
+        self.synced.set()
+        elapsed = time.perf_counter() - self.started
+        self.send(_log_frame(f"kin-memory: recall index: {note}, in {elapsed:.2f}s"
+                             + ("" if changed or gone else " (current at start)")))  # fmt: skip
+        return True
 
 
 def _compared(lag: Lag, results: list[ShardResult]) -> bool:
@@ -217,30 +280,35 @@ def _sync_recall(session: Session, results: list[ShardResult], lag: Lag, send: C
     """The few changes the index lacks (files written while the editor was closed), written here rather
     than after the LSP stack has loaded: what a sync would write, from what the comparison found. A
     failure leaves the sync to the server's recall."""
-    from ...recall.index import RecallIndex
-    from ...recall.records import doc_from_memory
-
     started = time.perf_counter()
-    root = session.root
     gone = lag.gone(set().union(*(r.vpaths() for r in results)))
-    if gone is None:
-        return
-    try:
-        index = RecallIndex(root)
-        try:
-            index.remove(gone)
-            docs = [doc_from_memory(load(real_path(root, v), v)) for v in lag.changed_vpaths]
-            index.upsert([doc for doc in docs if doc is not None])
-            index.remove([v for v, doc in zip(lag.changed_vpaths, docs, strict=True) if doc is None])
-        finally:
-            index.close()
-    except Exception as exc:  # noqa: BLE001 - the server's recall syncs it instead
-        log.info("recall index not synced at start: %r", exc)
+    if gone is None or not _write_recall(session.root, gone, lag.changed_vpaths):
         return
     recall_synced.set()
     count = sum(r.count() for r in results)
     send(_log_frame(f"kin-memory: recall index: {len(lag.changed_vpaths)} of {count} memories (re)indexed, "
                     f"{len(gone)} removed, in {time.perf_counter() - started:.2f}s"))  # fmt: skip
+
+
+def _write_recall(root: Path, gone: list[str], changed: list[str]) -> bool:
+    """What a sync would write for these files: whether it was written (a failure leaves the sync to the
+    server's recall)."""
+    from ...recall.index import RecallIndex
+    from ...recall.records import doc_from_memory
+
+    try:
+        index = RecallIndex(root)
+        try:
+            index.remove(gone)
+            docs = [doc_from_memory(load(real_path(root, v), v)) for v in changed]
+            index.upsert([doc for doc in docs if doc is not None])
+            index.remove([v for v, doc in zip(changed, docs, strict=True) if doc is None])
+        finally:
+            index.close()
+    except Exception as exc:  # noqa: BLE001 - the server's recall syncs it instead
+        log.info("recall index not synced at start: %r", exc)
+        return False
+    return True
 
 
 def _log_frame(message: str) -> bytes:
@@ -280,6 +348,7 @@ def collect_for(
     on_frames: OnFrames,
     on_records: OnRecords | None = None,
     direct: bool = False,
+    on_recall: OnRecall | None = None,
 ) -> list[ShardResult] | None:
     """The workers' results when they were started for the root this session serves (with on_records,
     the records not made memories yet are left to `adopt`)."""
@@ -289,7 +358,7 @@ def collect_for(
         shards.close()
         return None
     return shards.collect(session.context(), session.encoding, on_frames=on_frames, on_records=on_records,
-                          make=on_records is None, direct=direct)  # fmt: skip
+                          make=on_records is None, direct=direct, on_recall=on_recall)  # fmt: skip
 
 
 def workers_said(results: list[ShardResult]) -> str:
