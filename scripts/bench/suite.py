@@ -56,7 +56,10 @@ def server_measures(store: GeneratedStore, quick: bool, timeout: float, log=prin
     finally:
         out["rss_cold"] = rss.stop()
         c.close()
-    c, rss, warm = start(store, timeout)  # warm: same store, the index left by the first run
+    # Warm: same store, the index left by the first run; what that run wrote (some 600 MB of recall index,
+    # history and findings cache at 100k) on disk first, or its writeback is measured with the start.
+    os.sync()
+    c, rss, warm = start(store, timeout)
     try:
         out["warm"] = warm
         log(f"  warm restart: diagnostics {warm['diagnostics_s']}s, recall synced {warm['recall_sync_s']}s")

@@ -134,6 +134,15 @@ class Lag:
             return None
         return [vpath for (vpath,) in rows if vpath not in present]
 
+    def total(self) -> int | None:
+        """How many memories the index holds; None when it cannot be read."""
+        if self.conn is None:
+            return None
+        try:
+            return int(self.conn.execute("SELECT count(*) FROM docs").fetchone()[0])
+        except sqlite3.Error:
+            return None
+
     def gone_from(self, sealed: set[int], listed: dict[int, set[str]]) -> list[str] | None:
         """The index's memories whose file is gone, from what the start-up workers told of the store:
         a segment whose seal matched holds exactly its files; any other segment's rows are gone unless

@@ -228,10 +228,11 @@ class _EarlyRecall:
         if len(told) != self.workers:
             return False
         changed_vpaths: list[str] = []
-        changed = files = 0
+        changed = files = matched = 0
         sealed: set[int] = set()
         listed: dict[int, set[str]] = {}
-        for (_, n_changed, vpaths), segs, compared, n_files in told:
+        for (n_matched, n_changed, vpaths), segs, compared, n_files in told:
+            matched += n_matched
             changed += n_changed
             changed_vpaths += vpaths
             files += n_files
@@ -241,7 +242,10 @@ class _EarlyRecall:
             )
         if not files or changed != len(changed_vpaths):  # not every changed file named: too many
             return False
-        gone = self.lag.gone_from(sealed, listed)
+        # Every row the index holds matched by a file (the usual warm start): nothing gone, no need to
+        # read its 100,000 names.
+        total = self.lag.total()
+        gone = [] if total == matched else self.lag.gone_from(sealed, listed) if total is not None else None
         if gone is None or changed + len(gone) > FRONT_SYNC_MAX:
             return False
         if changed or gone:
