@@ -233,7 +233,7 @@ def test_search_results_are_ranked_escaped_and_masked(tmp_path, home, outside):
     assert edited.startswith("/memories/facts/zebra.md [episodic] Zebra") and "photon" in edited
 
 
-def test_the_prompt_block_resource_is_what_index_preview_prints(tmp_path, home, repo):
+def test_the_prompt_block_resource_puts_memory_md_first_and_masks_and_escapes(tmp_path, home, repo):
     main, _worktree = repo
     root = tmp_path / "memory"
     (root / "facts").mkdir(parents=True)
@@ -248,9 +248,42 @@ def test_the_prompt_block_resource_is_what_index_preview_prints(tmp_path, home, 
     )
     with mcp_session(root, home, main) as s:
         block = s.resource("memory://prompt-block")
+    lines = block.split("\n")
+    assert lines[:4] == ["# Memory", "", "## MEMORY.md", "# Index"]
+    assert lines.index("## Memories") > lines.index("## MEMORY.md")
+    assert "- /memories/facts/here.md (project-fact) — Here" in lines
+    assert "there.md" not in block and "other workspaces" not in block  # nothing of another workspace
+    assert "\\u202e" in block and "abcdefghijklmnop" not in block
+    assert "not listed" not in block  # nothing was cut, so no closing line
+    # index-preview stays the seed agent's exact block: the listing first
     printed = cli(home, root, main, "index-preview")
-    assert block + "\n" == printed
-    assert "/memories/facts/here.md" in block and "\\u202e" in block and "abcdefghijklmnop" not in block
+    assert printed.index("/memories/facts/here.md") < printed.index("## MEMORY.md")
+    assert "- … and 1 memory of other workspaces (not listed)" in printed
+
+
+def test_a_capped_prompt_block_keeps_memory_md_and_says_what_it_left_out(tmp_path, home, repo):
+    main, _worktree = repo
+    root = tmp_path / "memory"
+    (root / "facts").mkdir(parents=True)
+    for n in range(250):
+        (root / "facts" / f"f{n:03}.md").write_text(
+            f"---\ncategory: project-fact\nworkspace: {main}\n---\n# Fact {n}\n"
+        )
+        os.utime(root / "facts" / f"f{n:03}.md", (1_700_000_000 + n, 1_700_000_000 + n))
+    (root / "MEMORY.md").write_text("# Index\n\n- the deploy runbook is facts/f000.md\n")
+    with mcp_session(root, home, main) as s:
+        block = s.resource("memory://prompt-block")
+    lines = block.split("\n")
+    assert "- the deploy runbook is facts/f000.md" in lines  # the index survives a full listing
+    assert len(lines) <= 200 and len(block.encode()) + 1 <= 25 * 1024
+    listed = [line for line in lines if line.startswith("- /memories/")]
+    assert listed[0].startswith("- /memories/facts/f249.md")  # newest first
+    assert lines[-1] == (
+        f"- … {250 - len(listed)} more memories not listed: find them with memory_search, or view /memories."
+    )
+    # the seed agent's own block still lists first and loses MEMORY.md to the cap
+    printed = cli(home, root, main, "index-preview")
+    assert "the deploy runbook" not in printed
 
 
 def test_plan_mode_refuses_writes_with_the_tools_message(tmp_path, home, outside):

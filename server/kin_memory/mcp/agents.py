@@ -162,16 +162,17 @@ class AgentStore:
         return Answer("\n".join(lines))
 
     def prompt_block(self, workspace: str | None) -> Answer:
-        """Exactly what `kin-memory index-preview` prints for this workspace: the listing and MEMORY.md,
-        capped as the agent inlines them, secrets masked, hostile characters escaped."""
+        """The block composed for other agents (store/agent_block.py): MEMORY.md first, then the listing
+        this workspace's memories first, and a last line saying what the cap left out; secrets masked,
+        hostile characters escaped."""
         refused = _disabled(settings_for(workspace))
         if refused:
             return refused
-        from ..recall.results import index_preview_result
-        from ..store.prompt_block import compose
+        from ..findings.content import mask_secrets
+        from ..store.agent_block import compose_for_agents
         from ..store.store import load_store
 
         store = load_store(self.root)
         active = (workspace,) if workspace else ()
-        result = index_preview_result(compose(list(store.memories()), store.index_file(), active))
-        return Answer(escape_controls_in_block(result.text))
+        block = compose_for_agents(list(store.memories()), store.index_file(), active)
+        return Answer(escape_controls_in_block(mask_secrets(block.text)))

@@ -11,6 +11,7 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from ..sinks import prompt
+from ..wording import counted
 from .memory import Memory
 from .workspace import visibility
 
@@ -101,7 +102,11 @@ def compose_from(listed: list[tuple[str, str]], hidden: int, index: Memory | Non
     make = partial(tuple.__new__, BlockLine)
     lines += map(make, zip(map(itemgetter(1), _in_order(listed)), repeat("listing"), repeat(-1)))
     if hidden:
-        lines.append(BlockLine(f"- … and {hidden} memories of other workspaces (not listed)", "summary"))
+        lines.append(
+            BlockLine(
+                f"- … and {counted(hidden, 'memory', 'memories')} of other workspaces (not listed)", "summary"
+            )
+        )
     if index is not None and not index.read_error:
         lines.append(BlockLine("", "header"))
         lines.append(BlockLine("## MEMORY.md", "header"))
