@@ -144,3 +144,38 @@ def test_strict_mode_asks_the_callback_before_each_write(store: Path, workspace:
     assert yes.call({"command": "delete", "path": "/memories/prefs/tone.md"}) == (
         "Successfully deleted /memories/prefs/tone.md"
     )
+
+
+def test_the_sdk_async_tool_runner_takes_the_async_memory_tool(store: Path, workspace: str):
+    import asyncio
+
+    from kin_memory.agent import AsyncMemoryTool
+
+    new = "---\ncategory: project-fact\n---\n# Cache\n\nThe cache is Redis.\n"
+    steps = [
+        anthropic_tool_use({"command": "create", "path": "/memories/facts/cache.md", "file_text": new}),
+        anthropic_tool_use({"command": "view", "path": "/memories/facts/none.md"}),
+        anthropic_end("Done."),
+    ]
+
+    async def run() -> str:
+        client = anthropic.AsyncAnthropic(api_key=KEY, base_url=fake.url, max_retries=0)
+        runner = client.beta.messages.tool_runner(
+            model="claude-test",
+            max_tokens=1024,
+            messages=[{"role": "user", "content": "Remember the cache."}],
+            tools=[AsyncMemoryTool(store, workspace)],
+        )
+        final = await runner.until_done()
+        return final.content[0].text
+
+    with FakeModel(steps) as fake:
+        assert asyncio.run(run()) == "Done."
+    assert fake.requests[0].body["tools"] == [{"type": "memory_20250818", "name": "memory"}]
+    assert [(text_of(r), r.get("is_error", False)) for r in tool_results(fake.requests[1].body)] == [
+        ("File created successfully at: /memories/facts/cache.md", False)
+    ]
+    missing = tool_results(fake.requests[2].body)
+    assert missing[0].get("is_error") is True and "does not exist" in text_of(missing[0])
+    assert (store / "facts" / "cache.md").read_text().startswith("---\ncategory: project-fact\n")
+    assert [v.source for v in history_of(store, "/memories/facts/cache.md")][0] == "agent"
