@@ -11,7 +11,11 @@ from .common import UsageError, target
 
 def register(subparsers, common) -> None:
     p = subparsers.add_parser(
-        "tool", parents=[common], help="run one memory tool call (JSON object, or - for stdin)"
+        "tool",
+        parents=[common],
+        help="run one memory tool call (JSON object, or - for stdin)",
+        description="Run one memory-tool call and print its result: into a pipe or a file the tool's exact "
+        "string (then a line feed), on a terminal with control characters made visible.",
     )
     p.add_argument(
         "json",
@@ -41,5 +45,20 @@ def handler(args) -> int:
         disabled_by=home_relative(settings.disabled_by),
     )
     result = run_tool(data, ctx)
-    print(terminal.block(result.content))  # a file's text, names and the model's own input
+    _print_result(result.content)
     return 1 if result.is_error else 0
+
+
+def _print_result(content: str) -> None:
+    """On a terminal the result is made inert (a file's text, names and the model's own input could drive
+    it); into a pipe or a file it is the tool's exact string, as the agent gets it, then a line feed."""
+    if sys.stdout.isatty():
+        print(terminal.block(content))
+        return
+    sys.stdout.flush()
+    try:
+        data = content.encode("utf-8", "surrogateescape")  # a name that is not UTF-8 as its own bytes
+    except UnicodeEncodeError:
+        data = content.encode("utf-8", "backslashreplace")
+    sys.stdout.buffer.write(data + b"\n")
+    sys.stdout.flush()

@@ -131,13 +131,81 @@ def test_info_prints_the_store_path_inert(planted) -> None:
     assert_inert(_run(root, home, "info", "--json"))
 
 
-def test_tool_prints_listing_and_content_inert(planted) -> None:
+def _run_on_a_terminal(root: Path, home: Path, *args: str) -> str:
+    """stdout and stderr on a pseudo-terminal, as a person running the command sees them."""
+    import pty
+
+    main, side = pty.openpty()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "kin_memory", *args, "--root", str(root), "--workspace", "none"],
+            stdin=subprocess.DEVNULL,
+            stdout=side,
+            stderr=side,
+            timeout=120,
+            env={**os.environ, "HOME": str(home)},
+            cwd=str(home),
+        )
+        os.close(side)
+        side = -1
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:  # EIO: the terminal's other side is closed and drained
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        if side != -1:
+            os.close(side)
+        os.close(main)
+    assert proc.returncode == 0
+    # the terminal's own line discipline turns each line feed into CR LF: that is layout, not content
+    return b"".join(chunks).decode("utf-8", "surrogateescape").replace("\r\n", "\n")
+
+
+def test_tool_prints_listing_and_content_inert_on_a_terminal(planted) -> None:
     root, home = planted
-    listing = _run(root, home, "tool", json.dumps({"command": "view", "path": "/memories"}))
-    assert_one_line_each(assert_inert(listing))
-    content = _run(root, home, "tool", json.dumps({"command": "view", "path": "/memories/notes/body.md"}))
-    text = assert_inert(content)
+    listing = _run_on_a_terminal(root, home, "tool", json.dumps({"command": "view", "path": "/memories"}))
+    fake = subprocess.CompletedProcess([], 0, listing, "")
+    assert_one_line_each(assert_inert(fake))
+    content = _run_on_a_terminal(
+        root, home, "tool", json.dumps({"command": "view", "path": "/memories/notes/body.md"})
+    )
+    text = assert_inert(subprocess.CompletedProcess([], 0, content, ""))
     assert "line \\x1b]52;c;cHduZWQ=\\x07\\x1b[2K\\r" in text and "     7\tnext" in text, text
+
+
+def test_tool_prints_the_exact_result_into_a_pipe(planted) -> None:
+    root, home = planted
+    from kin_memory.tool.commands import ToolContext, run_tool
+
+    call = {"command": "view", "path": "/memories/notes/body.md"}
+    expected = run_tool(call, ToolContext(root=root, workspace=None)).content  # what the agent gets
+    out = subprocess.run(  # bytes: a text-mode reader would turn the memory's own \r into \n
+        [
+            sys.executable,
+            "-m",
+            "kin_memory",
+            "tool",
+            json.dumps(call),
+            "--root",
+            str(root),
+            "--workspace",
+            "none",
+        ],
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, "HOME": str(home)},
+        cwd=str(home),
+    )
+    assert out.returncode == 0 and out.stderr == b""
+    assert out.stdout == expected.encode("utf-8", "surrogateescape") + b"\n"
+    assert (
+        OSC52.encode() in out.stdout
+    )  # exactly what the agent gets: the pipe's reader decides how to show it
 
 
 def test_reflect_prints_summary_and_diff_inert(planted, tmp_path: Path) -> None:
