@@ -1,6 +1,7 @@
 """Catching up with the disk: what changed while nothing was watching (the server was not running, a
 command line wrote) is kept as "external" versions, and the very first time the whole store is kept and
-marked reviewed, so the review queue starts empty and every later change has something to diff against.
+marked reviewed, so the review queue starts with nothing but what an agent or a model pass wrote before it
+(those are never taken as reviewed) and every later change has something to diff against.
 
 Only files whose (mtime, size) differ from what was last seen are read again: a catch-up over an
 unchanged store of 10,000 memories is a scan and one query.
@@ -20,6 +21,8 @@ from .versions import Observed, observe, record
 BATCH = 500  # memories kept per transaction (the server's captures interleave between batches)
 PAUSED_BATCH = 10  # with a pause between batches: a few milliseconds of work each
 STATS_PER_PAUSE = 2000  # files compared to what was last seen between two pauses
+# Writers whose changes the person has not seen: never taken as reviewed by the first catch-up.
+UNREVIEWED_AT_BASELINE = ("agent", "proposal")
 
 
 @dataclass(frozen=True)
@@ -75,10 +78,14 @@ def catch_up(root: Path | str, pause: Callable[[], None] | None = None) -> SyncS
     if first:
         with db.transaction() as conn:
             if HistoryDB.meta(conn, "baseline") is None:  # another process may have done it meanwhile
+                # The baseline is what the person had before anyone watched: an agent's or a model
+                # pass's write kept before it stays in the queue, diffed against what was there before.
+                unreviewed = ", ".join("?" * len(UNREVIEWED_AT_BASELINE))
                 conn.execute(
                     "INSERT OR REPLACE INTO reviewed(vpath, sha, time) SELECT v.vpath, v.sha, ? FROM versions v "
-                    "WHERE v.id IN (SELECT max(id) FROM versions GROUP BY vpath) AND v.sha IS NOT NULL",
-                    (now(),),
+                    "WHERE v.id IN (SELECT max(id) FROM versions "
+                    f"WHERE source NOT IN ({unreviewed}) GROUP BY vpath) AND v.sha IS NOT NULL",
+                    (now(), *UNREVIEWED_AT_BASELINE),
                 )
                 HistoryDB.set_meta(conn, "baseline", repr(now()))
     return SyncStats(len(todo), kept, first)

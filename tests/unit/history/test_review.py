@@ -109,3 +109,33 @@ def test_the_command_line_shares_the_queue_and_the_history(tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     assert (root / "facts" / "a.md").read_bytes() == A
     assert cli(root, "restore", "/memories/facts/a.md", "99999").returncode == 2
+
+
+def test_an_agents_writes_before_the_first_review_stay_in_the_queue(tmp_path: Path) -> None:
+    """A store nobody has reviewed yet: the agent creates one memory and edits another before the first
+    catch-up. The baseline takes what the person had, not what the agent wrote."""
+    from kin_memory.agent import MemoryTool
+
+    root = tmp_path / "memory"
+    (root / "facts").mkdir(parents=True)
+    (root / "facts" / "a.md").write_bytes(A)
+    agent = MemoryTool(root, "none")
+    agent.call(
+        {"command": "str_replace", "path": "/memories/facts/a.md", "old_str": "alpha", "new_str": "omega"}
+    )
+    agent.call(
+        {
+            "command": "create",
+            "path": "/memories/facts/new.md",
+            "file_text": "---\ncategory: episodic\n---\nx\n",
+        }
+    )
+    (root / "facts" / "mine.md").write_bytes(b"---\ncategory: preference\n---\nmine\n")  # the person's own
+    catch_up(root)
+    queued = {c.path: (c.kind, c.source) for c in changes(root)}
+    assert queued == {
+        "/memories/facts/a.md": ("changed", "agent"),
+        "/memories/facts/new.md": ("created", "agent"),
+    }
+    diff = next(c.diff for c in changes(root) if c.path == "/memories/facts/a.md")
+    assert "-alpha" in diff and "+omega" in diff
