@@ -24,7 +24,8 @@ export function sweepArgs(dryRun: boolean, token?: string | null): SweepParams {
 
 /** The tool input that deletes one memory (the tool's guard and audit log apply). */
 export function deleteToolInput(vpath: string): ToolParams {
-  return { command: "delete", path: vpath };
+  // The person picked this memory: the operator's view, so another workspace's memory can be deleted too.
+  return { command: "delete", path: vpath, workspace: "none" };
 }
 
 /**

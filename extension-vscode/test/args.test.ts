@@ -33,7 +33,7 @@ test("the delete quick fix's argument is checked, and deletes through the tool",
   for (const bad of [undefined, null, "x", { uri }, { uri, path: 3 }, { uri, path: "/etc/passwd" }, { uri, path: "/memories/" }]) {
     assert.equal(confirmDeleteArg(bad), undefined, JSON.stringify(bad));
   }
-  assert.deepEqual(deleteToolInput("/memories/episodes/old.md"), { command: "delete", path: "/memories/episodes/old.md" });
+  assert.deepEqual(deleteToolInput("/memories/episodes/old.md"), { command: "delete", path: "/memories/episodes/old.md", workspace: "none" });
 });
 
 test("new memory paths: .md added, hidden, traversal and backslashes refused", () => {

@@ -52,6 +52,10 @@ class ToolParams:
 
     command: str
     input: dict[str, Any] = attrs.field(factory=dict)  # the whole object, passed to the tool as is
+    # Whose memories the call may reach: absent, the session's active workspaces (as an agent's call);
+    # "none", the operator's view, for an editor action on a memory the person picked (delete, rename,
+    # change category). Not part of the tool's input.
+    workspace: str | None = None
 
 
 @attrs.frozen
@@ -581,7 +585,11 @@ def parse(cls: type[T], value: object) -> T:
     if cls is ToolParams:  # the tool checks its own input: only `command` is required here
         if "command" not in value:
             raise ProtocolError("missing required key: command")
-        return ToolParams(command=_tool_command(value["command"]), input=dict(value))  # type: ignore[return-value]  # T is ToolParams here
+        scope = value.get("workspace")
+        if scope is not None and not isinstance(scope, str):
+            raise ProtocolError("workspace: expected a string")
+        tool_input = {k: v for k, v in value.items() if k != "workspace"}
+        return ToolParams(command=_tool_command(value["command"]), input=tool_input, workspace=scope)  # type: ignore[return-value]  # T is ToolParams here
     try:
         return converter.structure(dict(value), cls)
     except (cattrs.BaseValidationError, TypeError, ValueError) as exc:

@@ -283,11 +283,11 @@ async def test_apply_edit_on_open_document(client):
     assert client.buffers[u][0] == disk and "Tuesdays" in disk and client.buffers[u][1] == 2
     await asyncio.sleep(0.2)  # the didChange reaches the server: the next edit is against version 2
     res = await tool(
-        client, command="insert", path="/memories/facts/open.md", insert_line=0, insert_text="<!-- top -->"
+        client, command="insert", path="/memories/facts/open.md", insert_line=4, insert_text="<!-- top -->"
     )
     assert res == {"content": "The file /memories/facts/open.md has been edited.", "isError": False}
     assert client.buffers[u][0] == (STORE / "facts/open.md").read_text()
-    assert client.buffers[u][0].startswith("<!-- top -->\n---\n") and client.buffers[u][1] == 3
+    assert "\n---\n<!-- top -->\n" in client.buffers[u][0] and client.buffers[u][1] == 3
 
 
 async def test_unsaved_buffer_and_refused_edit_are_not_clobbered(vscode):

@@ -71,7 +71,7 @@ function B.rename(new)
   if not target:match('%.md$') then
     target = target .. '.md'
   end
-  core().execute('kin.memory.tool', { command = 'rename', old_path = old, new_path = target }, function(result)
+  core().execute('kin.memory.tool', { command = 'rename', old_path = old, new_path = target, workspace = 'none' }, function(result)
     if type(result) ~= 'table' or result.isError then
       notify(('%s was not renamed: %s'):format(old, result and result.content or '?'), vim.log.levels.ERROR)
       return

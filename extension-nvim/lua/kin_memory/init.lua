@@ -983,7 +983,8 @@ function M.confirm_delete(command)
       notify('kept ' .. shown)
       return
     end
-    M.execute('kin.memory.tool', { command = 'delete', path = path }, function(result)
+    -- the person picked this memory: the operator's view reaches another workspace's memory too
+    M.execute('kin.memory.tool', { command = 'delete', path = path, workspace = 'none' }, function(result)
       if type(result) ~= 'table' or result.isError then
         notify(('%s was not deleted: %s'):format(shown, one_line(result and result.content)), vim.log.levels.ERROR)
         return

@@ -49,7 +49,7 @@ async function changeCategory({ client, refresh }: Deps, m: MemoryEntry): Promis
   // The frontmatter's own `category:` line (before the closing fence), replaced through the memory tool.
   const line = /^---\r?\n(?:(?!---)[^\n]*\n)*?(category:[^\r\n]*)/.exec(text)?.[1];
   if (!line) throw new Error(`${m.path} has no category line in its frontmatter; add one in the editor`);
-  const res = await client.exec("kin.memory.tool", { command: "str_replace", path: m.path, old_str: line, new_str: `category: ${to}` });
+  const res = await client.exec("kin.memory.tool", { command: "str_replace", path: m.path, old_str: line, new_str: `category: ${to}`, workspace: "none" });
   if (res.isError) throw new Error(res.content);
   void vscode.window.setStatusBarMessage(`Kin Memory: ${m.path} is now ${to}`, 3000);
   refresh();

@@ -164,3 +164,17 @@ def too_large_to_edit(path: str, size: str, limit: str) -> str:
 def cannot_ask(command: str, path: str) -> str:
     """Strict mode with a caller that has no way to ask the user (an MCP client without elicitation)."""
     return f"Memory tool is in strict mode and this client cannot ask the user: the {command} of {path} was not made"
+
+
+def folder_holds_hidden(path: str, command: str) -> str:
+    return (
+        f"Cannot {command} {path}: it holds memories of other workspaces, which this workspace cannot "
+        f"change. {command.capitalize()} its memories one by one instead."
+    )
+
+
+def foreign_stamp(path: str, stamp: str, active: str) -> str:
+    return (
+        f"Cannot write {path} with `workspace: {stamp}`: that is another repository's workspace. "
+        f"Stamp it `{active}` (this workspace), `global`, or a label such as team-infra."
+    )

@@ -11,16 +11,19 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+from collections.abc import Callable
 
 _DIR_FLAGS = (
     os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 )
 
 
-def tree_size(path: str) -> int:
-    """Total size of the regular files below path, hidden names and links skipped (as `du` would
-    count a listing entry). Unreadable parts count as empty."""
+def tree_size(path: str, keep: Callable[[str], bool] | None = None) -> tuple[int, bool]:
+    """(total size of the regular files below path that `keep` accepts, whether files exist below it but
+    none was accepted), hidden names and links skipped (as `du` would count a listing entry).
+    Unreadable parts count as empty."""
     total = 0
+    files = kept = 0
     pending = [path]
     while pending:
         folder = pending.pop()
@@ -36,8 +39,11 @@ def tree_size(path: str) -> int:
                 if stat.S_ISDIR(st.st_mode):
                     pending.append(entry.path)
                 elif stat.S_ISREG(st.st_mode):
-                    total += st.st_size
-    return total
+                    files += 1
+                    if keep is None or keep(entry.path):
+                        kept += 1
+                        total += st.st_size
+    return total, files > 0 and kept == 0
 
 
 def _subfolders(fd: int) -> list[str]:

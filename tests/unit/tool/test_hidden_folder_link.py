@@ -20,7 +20,7 @@ CALLS = [
     {"command": "create", "path": "/memories/a.md", "file_text": "---\ncategory: preference\n---\nx\n"},
     {"command": "view", "path": "/memories/a.md"},
     {"command": "str_replace", "path": "/memories/a.md", "old_str": "x", "new_str": "y"},
-    {"command": "insert", "path": "/memories/a.md", "insert_line": 0, "insert_text": "z"},
+    {"command": "insert", "path": "/memories/a.md", "insert_line": 3, "insert_text": "z"},
     {"command": "rename", "old_path": "/memories/a.md", "new_path": "/memories/b.md"},
     {"command": "delete", "path": "/memories/b.md"},
 ]

@@ -432,8 +432,8 @@ def test_audit_failure_does_not_break(run, root):
     assert ok(run(command="create", path="/memories/a.md", file_text="abc"))
     assert ok(run(command="view", path="/memories/a.md"))
     assert ok(run(command="str_replace", path="/memories/a.md", old_str="b", new_str="B"))
-    assert ok(run(command="insert", path="/memories/a.md", insert_line=0, insert_text="z"))
-    assert (root / "a.md").read_text().endswith("aBc\n")
+    assert ok(run(command="insert", path="/memories/a.md", insert_line=3, insert_text="z"))
+    assert (root / "a.md").read_text().endswith("---\nz\naBc\n")
     assert (root / ".kin-index").read_text() == "I am a file"
 
 

@@ -127,7 +127,7 @@ def test_tree_size_walks_1100_levels_without_recursion(root: Path) -> None:
 
     make_deep_tree(root, 1100)  # the leaf's path is about 2,200 bytes: still under PATH_MAX, so counted
     (root / "top.md").write_bytes(b"12345")
-    assert tree_size(str(root)) == 5 + len("deep\n")
+    assert tree_size(str(root)) == (5 + len("deep\n"), False)
 
 
 def test_reflection_staging_of_a_1100_level_tree(root: Path) -> None:

@@ -113,8 +113,9 @@ class ToolCommand:
         assert self.server is not None
         loop = asyncio.get_running_loop()
         settings = await loop.run_in_executor(None, self.session.file_settings)
-        active = self.session.active()
+        active = () if params.workspace == "none" else self.session.active()
         context = ToolContext(root=self.session.root, workspace=active[0] if active else None,
+                              visible_from=active,
                               mode=self.session.settings.tool_mode, enabled=settings.memory_enabled,
                               disabled_by=home_relative(settings.disabled_by), confirm=self._confirmer(loop),
                               editor=LspEditor(self.server, self.session, loop))  # fmt: skip

@@ -34,6 +34,15 @@ class ToolContext:
     confirm: Callable[[str], bool] | None = None
     editor: Editor | None = None
     source: str = "tool"  # who the history says wrote what this call writes (the sweep says "sweep")
+    # The workspaces whose memories this call may reach (tool/visibility.py); None: the one `workspace`
+    # names, or the operator's view (everything) when that is None too.
+    visible_from: tuple[str, ...] | None = None
+
+    @property
+    def active(self) -> tuple[str, ...]:
+        if self.visible_from is not None:
+            return self.visible_from
+        return (self.workspace,) if self.workspace else ()
 
 
 @dataclass

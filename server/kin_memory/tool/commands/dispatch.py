@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ...history.versions import kept
 from .. import audit, messages
+from . import reach
 from .base import MODES, MUTATIONS, Editor, ToolContext, ToolFailure, ToolResult
 from .create import create
 from .delete import delete
@@ -35,6 +36,7 @@ def _handle(command: str, inp: ToolInput, ctx: ToolContext) -> ToolResult:
     try:
         if command in MUTATIONS and ctx.mode == "plan":
             raise ToolFailure(messages.plan_mode(command))
+        reach.check(command, inp, ctx)
         return ToolResult(HANDLERS[command](inp, ctx), False)
     except ToolFailure as exc:
         return ToolResult(exc.message, True)
@@ -82,6 +84,9 @@ def run(
     ctx = ToolContext(
         root=Path(root),
         workspace=_first_workspace(workspaces),
+        visible_from=None
+        if isinstance(workspaces, str) or workspaces is None
+        else tuple(w for w in workspaces if w),
         mode=mode if mode in MODES else "auto",
         enabled=enabled,
         disabled_by=disabled_by,

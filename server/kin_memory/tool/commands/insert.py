@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import messages
+from ..edit_rules import check_edit
 from .base import ToolContext, ToolFailure, confirm
 from .params import ToolInput, guarded, int_param, str_param
 from .writing import commit_edit, read_text, store_lock
@@ -22,6 +23,7 @@ def insert(inp: ToolInput, ctx: ToolContext) -> str:
         if n < 0 or n > len(lines):
             raise ToolFailure(messages.bad_insert_line(n, len(lines)))
         piece = insert_text[:-1] if insert_text.endswith("\n") else insert_text
-        new_lines = lines[:n] + [piece] + lines[n:]
-        commit_edit(t, st, text, "\n".join(new_lines) + "\n", ctx, locked=True)
+        new_text = "\n".join(lines[:n] + [piece] + lines[n:]) + "\n"
+        check_edit(path, text, new_text, ctx.active, insert_line=n)
+        commit_edit(t, st, text, new_text, ctx, locked=True)
     return messages.insert_ok(path)

@@ -1,4 +1,5 @@
-"""`view` of a folder: the entries up to two levels deep with their sizes, hidden names left out.
+"""`view` of a folder: the entries up to two levels deep with their sizes, hidden names and memories of
+other workspaces left out.
 
 A listing walks the real tree, so a symlink may point anywhere: an entry is shown only when its realpath
 stays inside the root and outside hidden folders, and sizes count regular files only.
@@ -15,6 +16,7 @@ from kin_memory.store.paths import virtual_of_rel
 from .. import messages
 from ..guard import Target
 from ..tree import tree_size
+from ..visibility import visible
 
 MAX_DEPTH = 2
 
@@ -33,16 +35,18 @@ def format_size(n: int) -> str:
     raise AssertionError("unreachable")
 
 
-def _entry_size(path: str) -> tuple[int, bool] | None:
-    """(size, is_dir) for a listing entry, None when it must not be shown (escaping link, special)."""
+def _entry_size(path: str, active: tuple[str, ...] = ()) -> tuple[int, bool] | None:
+    """(size, is_dir) for a listing entry, None when it must not be shown (escaping link, special, a
+    memory of another workspace, a folder holding only such memories). Sizes count what is shown."""
     try:
         st = os.stat(path)
     except OSError:
         return None
     if stat.S_ISDIR(st.st_mode):
-        return tree_size(path), True
+        size, only_hidden = tree_size(path, (lambda p: visible(p, active)) if active else None)
+        return None if only_hidden else (size, True)
     if stat.S_ISREG(st.st_mode):
-        return st.st_size, False
+        return (st.st_size, False) if visible(path, active) else None
     return None
 
 
@@ -61,13 +65,15 @@ def _children(path: str) -> list[str]:
         return []
 
 
-def _walk(dirpath: str, vbase: str, depth: int, root_real: str, lines: list[str]) -> None:
+def _walk(
+    dirpath: str, vbase: str, depth: int, root_real: str, lines: list[str], active: tuple[str, ...]
+) -> None:
     """Append one line per visible entry below dirpath, descending into folders up to MAX_DEPTH."""
     for name in _children(dirpath):
         child = os.path.join(dirpath, name)
         if not _inside(child, root_real):
             continue
-        entry = _entry_size(child)
+        entry = _entry_size(child, active)
         if entry is None:
             continue
         size, is_dir = entry
@@ -76,15 +82,16 @@ def _walk(dirpath: str, vbase: str, depth: int, root_real: str, lines: list[str]
         # entry is one line and a planted name cannot fake entries in what the model reads.
         lines.append(f"{format_size(size)}\t{prompt.field(vchild)}{'/' if is_dir else ''}")
         if is_dir and depth < MAX_DEPTH:
-            _walk(child, vchild, depth + 1, root_real, lines)
+            _walk(child, vchild, depth + 1, root_real, lines, active)
 
 
-def listing(t: Target) -> str:
+def listing(t: Target, active: tuple[str, ...] = ()) -> str:
+    """The folder's entries as the active workspace sees them (everything in the operator's view)."""
     base = virtual_of_rel("/".join(t.parts))
     top = os.fspath(t.resolved)
     lines = [messages.dir_header(base)]
-    info = _entry_size(top) if os.path.exists(top) else (0, True)  # a missing root lists as empty
+    info = _entry_size(top, active) if os.path.exists(top) else (0, True)  # a missing root lists as empty
     lines.append(f"{format_size(info[0] if info else 0)}\t{base}")
     if os.path.isdir(top):
-        _walk(top, base, 1, os.fspath(t.root_real), lines)
+        _walk(top, base, 1, os.fspath(t.root_real), lines, active)
     return "\n".join(lines)

@@ -4,6 +4,7 @@ nothing. The result shows the edited lines with a little context."""
 from __future__ import annotations
 
 from .. import messages
+from ..edit_rules import check_edit, match_region
 from .base import ToolContext, ToolFailure, confirm
 from .params import ToolInput, guarded, str_param
 from .view import number_lines
@@ -12,10 +13,11 @@ from .writing import commit_edit, read_text, store_lock
 SNIPPET_LINES = 2  # lines of context either side of the edit in the result
 
 
-def _occurrence_lines(text: str, needle: str) -> list[int]:
-    """The line numbers where needle starts, each once (overlapping occurrences count)."""
+def _occurrence_lines(text: str, needle: str, start: int = 0) -> list[int]:
+    """The line numbers where needle starts at or after `start`, each once (overlapping occurrences
+    count)."""
     found: list[int] = []
-    pos = text.find(needle)
+    pos = text.find(needle, start)
     while pos != -1:
         line = text.count("\n", 0, pos) + 1
         if line not in found:
@@ -44,12 +46,14 @@ def str_replace(inp: ToolInput, ctx: ToolContext) -> str:
     # before waiting for the lock would be stale by the time of the write (a needless conflict).
     with store_lock(t.root_real):
         text, st = read_text(t, missing=messages.not_found(path))
-        count = text.count(old)
+        start = match_region(text, old)  # the body only, when old_str is found there
+        count = text.count(old, start)
         if count == 0:
             raise ToolFailure(messages.no_match(old, path))
         if count > 1:
-            raise ToolFailure(messages.multiple(old, _occurrence_lines(text, old)))
-        pos = text.find(old)
+            raise ToolFailure(messages.multiple(old, _occurrence_lines(text, old, start)))
+        pos = text.find(old, start)
         new_text = text[:pos] + new + text[pos + len(old) :]
+        check_edit(path, text, new_text, ctx.active)
         commit_edit(t, st, text, new_text, ctx, locked=True)
     return messages.STR_REPLACE_OK_HEADER + _snippet(new_text, pos, new)

@@ -105,10 +105,10 @@ def view(inp: ToolInput, ctx: ToolContext) -> str:
     real = os.fspath(t.resolved)
     if not os.path.lexists(real):
         if t.is_root:  # a store not created yet lists as empty
-            return listing(t)
+            return listing(t, ctx.active)
         raise ToolFailure(messages.not_found(path))
     if os.path.isdir(real):
-        return listing(t)
+        return listing(t, ctx.active)
     if not os.path.isfile(real):
         raise ToolFailure(messages.unsupported(path))
     view_range = view_range_param(inp)
