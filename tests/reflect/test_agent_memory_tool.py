@@ -179,3 +179,90 @@ def test_the_sdk_async_tool_runner_takes_the_async_memory_tool(store: Path, work
     assert missing[0].get("is_error") is True and "does not exist" in text_of(missing[0])
     assert (store / "facts" / "cache.md").read_text().startswith("---\ncategory: project-fact\n")
     assert [v.source for v in history_of(store, "/memories/facts/cache.md")][0] == "agent"
+
+
+def _session_results(tool, fake_steps) -> list[list[tuple[str, bool]]]:
+    with FakeModel(fake_steps) as fake:
+        client = anthropic.Anthropic(api_key=KEY, base_url=fake.url, max_retries=0)
+        runner = client.beta.messages.tool_runner(
+            model="claude-test",
+            max_tokens=1024,
+            messages=[{"role": "user", "content": "Keep notes."}],
+            tools=[tool],
+        )
+        runner.until_done()
+    return [
+        [(text_of(r), bool(r.get("is_error", False))) for r in tool_results(req.body)]
+        for req in fake.requests[1:]
+    ]
+
+
+def test_a_scripted_session_gets_what_the_sdks_reference_memory_tool_gives(tmp_path: Path):
+    """The SDK's own local-filesystem memory tool and `MemoryTool` run the same scripted session through
+    the SDK's tool runner: wherever kin adds nothing (a preference, which is never stamped, written with
+    its frontmatter; the operator's view), every result string is the reference's. Where kin differs on
+    purpose it is not scripted here: a folder listing's sizes (kin counts the files below a folder, as
+    `du` does; the reference shows the folder entry's own size), the write-time category and stamp, and
+    the refusals of edits that would break a frontmatter."""
+    from anthropic.tools import BetaLocalFilesystemMemoryTool
+
+    pref = "---\ncategory: preference\n---\n# Reviews\n\nBlake prefers squash merges.\nSmall PRs.\n"
+    script = [
+        [{"command": "create", "path": "/memories/prefs/reviews.md", "file_text": pref}],
+        [
+            {"command": "view", "path": "/memories/prefs/reviews.md"},
+            {"command": "view", "path": "/memories/prefs/reviews.md", "view_range": [4, -1]},
+            {"command": "create", "path": "/memories/prefs/reviews.md", "file_text": "again"},
+        ],
+        [
+            {
+                "command": "str_replace",
+                "path": "/memories/prefs/reviews.md",
+                "old_str": "squash",
+                "new_str": "rebase",
+            },
+            {
+                "command": "str_replace",
+                "path": "/memories/prefs/reviews.md",
+                "old_str": "absent",
+                "new_str": "x",
+            },
+            {"command": "str_replace", "path": "/memories/prefs/reviews.md", "old_str": "s", "new_str": "z"},
+            {
+                "command": "insert",
+                "path": "/memories/prefs/reviews.md",
+                "insert_line": 6,
+                "insert_text": "Tests first.",
+            },
+            {
+                "command": "insert",
+                "path": "/memories/prefs/reviews.md",
+                "insert_line": 99,
+                "insert_text": "x",
+            },
+        ],
+        [
+            {"command": "view", "path": "/memories/missing.md"},
+            {"command": "view", "path": "/memories/../etc/passwd"},
+            {
+                "command": "rename",
+                "old_path": "/memories/prefs/reviews.md",
+                "new_path": "/memories/prefs/code-review.md",
+            },
+            {"command": "rename", "old_path": "/memories/prefs/gone.md", "new_path": "/memories/prefs/x.md"},
+            {"command": "view", "path": "/memories/prefs/code-review.md"},
+            {"command": "delete", "path": "/memories/prefs/code-review.md"},
+            {"command": "delete", "path": "/memories/prefs/code-review.md"},
+            {"command": "delete", "path": "/memories"},
+        ],
+    ]
+    steps = [anthropic_tool_use(*calls) for calls in script] + [anthropic_end("Done.")]
+    reference = _session_results(BetaLocalFilesystemMemoryTool(str(tmp_path / "ref")), steps)
+    store = tmp_path / "kin"
+    store.mkdir()
+    ours = _session_results(MemoryTool(store, "none"), steps)
+    assert ours == reference
+    assert sum(len(r) for r in ours) == sum(len(c) for c in script)
+    assert any(err for results in ours for _, err in results) and any(
+        not err for results in ours for _, err in results
+    )

@@ -14,14 +14,12 @@ SNIPPET_LINES = 2  # lines of context either side of the edit in the result
 
 
 def _occurrence_lines(text: str, needle: str, start: int = 0) -> list[int]:
-    """The line numbers where needle starts at or after `start`, each once (overlapping occurrences
-    count)."""
+    """The line of every occurrence of needle at or after `start`, overlapping ones included and a line
+    named once per occurrence, as the SDK's reference tool lists them."""
     found: list[int] = []
     pos = text.find(needle, start)
     while pos != -1:
-        line = text.count("\n", 0, pos) + 1
-        if line not in found:
-            found.append(line)
+        found.append(text.count("\n", 0, pos) + 1)
         pos = text.find(needle, pos + 1)
     return found
 
