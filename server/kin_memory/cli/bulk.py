@@ -41,11 +41,19 @@ def _review(root, proposal, args: argparse.Namespace) -> int:
     return 0
 
 
+def _existing(root) -> None:
+    if not os.path.isdir(root):
+        from ..sinks import terminal
+
+        raise UsageError(f"no memory store at {terminal.field(root)}: nothing to fix")
+
+
 def run_fix(args: argparse.Namespace) -> int:
     from ..proposals.bulk import fix_all
     from ..store.context import cli_context
 
     t = target(args)
+    _existing(t.root)
     return _review(t.root, fix_all(t.root, cli_context(t.root, t.workspace)), args)
 
 
@@ -59,4 +67,5 @@ def run_restamp(args: argparse.Namespace) -> int:
             raise UsageError(f"{to} is not a folder: give the repository's path now, or global")
         to = os.path.realpath(to)
     root = target(args).root
+    _existing(root)
     return _review(root, restamp(root, args.stamp, to), args)
