@@ -12,11 +12,53 @@ GLOBAL = "global"
 MAX_STAMP_BYTES = 4096
 
 
+GIT_FILE_LIMIT = 4096  # a `.git` file, `commondir` or `gitdir` holds one path
+
+
+def _git_file(path: Path) -> str | None:
+    """One of git's small pointer files, read through the bounded reader (a FIFO, a device or a huge
+    file planted in its place is refused, never read); None when it cannot be read."""
+    from .reader import Refused, read_file
+
+    try:
+        data = read_file(path, GIT_FILE_LIMIT).data
+    except (Refused, OSError):
+        return None
+    return data.decode("utf-8", "replace").strip()
+
+
+def _registered_main(candidate: Path, text: str) -> str | None:
+    """The main working tree of the linked worktree at `candidate` whose `.git` file says `text`, or None
+    unless the repository it names lists this worktree back: its gitdir is
+    `<main>/.git/worktrees/<name>` and that folder's `gitdir` file points at this `.git` file. A folder
+    with a hand-made `.git` file and `commondir` (an archive, a generated folder) cannot pose as a
+    worktree of another repository: it is its own workspace."""
+    if not text.startswith("gitdir:"):
+        return None
+    gitdir = Path(text[len("gitdir:") :].strip())
+    if not gitdir.is_absolute():
+        gitdir = candidate / gitdir
+    gitdir = Path(os.path.realpath(gitdir))
+    common_rel = _git_file(gitdir / "commondir")
+    if common_rel is None:
+        return None  # a submodule's .git file, not a worktree
+    common_dir = Path(os.path.realpath(gitdir / common_rel))
+    if common_dir.name != ".git":
+        return None  # bare repository: no main working tree
+    if gitdir.parent != common_dir / "worktrees":
+        return None  # not one of that repository's worktree entries
+    back = _git_file(gitdir / "gitdir")
+    if back is None or os.path.realpath(back) != os.path.realpath(candidate / ".git"):
+        return None  # the repository does not list this folder as its worktree
+    return str(common_dir.parent)
+
+
 def main_worktree(path: str) -> str | None:
     """For a linked git worktree, the realpath of its main working tree; else None.
 
     A linked worktree has a `.git` *file* (`gitdir: <main>/.git/worktrees/<name>`); its `commondir`
-    names the main repository's `.git`. Read the files directly: no git subprocess on the hot path.
+    names the main repository's `.git`, and the main repository lists it back (see _registered_main).
+    Read the files directly: no git subprocess on the hot path.
     """
     p = Path(path)
     for candidate in (p, *p.parents):
@@ -26,23 +68,12 @@ def main_worktree(path: str) -> str | None:
                 return None
             if not dotgit.is_file():
                 continue
-            text = dotgit.read_text(encoding="utf-8", errors="replace").strip()
         except OSError:
             return None
-        if not text.startswith("gitdir:"):
+        text = _git_file(dotgit)
+        main = _registered_main(candidate, text) if text is not None else None
+        if main is None:
             return None
-        gitdir = Path(text[len("gitdir:") :].strip())
-        if not gitdir.is_absolute():
-            gitdir = candidate / gitdir
-        common = gitdir / "commondir"
-        try:
-            common_rel = common.read_text(encoding="utf-8").strip()
-        except OSError:
-            return None  # a submodule's .git file, not a worktree
-        common_dir = Path(os.path.realpath(gitdir / common_rel))
-        if common_dir.name != ".git":
-            return None  # bare repository: no main working tree
-        main = str(common_dir.parent)
         if candidate != p:
             # A folder inside the worktree: keep the same relative position in the main tree.
             return os.path.join(main, os.path.relpath(p, candidate))

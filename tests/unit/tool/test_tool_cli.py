@@ -75,6 +75,7 @@ def test_create_from_a_linked_worktree_stamps_the_main_tree(tmp_path, capsys, mo
     worktree = tmp_path / "wt"
     worktree.mkdir()
     (worktree / ".git").write_text(f"gitdir: {gitdir}\n")
+    (gitdir / "gitdir").write_text(f"{worktree / '.git'}\n")  # the repository lists it back, as git does
     root = tmp_path / "store"
     for rel, text in (
         ("f.md", "---\ncategory: project-fact\n---\nx\n"),
