@@ -165,18 +165,22 @@ def effective_settings(
     home: Path | None = None,
     env: Mapping[str, str] | None = None,
 ) -> EffectiveSettings:
-    """Merge global then project files (project wins for the project-ok keys); env overrides reflect."""
+    """The one rule of settings precedence, for every door: the user's global file, then the user's
+    environment (KIN_MEMORY_REFLECT), then each project file, which can only make things stricter. A
+    repository is untrusted: its `.kin/settings.toml` may turn memory or reflection off for itself, never
+    back on against the user's `false` (and never move the store: `memory_dir` is KM700)."""
     env = os.environ if env is None else env
-    files = [load_settings_file(global_settings_path(home), project=False)]
-    files += [load_settings_file(project_settings_path(w), project=True) for w in workspaces]
-    enabled, reflect, disabled_by = True, True, None
-    for f in files:
-        if "memory_enabled" in f.values:
-            enabled = bool(f.values["memory_enabled"])
-            disabled_by = None if enabled else f.path
-        if "memory_reflect" in f.values:
-            reflect = bool(f.values["memory_reflect"])
+    user = load_settings_file(global_settings_path(home), project=False)
+    projects = [load_settings_file(project_settings_path(w), project=True) for w in workspaces]
+    enabled = bool(user.values.get("memory_enabled", True))
+    reflect = bool(user.values.get("memory_reflect", True))
+    disabled_by = None if enabled else user.path
     flag = env.get("KIN_MEMORY_REFLECT")
     if flag is not None and flag.strip() != "":
         reflect = flag.strip().lower() not in {"0", "false", "no", "off"}
-    return EffectiveSettings(enabled, reflect, disabled_by, tuple(files))
+    for f in projects:  # stricter only: `false` applies, `true` changes nothing
+        if f.values.get("memory_enabled") is False and enabled:
+            enabled, disabled_by = False, f.path
+        if f.values.get("memory_reflect") is False:
+            reflect = False
+    return EffectiveSettings(enabled, reflect, disabled_by, (user, *projects))

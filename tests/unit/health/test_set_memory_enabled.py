@@ -105,8 +105,8 @@ def test_a_project_settings_file_is_never_written(tmp_path: Path) -> None:
     set_memory_enabled(False, tmp_path)
     assert project.read_text() == "memory_enabled = true\n"
     assert settings(tmp_path).read_text() == "memory_enabled = false\n"
-    # the project file still wins for its workspace, as the SPEC says
-    assert effective_settings([str(repo)], home=tmp_path).memory_enabled
+    # a project file can only make things stricter: its `true` does not turn the user's `false` back on
+    assert not effective_settings([str(repo)], home=tmp_path).memory_enabled
 
 
 def test_a_broken_value_of_the_switch_itself_is_replaced(tmp_path: Path) -> None:
