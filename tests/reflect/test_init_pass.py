@@ -149,3 +149,31 @@ def test_the_store_itself_or_a_file_is_no_repository(store, tmp_path):
             with pytest.raises(InitError, match=why):
                 initialize(store, folder, config("openai", fake), KEY)
         assert fake.requests == []
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_init_sends_nothing_hidden_behind_a_link_nor_a_binary_file(provider, store, tmp_path):
+    """`docs/gitconfig.md -> ../.git/config` stays inside the repository but holds its credentials: a path
+    with a hidden component once links are resolved is not read, nor a file that is not a text document."""
+    repo = tmp_path / "creds-repo"
+    write(repo / "README.md", "# Widget\n\nWidget renders dashboards.\n")
+    write(
+        repo / ".git" / "config", '[remote "origin"]\n\turl = https://user:GIT-CREDENTIAL-123@example.com/r\n'
+    )
+    write(repo / ".hidden" / "notes.md", "HIDDEN-NOTES-456\n")
+    (repo / "docs").mkdir(parents=True, exist_ok=True)
+    os.symlink("../.git/config", repo / "docs" / "gitconfig.md")
+    os.symlink("../.hidden/notes.md", repo / "docs" / "notes.md")
+    (repo / "docs" / "diagram.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00BINARY-789")
+    with FakeModel([end_turn(provider, "Nothing durable.")]) as fake:
+        outcome, sources, stamp = initialize(store, repo, config(provider, fake), KEY)
+    sent = json.dumps([r.body for r in fake.requests])
+    assert "Widget renders dashboards" in sent
+    for secret in ("GIT-CREDENTIAL-123", "HIDDEN-NOTES-456", "BINARY-789"):
+        assert secret not in sent
+    skipped = dict(sources.skipped)
+    assert skipped["docs/gitconfig.md"] == "a link into a hidden folder or file: not read"
+    assert skipped["docs/notes.md"] == "a link into a hidden folder or file: not read"
+    assert skipped["docs/diagram.md"] == "not a text document"
+    summary = init_proposal(store, outcome, sources, stamp).summary
+    assert "docs/gitconfig.md (a link into a hidden folder or file: not read)" in summary

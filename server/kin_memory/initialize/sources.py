@@ -4,7 +4,8 @@ Read, from the repository folder only: `AGENTS.md`, `CLAUDE.md`, `STATUS.md`, `R
 at its top, and markdown below `docs/`. Everything in a cloned repository is untrusted: each file goes
 through the bounded reader (store/reader.py) with the repository as its allowed folder, so a link
 pointing out of it (`docs/x.md -> ~/.ssh/id_rsa`), a FIFO or a device is refused and listed; linked
-folders are never entered. At most FILE_CAP bytes of one file and TOTAL_CAP bytes in all are read,
+folders are never entered; a link into a hidden place of the repository itself (`docs/gitconfig.md ->
+../.git/config`) is not read, nor anything that is not a text document (NUL bytes, not UTF-8). At most FILE_CAP bytes of one file and TOTAL_CAP bytes in all are read,
 the newest files first (the shortest first among equally new ones: in a fresh clone every file is
 equally new, and many short documents say more than the first part of one long one). The outcome lists
 what was read, what was cut short and what was not read, with why.
@@ -119,6 +120,30 @@ def _walk_docs(folder: Path, rel: str, depth: int, found: list[tuple[str, os.sta
             found.append((sub, st))
 
 
+def _hidden_after_links(repo: Path, rel: str) -> str | None:
+    """Why a candidate is not read when, links resolved, it lies in a hidden place of the repository
+    (`docs/gitconfig.md -> ../.git/config` stays inside the repository and holds its credentials)."""
+    real = os.path.relpath(os.path.realpath(repo / rel), repo)
+    if real == ".." or real.startswith(".." + os.sep):
+        return None  # outside the repository: the bounded reader refuses it and says so
+    if any(part.startswith(".") for part in Path(real).parts):
+        return "a link into a hidden folder or file: not read"
+    return None
+
+
+def _as_text(data: bytes, truncated: bool) -> str | None:
+    """The document's text, or None when it is not a text document (NUL bytes, or not UTF-8 beyond a
+    character cut at the read's end)."""
+    if b"\x00" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if truncated and exc.start >= len(data) - 3:
+            return data[: exc.start].decode("utf-8", "replace")
+        return None
+
+
 def read_sources(repo: Path, total: int = TOTAL_CAP, per_file: int = FILE_CAP) -> Sources:
     """The repository's documents, newest first (shortest first among equals), within the caps."""
     repo = Path(os.path.realpath(repo))
@@ -130,6 +155,10 @@ def read_sources(repo: Path, total: int = TOTAL_CAP, per_file: int = FILE_CAP) -
         if left < MIN_USEFUL:
             out.skipped.append((rel, f"the {describe_size(total)} total was reached"))
             continue
+        hidden = _hidden_after_links(repo, rel)
+        if hidden:
+            out.skipped.append((rel, hidden))
+            continue
         try:
             got = read_file(repo / rel, min(per_file, left), within=repo, truncate=True)
         except Refused as exc:
@@ -138,7 +167,10 @@ def read_sources(repo: Path, total: int = TOTAL_CAP, per_file: int = FILE_CAP) -
         except OSError as exc:
             out.skipped.append((rel, f"unreadable: {exc.strerror or 'error'}"))
             continue
-        text = got.data.decode("utf-8", "replace").replace("\x00", "")
+        text = _as_text(got.data, got.truncated)
+        if text is None:
+            out.skipped.append((rel, "not a text document"))
+            continue
         out.documents.append(Document(rel, text, got.size, got.truncated))
         used += len(got.data)
     return out
