@@ -7,6 +7,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from ..wording import value_kind
 from .reader import Refused, read_file
@@ -20,6 +21,15 @@ else:  # pragma: no cover - exercised on 3.10 only
 # FIFO, a huge file), so reads stop here and anything larger is reported, not parsed.
 MAX_SETTINGS_BYTES = 256 * 1024
 KNOWN_KEYS = {"memory_enabled": bool, "memory_reflect": bool, "memory_dir": str}
+# Which way a project file may move each key: a repository is untrusted, so it may only make things
+# stricter. "off": only `false` applies (memory or reflection off for that workspace), `true` changes
+# nothing. "user": never taken from a project file, the user's value wins (where the store lives has no
+# stricter side; the project's `memory_dir` is reported as KM700).
+PROJECT_MAY: dict[str, Literal["off", "user"]] = {
+    "memory_enabled": "off",
+    "memory_reflect": "off",
+    "memory_dir": "user",
+}
 
 
 @dataclass(frozen=True)
@@ -160,15 +170,24 @@ class EffectiveSettings:
         return [p for f in self.files for p in f.problems]
 
 
+def stricter(key: str, current: object, project: object) -> object:
+    """`current` (the user's value so far) after a project file's value for `key` (None: not set): the
+    project's value only where PROJECT_MAY lets it move that way, else `current` unchanged. An unknown key
+    is the user's."""
+    if PROJECT_MAY.get(key, "user") == "off" and project is False:
+        return False
+    return current
+
+
 def effective_settings(
     workspaces: list[str] | tuple[str, ...] = (),
     home: Path | None = None,
     env: Mapping[str, str] | None = None,
 ) -> EffectiveSettings:
-    """The one rule of settings precedence, for every door: the user's global file, then the user's
-    environment (KIN_MEMORY_REFLECT), then each project file, which can only make things stricter. A
-    repository is untrusted: its `.kin/settings.toml` may turn memory or reflection off for itself, never
-    back on against the user's `false` (and never move the store: `memory_dir` is KM700)."""
+    """The one rule of settings precedence, for every door (the language server, the command line, the
+    MCP server, `MemoryTool`): the user's global file, then the user's environment (KIN_MEMORY_REFLECT),
+    then each project file through `stricter`. A repository may turn memory or reflection off for itself,
+    never back on against the user's `false`, and never move the store."""
     env = os.environ if env is None else env
     user = load_settings_file(global_settings_path(home), project=False)
     projects = [load_settings_file(project_settings_path(w), project=True) for w in workspaces]
@@ -178,9 +197,10 @@ def effective_settings(
     flag = env.get("KIN_MEMORY_REFLECT")
     if flag is not None and flag.strip() != "":
         reflect = flag.strip().lower() not in {"0", "false", "no", "off"}
-    for f in projects:  # stricter only: `false` applies, `true` changes nothing
-        if f.values.get("memory_enabled") is False and enabled:
-            enabled, disabled_by = False, f.path
-        if f.values.get("memory_reflect") is False:
-            reflect = False
+    for f in projects:
+        merged = bool(stricter("memory_enabled", enabled, f.values.get("memory_enabled")))
+        if enabled and not merged:
+            disabled_by = f.path  # the file the "memory is disabled" sentence names
+        enabled = merged
+        reflect = bool(stricter("memory_reflect", reflect, f.values.get("memory_reflect")))
     return EffectiveSettings(enabled, reflect, disabled_by, (user, *projects))

@@ -47,8 +47,9 @@ def _registered_main(candidate: Path, text: str) -> str | None:
         return None  # bare repository: no main working tree
     if gitdir.parent != common_dir / "worktrees":
         return None  # not one of that repository's worktree entries
+    # git writes the path back absolute, or relative to the entry (worktree.useRelativePaths)
     back = _git_file(gitdir / "gitdir")
-    if back is None or os.path.realpath(back) != os.path.realpath(candidate / ".git"):
+    if back is None or os.path.realpath(gitdir / back) != os.path.realpath(candidate / ".git"):
         return None  # the repository does not list this folder as its worktree
     return str(common_dir.parent)
 

@@ -1,6 +1,7 @@
 """A linked worktree counts as its main repository only when that repository lists it: a folder with a
 hand-made `.git` file (`gitdir: .gitfake`, `.gitfake/commondir` pointing at another repository's `.git`)
-is its own workspace, in the core, the command line's search and the MCP server's search and create. A
+is its own workspace, in the core, the command line's search, the MCP server's search and create, and
+the language server's search. A
 real `git worktree add` still maps to its main tree, and a FIFO planted as `.git` never blocks."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pytest
 from kin_memory.store.workspace import canonical_workspace
 from support.mcp_client import git, mcp_session
 from support.memfiles import memory, write
+from support.rawlsp import RawClient
 
 
 @pytest.fixture
@@ -62,6 +64,20 @@ def test_a_real_linked_worktree_maps_to_its_main_tree(tmp_path, victim):
     assert canonical_workspace(tmp_path / "wt" / "src") == str(victim / "src")
 
 
+def test_a_worktree_linked_with_relative_paths_maps_to_its_main_tree(tmp_path, victim):
+    # the layout newer git writes with worktree.useRelativePaths: both pointers relative
+    entry = victim / ".git" / "worktrees" / "wt"
+    entry.mkdir(parents=True)
+    (entry / "commondir").write_text("../..\n")
+    wt = tmp_path / "wt"
+    wt.mkdir()
+    (entry / "gitdir").write_text(f"{os.path.relpath(wt / '.git', entry)}\n")
+    (wt / ".git").write_text(f"gitdir: {os.path.relpath(entry, wt)}\n")
+    assert canonical_workspace(wt) == str(victim)
+    (entry / "gitdir").write_text("../../../../somewhere-else/.git\n")  # lists another folder
+    assert canonical_workspace(wt) == os.path.realpath(wt)
+
+
 def test_a_fifo_as_the_git_file_is_refused_without_blocking(tmp_path):
     folder = tmp_path / "fifo-repo"
     folder.mkdir()
@@ -101,3 +117,31 @@ def test_search_and_the_mcp_server_keep_the_impostor_apart(tmp_path, victim):
     assert not err, created
     text = (root / "facts" / "new.md").read_text()
     assert f"workspace: {fake}\n" in text and str(victim) not in text
+
+
+def test_the_language_server_keeps_the_impostor_apart(tmp_path, victim):
+    fake = impostor(tmp_path, victim)
+    home = tmp_path / "home"
+    home.mkdir()
+    root = tmp_path / "memory"
+    write(
+        root, "facts/victim.md", memory("project-fact", "# Keys\n\nThe deploy token rotates.\n", str(victim))
+    )
+    client = RawClient({**os.environ, "HOME": str(home), "KIN_MEMORY_DIR": str(root)})
+    try:
+        rid = client.request("initialize", {
+            "processId": None, "rootUri": fake.as_uri(), "capabilities": {},
+            "workspaceFolders": [{"uri": fake.as_uri(), "name": "unpacked-archive"}],
+        })  # fmt: skip
+        client.wait(lambda m: m.get("id") == rid)
+        client.notify("initialized", {})
+        client.wait_checked()
+        search = {"command": "kin.memory.search", "arguments": [{"query": "deploy token rotates"}]}
+        found = client.call("workspace/executeCommand", search)["result"]
+        operator = dict(search, arguments=[{"query": "deploy token rotates", "workspace": "none"}])
+        everyone = client.call("workspace/executeCommand", operator)["result"]
+    finally:
+        stderr = client.close()
+    assert found["results"] == [] and found["hidden"] == 1, found
+    assert [r["path"] for r in everyone["results"]] == ["/memories/facts/victim.md"]
+    assert "Traceback" not in stderr
