@@ -49,7 +49,8 @@ export interface InitParams {
 
 export interface ApplyProposalParams {
   id: string;
-  /** the changes to apply (by path); all of them when absent */
+  changes?: number[] | null;
+  /** refused with a sentence: kept so an old client is told, not ignored */
   paths?: string[] | null;
 }
 
@@ -189,6 +190,8 @@ export interface Conflict {
 export interface ApplyProposalResult {
   applied: string[];
   conflicts: Conflict[];
+  /** the indices of the changes applied */
+  appliedChanges: number[];
 }
 
 export interface ProposalInfo {

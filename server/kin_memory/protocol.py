@@ -86,7 +86,10 @@ class InitParams:
 @attrs.frozen
 class ApplyProposalParams:
     id: str
-    paths: list[str] | None = None  # the changes to apply (by path); all of them when absent
+    # The changes to apply, by their 0-based index in the proposal's `changes`; all of them when absent.
+    # Never by path: a rename and a create can share one.
+    changes: list[int] | None = None
+    paths: list[str] | None = None  # refused with a sentence: kept so an old client is told, not ignored
 
 
 @attrs.frozen
@@ -238,6 +241,7 @@ class Conflict:
 class ApplyProposalResult:
     applied: list[str]
     conflicts: list[Conflict]
+    applied_changes: list[int] = attrs.field(factory=list)  # the indices of the changes applied
 
 
 @attrs.frozen

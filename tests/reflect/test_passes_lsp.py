@@ -67,7 +67,7 @@ def test_init_in_the_editor_proposes_for_the_open_folder_and_applies_as_shown(
     assert proposal["summary"].startswith("Read 2 documents")
     (change,) = proposal["changes"]
     assert change["path"] == "/memories/facts/widget.md" and f"workspace: {repo}\n" in change["after"]
-    assert applied == {"applied": ["/memories/facts/widget.md"], "conflicts": []}
+    assert applied == {"applied": ["/memories/facts/widget.md"], "conflicts": [], "appliedChanges": [0]}
     assert (store / "facts" / "widget.md").read_text() == change["after"]
     assert "Traceback" not in stderr and "SECRET" not in stderr
 
@@ -146,7 +146,7 @@ def test_cli_init_and_consolidate(store: Path, messy: Path, workspace: str, tmp_
         assert snapshot(store) == before
         done = cli("init", str(repo), "--root", str(store), "--yes", "--json", *flags, home=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"applied": ["/memories/facts/widget.md"], "conflicts": []}
+    assert json.loads(done.stdout) == {"applied": ["/memories/facts/widget.md"], "conflicts": [], "appliedChanges": [0]}
     assert f"workspace: {repo}\n" in (store / "facts" / "widget.md").read_text()
     listed = cli("consolidate", "--root", str(messy), "--workspace", workspace, "--json", home=tmp_path)
     assert listed.returncode == 0, listed.stderr

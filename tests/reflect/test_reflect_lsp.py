@@ -87,7 +87,7 @@ def test_reflect_proposes_and_apply_writes_exactly_that(store: Path, tmp_path: P
         proposal["source"] == "reflect" and proposal["toolCalls"] == 1 and "1 created" in proposal["summary"]
     )
     assert [p["id"] for p in listed] == [proposal["id"]] and listed[0]["paths"] == [change["path"]]
-    assert applied == {"applied": ["/memories/prefs/tests-first.md"], "conflicts": []}
+    assert applied == {"applied": ["/memories/prefs/tests-first.md"], "conflicts": [], "appliedChanges": [0]}
     assert (store / "prefs" / "tests-first.md").read_text() == NEW
     assert "no longer" in again["error"]["message"] or "There is no proposal" in again["error"]["message"]
     assert "SECRET" not in stderr and "Traceback" not in stderr

@@ -737,6 +737,9 @@ end
 --- and keeps reviewing the others; `a` applies every change still listed; `d` discards what is left.
 function M.review(proposal)
   local pending = vim.deepcopy(proposal.changes)
+  for i, c in ipairs(pending) do
+    c.index = i - 1 -- changes are chosen by their index, never by path (a rename and a create can share one)
+  end
   local decided = 0
   local lines, owner = review_lines(proposal, pending, decided)
   local name = 'kin-memory://proposal/' .. proposal.id
@@ -750,8 +753,8 @@ function M.review(proposal)
   local function apply(chosen)
     local args = { id = proposal.id }
     if #chosen < #proposal.changes then
-      args.paths = vim.tbl_map(function(c)
-        return c.path
+      args.changes = vim.tbl_map(function(c)
+        return c.index
       end, chosen)
     end
     M.execute('kin.memory.applyProposal', args, function(result)

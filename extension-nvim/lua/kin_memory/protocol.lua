@@ -39,7 +39,8 @@
 
 ---@class KinMemory.ApplyProposalParams
 ---@field id string
----@field paths? string[]|nil # the changes to apply (by path); all of them when absent
+---@field changes? integer[]|nil
+---@field paths? string[]|nil # refused with a sentence: kept so an old client is told, not ignored
 
 ---@class KinMemory.ProposalIdParams
 ---@field id string
@@ -140,6 +141,7 @@
 ---@class KinMemory.ApplyProposalResult
 ---@field applied string[]
 ---@field conflicts KinMemory.Conflict[]
+---@field appliedChanges integer[] # the indices of the changes applied
 
 ---@class KinMemory.ProposalInfo
 ---@field id string

@@ -117,10 +117,11 @@ async function reviewProposal(
       void vscode.window.showInformationMessage("Kin Memory: proposal discarded; nothing was written.");
       return;
     }
-    let paths: string[] | undefined;
+    // Changes are chosen by their index, never by path: a rename and a create can share one.
+    let changes: number[] | undefined;
     if (choice === "Apply selected…") {
       const picks = await vscode.window.showQuickPick(
-        proposal.changes.map((c) => ({ label: changeLabel(c), picked: true, path: c.path })),
+        proposal.changes.map((c, index) => ({ label: changeLabel(c), picked: true, index })),
         // The diffs stay usable while choosing (scroll them, then come back to the list).
         { canPickMany: true, title: "Apply which changes?", ignoreFocusOut: true },
       );
@@ -128,11 +129,11 @@ async function reviewProposal(
         choice = undefined; // back to the choices; nothing written
         continue;
       }
-      paths = picks.map((p) => p.path);
+      changes = picks.map((p) => p.index);
     }
-    const result = await client.exec("kin.memory.applyProposal", paths ? { id: proposal.id, paths } : { id: proposal.id });
+    const result = await client.exec("kin.memory.applyProposal", changes ? { id: proposal.id, changes } : { id: proposal.id });
     await review.close(proposal);
-    const message = applyReport(result.applied.length, paths?.length ?? proposal.changes.length, result.conflicts);
+    const message = applyReport(result.applied.length, changes?.length ?? proposal.changes.length, result.conflicts);
     if (result.conflicts.length) void vscode.window.showWarningMessage(message);
     else void vscode.window.showInformationMessage(message);
     refresh();

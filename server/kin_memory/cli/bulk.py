@@ -34,7 +34,7 @@ def _review(root, proposal, args: argparse.Namespace) -> int:
     from .proposal import apply_now, show_proposal
 
     if args.yes and proposal.changes:
-        return apply_now(root, proposal, args.json)
+        return apply_now(root, proposal, args.json)  # store-wide fixes, made here: the operator's view
     show_proposal(proposal, args.json)
     if proposal.changes and not args.json:
         print(f"nothing written; apply with: kin-memory proposal apply {proposal.id}", file=sys.stderr)

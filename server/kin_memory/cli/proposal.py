@@ -1,4 +1,7 @@
-"""`kin-memory proposal list|show ID|apply ID [PATH…]|discard ID`: the proposals model passes left for review.
+"""`kin-memory proposal list|show ID|apply ID [N…]|discard ID`: the proposals model passes left for review.
+
+`show` numbers the changes (1, 2, …) and `apply ID 2 3` applies just those: changes are chosen by their
+number, never by path (a rename and a create can share one).
 
 The same proposals the editors review: made in one, applied from the other if need be.
 """
@@ -6,6 +9,7 @@ The same proposals the editors review: made in one, applied from the other if ne
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 from pathlib import Path
@@ -28,7 +32,9 @@ def register(subparsers, common: argparse.ArgumentParser) -> None:
         if name != "list":
             q.add_argument("id", metavar="ID")
         if name == "apply":
-            q.add_argument("paths", nargs="*", metavar="PATH", help="only these changes (virtual paths)")
+            q.add_argument(
+                "changes", nargs="*", metavar="N", help="only these changes, by the number `show` gives them"
+            )
         q.add_argument("--json", action="store_true")
     p.set_defaults(func=run)
 
@@ -58,9 +64,26 @@ def run(args: argparse.Namespace) -> int:
             proposals.discard(root, proposal.id)
             print_json(OkResult()) if args.json else print(f"discarded {proposal.id}")
             return 0
-        return apply_now(root, proposal, args.json, args.paths or None)
+        return apply_now(
+            root, proposal, args.json, _numbers(args.changes, len(proposal.changes)), target(args).active
+        )
     except proposals.ProposalError as exc:
         raise UsageError(str(exc)) from None
+
+
+def _numbers(given: list[str], count: int) -> list[int] | None:
+    """`apply ID 2 3` → the changes' 0-based indices; a word that is not one of 1…count is a usage error."""
+    if not given:
+        return None
+    out = []
+    for word in given:
+        if not word.isdigit() or not 1 <= int(word) <= count:
+            raise UsageError(
+                f"{terminal.field(word[:40])} is not a change of this proposal: give numbers from 1 to {count}, "
+                "as `kin-memory proposal show` numbers them"
+            )
+        out.append(int(word) - 1)
+    return out
 
 
 def show_proposal(proposal: Proposal, as_json: bool) -> None:
@@ -70,22 +93,31 @@ def show_proposal(proposal: Proposal, as_json: bool) -> None:
         print_json(proposal_result(proposal))
         return
     print(terminal.field(proposal.summary), file=sys.stderr)
-    for change in proposal.changes:
+    for number, change in enumerate(proposal.changes, 1):
+        where = f"{change.path} -> {change.new_path}" if change.kind == "rename" else change.path
+        sys.stdout.write(f"# change {number}: {change.kind} {terminal.field(where)}\n")
         sys.stdout.write(terminal.block(change.diff))
         if not change.diff.endswith("\n"):
             sys.stdout.write("\n")
     sys.stdout.flush()
 
 
-def apply_now(root: Path, proposal: Proposal, as_json: bool, paths: list[str] | None = None) -> int:
+def apply_now(
+    root: Path,
+    proposal: Proposal,
+    as_json: bool,
+    indices: list[int] | None = None,
+    active: tuple[str, ...] = (),
+) -> int:
+    """Apply the chosen changes (all when None), visibility checked against `active`."""
     from ..proposals import store as proposals
     from ..proposals.apply import apply_proposal
     from ..proposals.results import apply_result
 
-    result = apply_proposal(root, proposal, paths)
-    done = set(result.applied)
-    if all((c.new_path or c.path) in done for c in proposal.changes):
-        proposals.discard(root, proposal.id)
+    result = apply_proposal(root, proposal, indices, active=active)
+    if len(result.applied_changes) == len(proposal.changes):
+        with contextlib.suppress(proposals.ProposalError):  # applied at once (--yes): it was never kept
+            proposals.discard(root, proposal.id)
     if as_json:
         print_json(apply_result(result))
     else:

@@ -61,7 +61,9 @@ def finish(root: Path, proposal: Proposal, failed: bool, args: argparse.Namespac
     from .proposal import apply_now, show_proposal
 
     if args.yes and proposal.changes and not failed:
-        return apply_now(root, proposal, args.json)
+        return apply_now(
+            root, proposal, args.json, active=(proposal.workspace,) if proposal.workspace else ()
+        )
     if proposal.changes and not failed:
         proposals.save(root, proposal)
     show_proposal(proposal, args.json)

@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     proposal = proposal_of(root, outcome, workspace)
     failed = outcome.stopped == "error"
     if args.yes and proposal.changes and not failed:
-        return apply_now(root, proposal, args.json)
+        return apply_now(root, proposal, args.json, active=(workspace,) if workspace else ())
     if proposal.changes and not failed:
         proposals.save(root, proposal)
     show_proposal(proposal, args.json)

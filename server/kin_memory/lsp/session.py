@@ -67,6 +67,10 @@ class Session:
         self.root_listeners: list[Callable[[], None]] = []
         self._file_settings: tuple[object, EffectiveSettings] | None = None
         self._active: tuple[object, float, tuple[str, ...]] | None = None
+        # Store-wide proposals this session made itself (fix all, restamp): applied in the operator's view,
+        # since they fix other workspaces' memories on purpose. Any other proposal (one read from the
+        # hidden folder, where anything can be planted) is applied as the active workspaces see the store.
+        self.operator_proposals: set[str] = set()
 
     @property
     def root(self) -> Path:

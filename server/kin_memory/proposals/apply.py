@@ -1,9 +1,10 @@
 """Applying a proposal: exactly the reviewed bytes, through the tool's guard and atomic writes, audited.
 
-No model is asked anything here. Each chosen change is checked first: a file whose bytes are no longer
-those the proposal was computed from, a create whose target now exists, or a target that belongs to
-another workspace than the one the pass ran for, is a conflict and is left untouched; the other changes
-still apply.
+No model is asked anything here. Changes are chosen by their index in the proposal, never by path (a
+rename and a create may share one). Each chosen change is checked first: a file whose bytes are no longer
+those the proposal was computed from, a create whose target now exists, or a memory that is not visible
+from the workspace applying it (whatever the proposal file says: it lies in the hidden folder, where
+anything can be planted), is a conflict and is left untouched; the other changes still apply.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..history.versions import kept
@@ -29,24 +30,37 @@ from .model import Proposal, ProposedChange, sha256
 class ApplyResult:
     applied: list[str] = field(default_factory=list)
     conflicts: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    applied_changes: list[int] = field(default_factory=list)  # the indices of the changes applied
 
 
-def chosen(proposal: Proposal, paths: Collection[str] | None) -> list[ProposedChange]:
-    """The changes named by `paths` (by either of a rename's paths); all of them when None."""
-    if paths is None:
-        return list(proposal.changes)
-    wanted = set(paths)
-    return [
-        c for c in proposal.changes if c.path in wanted or (c.new_path is not None and c.new_path in wanted)
-    ]
+class SelectionError(ValueError):
+    """A selection that names no change of the proposal; the message is a sentence."""
 
 
-def apply_proposal(root: Path, proposal: Proposal, paths: Collection[str] | None = None) -> ApplyResult:
+def chosen(proposal: Proposal, indices: Collection[int] | None) -> list[tuple[int, ProposedChange]]:
+    """The changes at these indices (0-based, in the proposal's order), each once; all when None.
+    Raises SelectionError for an index the proposal does not have."""
+    if indices is None:
+        return list(enumerate(proposal.changes))
+    count = len(proposal.changes)
+    wrong = [i for i in indices if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < count]
+    if wrong:
+        raise SelectionError(
+            f"the proposal has {count} change{'s' if count != 1 else ''} (0 to {count - 1}): "
+            f"{str(wrong[0])[:40]} is none of them"
+        )
+    return [(i, proposal.changes[i]) for i in sorted(set(indices))]
+
+
+def apply_proposal(
+    root: Path, proposal: Proposal, indices: Collection[int] | None = None, *, active: tuple[str, ...] = ()
+) -> ApplyResult:
+    """Apply the chosen changes as the workspaces `active` see the store (() is the operator's view)."""
     root = Path(os.path.realpath(root))
     result = ApplyResult()
-    for change in chosen(proposal, paths):
+    for index, change in chosen(proposal, indices):
         shown = change.new_path or change.path
-        reason = conflict_of(root, proposal, change)
+        reason = conflict_of(root, change, active)
         if reason is None:
             try:
                 with kept(root, [change.path, change.new_path], "proposal"):  # the previous version first
@@ -58,6 +72,7 @@ def apply_proposal(root: Path, proposal: Proposal, paths: Collection[str] | None
         label = f"proposal-{proposal.id}-{change.kind}"
         if reason is None:
             result.applied.append(shown)
+            result.applied_changes.append(index)
             audit.record(root, label, [p for p in (change.path, change.new_path) if p], "ok")
         else:
             result.conflicts.append((shown, reason))
@@ -76,7 +91,21 @@ def _current(root: Path, vpath: str) -> bytes | None:
         return b"\0unreadable"  # hashes to nothing a proposal was computed from
 
 
-def conflict_of(root: Path, proposal: Proposal, change: ProposedChange) -> str | None:
+def as_on_disk(root: Path, proposal: Proposal) -> Proposal:
+    """The proposal with every change's `before` read from the file on disk now, so the diff the user
+    reviews is against what applying checks (its bytes must still hash to `before_sha256`), not a text a
+    planted proposal file could set to anything."""
+    root = Path(os.path.realpath(root))
+    changes = []
+    for change in proposal.changes:
+        if change.kind != "create":
+            current = _current(root, change.path)
+            change = replace(change, before=None if current is None else current.decode("utf-8", "replace"))
+        changes.append(change)
+    return replace(proposal, changes=tuple(changes))
+
+
+def conflict_of(root: Path, change: ProposedChange, active: tuple[str, ...]) -> str | None:
     """Why this change may not be written now, or None."""
     current = _current(root, change.path)
     if change.kind == "create":
@@ -86,8 +115,10 @@ def conflict_of(root: Path, proposal: Proposal, change: ProposedChange) -> str |
         return "the file changed since the proposal was made; it was left as it is"
     if change.kind == "rename" and change.new_path and os.path.lexists(real_path(root, change.new_path)):
         return f"{change.new_path} exists now; nothing was overwritten"
-    active = (proposal.workspace,) if proposal.workspace else ()
-    for text in (change.before, change.after):
+    # The file as it is now (what the sha just matched) and what would be written, against the workspace
+    # applying: never the proposal's own `workspace` or `before`, which a planted file may set to anything.
+    now_text = None if current is None else current.decode("utf-8", "replace")
+    for text in (now_text, change.after):
         if text is not None and not visibility(_stamp(root, change.path, text), active).visible:
             return "the memory belongs to another workspace"
     return None

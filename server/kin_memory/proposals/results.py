@@ -20,7 +20,9 @@ def apply_result(
     result: ApplyResult, extra: list[protocol.Conflict] | None = None
 ) -> protocol.ApplyProposalResult:
     conflicts = [protocol.Conflict(path=p, reason=r) for p, r in result.conflicts] + (extra or [])
-    return protocol.ApplyProposalResult(applied=list(result.applied), conflicts=conflicts)
+    return protocol.ApplyProposalResult(
+        applied=list(result.applied), conflicts=conflicts, applied_changes=list(result.applied_changes)
+    )
 
 
 def proposal_info(p: Proposal) -> protocol.ProposalInfo:

@@ -99,7 +99,9 @@ def load(root: Path, proposal_id: str, now: float | None = None) -> Proposal:
     if (now if now is not None else time.time()) - proposal.created > KEEP_SECONDS:
         discard(root, proposal_id)
         raise ProposalError(f"the proposal {proposal_id} expired (proposals are kept for 7 days)")
-    return proposal
+    from .apply import as_on_disk  # late: applying imports the tool's writers
+
+    return as_on_disk(root, proposal)
 
 
 def discard(root: Path, proposal_id: str) -> None:

@@ -31,6 +31,7 @@ class BulkCommands:
     async def fix_all(self, _params: protocol.EmptyParams) -> protocol.ProposalResult:
         loop = asyncio.get_running_loop()
         proposal = await loop.run_in_executor(None, fix_all, self.session.root, self.session.context())
+        self.session.operator_proposals.add(proposal.id)
         return proposal_result(proposal)
 
     async def restamp(self, params: protocol.RestampParams) -> protocol.ProposalResult:
@@ -44,4 +45,5 @@ class BulkCommands:
         stamped = [m.vpath for m in self.session.store.memories() if m.stamp == params.stamp]
         loop = asyncio.get_running_loop()
         proposal = await loop.run_in_executor(None, restamp, self.session.root, params.stamp, to, stamped)
+        self.session.operator_proposals.add(proposal.id)
         return proposal_result(proposal)

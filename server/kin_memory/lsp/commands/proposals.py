@@ -14,8 +14,8 @@ from pygls.lsp.server import LanguageServer
 
 from ... import protocol
 from ...proposals import store as proposals
-from ...proposals.apply import apply_proposal, chosen
-from ...proposals.model import Proposal
+from ...proposals.apply import SelectionError, apply_proposal, chosen
+from ...proposals.model import ProposedChange
 from ...proposals.results import proposal_info
 from ...store.memory import MAX_READ_BYTES
 from ...store.reader import Refused, read_file
@@ -45,32 +45,46 @@ class ProposalCommands:
             proposal = await loop.run_in_executor(None, proposals.load, root, params.id)
         except proposals.ProposalError as exc:
             raise CommandFailed(sentence(str(exc))) from None
-        dirty = self._unsaved(proposal, params.paths)
-        wanted = [c.new_path or c.path for c in chosen(proposal, params.paths) if c.path not in dirty]
-        result = await loop.run_in_executor(None, apply_proposal, root, proposal, wanted)
+        if params.paths is not None:
+            raise CommandFailed(
+                "Changes are chosen by their index in the proposal (`changes`), not by path: a rename and "
+                "a create can share one."
+            )
+        try:
+            picked = chosen(proposal, params.changes)
+        except SelectionError as exc:
+            raise CommandFailed(sentence(str(exc))) from None
+        dirty = self._unsaved(picked)
+        wanted = [i for i, c in picked if i not in dirty]
+        active = () if proposal.id in self.session.operator_proposals else self.session.active()
+        result = await loop.run_in_executor(
+            None, lambda: apply_proposal(root, proposal, wanted, active=active)
+        )
         for path in result.applied:
             self.documents.external_change(self.session.path_of(path))
-        done = set(result.applied)
-        if all((c.new_path or c.path) in done for c in proposal.changes):  # nothing left to review
+        if len(result.applied_changes) == len(proposal.changes):  # nothing left to review
             await loop.run_in_executor(None, proposals.discard, root, proposal.id)
         conflicts = [protocol.Conflict(path=p, reason=r) for p, r in result.conflicts]
         conflicts += [
-            protocol.Conflict(path=p, reason="it is open in the editor with unsaved changes") for p in dirty
+            protocol.Conflict(path=p, reason="it is open in the editor with unsaved changes")
+            for p in dirty.values()
         ]
-        return protocol.ApplyProposalResult(applied=result.applied, conflicts=conflicts)
+        return protocol.ApplyProposalResult(
+            applied=result.applied, conflicts=conflicts, applied_changes=result.applied_changes
+        )
 
-    def _unsaved(self, proposal: Proposal, paths: list[str] | None) -> list[str]:
+    def _unsaved(self, picked: list[tuple[int, ProposedChange]]) -> dict[int, str]:
         """Chosen memories open in the editor with unsaved edits (the buffer differs from the file on
-        disk): what the user is typing is never overwritten. A buffer equal to the disk is just a view
-        of the file, and the file's own check (changed since the proposal?) decides."""
-        out = []
-        for change in chosen(proposal, paths):
+        disk), by change index: what the user is typing is never overwritten. A buffer equal to the disk
+        is just a view of the file, and the file's own check (changed since the proposal?) decides."""
+        out = {}
+        for index, change in picked:
             if not self.session.store.is_open(change.path):
                 continue
             memory = self.session.store.get(change.path)
             on_disk = _disk_text(self.session.path_of(change.path))
             if memory is not None and memory.text != on_disk:
-                out.append(change.path)
+                out[index] = change.path
         return out
 
     async def discard(self, params: protocol.ProposalIdParams) -> protocol.OkResult:
