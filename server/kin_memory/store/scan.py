@@ -14,6 +14,30 @@ from .paths import INDEX_NAME, is_hidden, relative_parts, virtual_of_rel, virtua
 MAX_DEPTH = 32  # folders below the root the scan enters; the tool creates nothing deeper
 
 
+# A name that is not valid UTF-8 (os.listdir gives it with lone surrogates) is left out of the store
+# everywhere alike: the scan, the watcher, history, recall and every cache see only the other memories,
+# and the scan reports it once (KM900), so no database ever has to hold a path it cannot encode.
+NOT_UTF8 = "a file or folder name that is not valid UTF-8: left out of the store (rename it)"
+
+
+def is_utf8(name: str) -> bool:
+    """Whether a name from the file system decodes as UTF-8 (no lone surrogate in it)."""
+    if name.isascii():
+        return True
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown_name(path: str) -> str:
+    """A path that may hold undecodable bytes, as text every sink and database takes (`\\xff`)."""
+    return (
+        path if is_utf8(path) else path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    )
+
+
 def folder_too_deep(folder_parts: tuple[str, ...]) -> bool:
     """Whether a folder (its components below the root) lies past the scan's nesting limit: the scan
     does not enter it, so nothing in it is a memory, and the tool makes nothing there."""
@@ -68,6 +92,8 @@ def scan_refuses(root: Path, path: Path) -> str | None:
         return "not below the store"
     if is_hidden(parts):
         return "a hidden name"
+    if not all(is_utf8(part) for part in parts):
+        return NOT_UTF8
     if folder_too_deep(parts[:-1]):
         return "folder nesting too deep"
     folder = os.fspath(root)
@@ -132,7 +158,7 @@ class _Walk:
         self.children: set[str] = set()  # the subfolders of the first folder walked
 
     def _problem(self, path: str, reason: str) -> None:
-        self.problems.append(ScanProblem(virtual_path(self.root, Path(path)), reason))
+        self.problems.append(ScanProblem(shown_name(virtual_path(self.root, Path(path))), reason))
 
     def folder(self, directory: str, parts: tuple[str, ...], first: bool = True) -> None:
         if folder_too_deep(parts):
@@ -157,6 +183,9 @@ class _Walk:
         for entry in entries:
             name = entry.name
             if name.startswith("."):
+                continue
+            if not is_utf8(name):
+                self._problem(entry.path, NOT_UTF8)
                 continue
             try:
                 is_link = entry.is_symlink()

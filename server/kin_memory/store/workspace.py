@@ -83,9 +83,13 @@ def main_worktree(path: str) -> str | None:
 
 
 def canonical_workspace(path: str | os.PathLike[str]) -> str:
-    """The stamp the agent writes for a working directory: realpath, worktree → main tree."""
+    """The stamp the agent writes for a working directory: realpath, worktree → main tree. A path that is
+    not valid UTF-8 is spelt with `\\xNN` escapes: a stamp is text in a memory file and in every database,
+    so such a repository is still one workspace, stamped and filtered consistently."""
+    from .scan import shown_name
+
     real = os.path.realpath(os.path.expanduser(os.fspath(path)))
-    return main_worktree(real) or real
+    return shown_name(main_worktree(real) or real)
 
 
 def is_inside(path: str, root: Path) -> bool:
@@ -174,6 +178,8 @@ def unsafe_stamp(stamp: str) -> str | None:
     trailing or repeated spaces is one the agent's frontmatter reader collapses, so it never matches."""
     if len(stamp.encode("utf-8", "surrogatepass")) > MAX_STAMP_BYTES:
         return "is over 4096 bytes"
+    if any("\ud800" <= ch <= "\udfff" for ch in stamp):
+        return "is not valid UTF-8"
     if HOSTILE.search(stamp):
         return "contains control, invisible or bidirectional characters"
     if not looks_like_path(stamp) and stamp != " ".join(stamp.split()):

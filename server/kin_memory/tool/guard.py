@@ -20,6 +20,7 @@ from pathlib import Path
 from kin_memory.store.memory import MAX_READ_BYTES
 from kin_memory.store.reader import read_fd
 from kin_memory.store.root import VIRTUAL_ROOT
+from kin_memory.store.scan import is_utf8, shown_name
 
 from . import messages
 
@@ -94,6 +95,8 @@ def resolve(root: Path | str, vpath: object) -> Target:
         raise GuardError(messages.missing_prefix(vpath))  # /memories-x: a sibling, not the root
     if "\x00" in vpath or "\\" in vpath:
         raise GuardError(messages.traversal(vpath))
+    if not is_utf8(vpath):  # a name no store part can hold (see store/scan.py): never made, never reached
+        raise GuardError(messages.not_found(shown_name(vpath)))
     for m in _PERCENT.finditer(vpath):
         if int(m.group(1), 16) in _FORBIDDEN_DECODED:
             raise GuardError(messages.traversal(vpath))

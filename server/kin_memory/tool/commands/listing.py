@@ -12,6 +12,7 @@ import stat
 
 from kin_memory.sinks import prompt
 from kin_memory.store.paths import virtual_of_rel
+from kin_memory.store.scan import is_utf8
 
 from .. import messages
 from ..guard import Target
@@ -59,8 +60,9 @@ def _inside(path: str, root_real: str) -> bool:
 
 
 def _children(path: str) -> list[str]:
+    """The names a listing shows: not hidden, and valid UTF-8 (the store leaves the others out)."""
     try:
-        return sorted(n for n in os.listdir(path) if not n.startswith("."))
+        return sorted(n for n in os.listdir(path) if not n.startswith(".") and is_utf8(n))
     except OSError:
         return []
 
