@@ -146,7 +146,11 @@ def test_cli_init_and_consolidate(store: Path, messy: Path, workspace: str, tmp_
         assert snapshot(store) == before
         done = cli("init", str(repo), "--root", str(store), "--yes", "--json", *flags, home=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"applied": ["/memories/facts/widget.md"], "conflicts": [], "appliedChanges": [0]}
+    assert json.loads(done.stdout) == {
+        "applied": ["/memories/facts/widget.md"],
+        "conflicts": [],
+        "appliedChanges": [0],
+    }
     assert f"workspace: {repo}\n" in (store / "facts" / "widget.md").read_text()
     listed = cli("consolidate", "--root", str(messy), "--workspace", workspace, "--json", home=tmp_path)
     assert listed.returncode == 0, listed.stderr

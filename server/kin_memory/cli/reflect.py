@@ -4,6 +4,7 @@ written unless `--yes` applies it at once."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -11,13 +12,37 @@ from ..sinks import terminal
 from .common import UsageError, target
 from .proposal import apply_now, show_proposal
 
+FORMATS = """transcripts it reads (JSON lines, or plain text / markdown):
+  Claude Code sessions   ~/.claude/projects/<folder>/<session>.jsonl, the folder being the working
+                         directory with / and . as - (under $CLAUDE_CONFIG_DIR when set)
+  Codex CLI rollouts     ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl (under $CODEX_HOME when set)
+  chat messages          one Anthropic- or OpenAI-shaped {"role": ..., "content": ...} a line
+
+--latest takes the newest session of the workspace from either place. A long session is read from its
+end: the newest turns always reach the model, and what was left out or shortened (the oldest turns,
+long tool results, images) is counted and printed."""
+
 
 def register(subparsers, common: argparse.ArgumentParser) -> None:
     p = subparsers.add_parser(
-        "reflect", parents=[common], help="one bounded reflection pass over a transcript"
+        "reflect",
+        parents=[common],
+        help="one bounded reflection pass over a transcript",
+        description="One bounded reflection pass: a model reads a session transcript with the memory\n"
+        "tool in hand and proposes memory changes; nothing is written unless --yes applies them.",
+        epilog=FORMATS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
-        "transcript", metavar="TRANSCRIPT", help="JSON lines of Anthropic/OpenAI messages, or text"
+        "transcript",
+        metavar="TRANSCRIPT",
+        nargs="?",
+        help="a Claude Code session, a Codex CLI rollout, JSON lines of chat messages, or text",
+    )
+    p.add_argument(
+        "--latest",
+        action="store_true",
+        help="the newest Claude Code or Codex session of the workspace, instead of TRANSCRIPT",
     )
     p.add_argument("--provider", choices=("anthropic", "openai"))
     p.add_argument("--model")
@@ -31,6 +56,25 @@ def register(subparsers, common: argparse.ArgumentParser) -> None:
         "--json", action="store_true", help="print the proposal (or, with --yes, what was applied)"
     )
     p.set_defaults(func=run)
+
+
+def _source(args: argparse.Namespace, workspace: str | None) -> tuple[Path, str]:
+    """The transcript's path and how to name it: TRANSCRIPT, or the newest session with --latest."""
+    from ..reflect import sessions
+
+    if args.latest == (args.transcript is not None):
+        raise UsageError("give either a TRANSCRIPT or --latest")
+    if not args.latest:
+        return Path(args.transcript).expanduser(), args.transcript
+    if not workspace or not os.path.isabs(workspace):
+        raise UsageError("--latest needs a workspace folder: run it inside the project or pass --workspace")
+    found = sessions.latest_session(workspace)
+    if found is None:
+        places = ", ".join(terminal.field(str(p)) for p in sessions.where(workspace))
+        raise UsageError(f"no Claude Code or Codex session of {terminal.field(workspace)} was found "
+                         f"(looked in {places})")  # fmt: skip
+    print(f"reading the latest {found.agent} session: {terminal.field(str(found.path))}", file=sys.stderr)
+    return found.path, str(found.path)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -59,9 +103,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         cfg.check(config, cfg.flag_label)
         key = cfg.api_key(config, label=cfg.flag_label)
-        transcript = transcripts.read(Path(args.transcript).expanduser(), args.transcript)
+        path, shown = _source(args, workspace)
+        transcript = transcripts.read(path, shown)
     except (cfg.ConfigError, transcripts.TranscriptError) as exc:
         raise UsageError(str(exc)) from None
+    if transcript.cuts.sentence():  # the model does not see everything: say so, before it answers
+        print(transcript.cuts.sentence(), file=sys.stderr)
     tty = sys.stderr.isatty()
     try:
         outcome = reflect(root, transcript, config, key, workspace,

@@ -1,68 +1,37 @@
-"""Session logs people actually have, as conversation messages.
+"""Session logs people actually have, one JSON record at a time, as one turn of prompt text.
 
 Three shapes of JSON lines are read:
-- plain Anthropic / OpenAI chat messages (`{"role": …, "content": …}`);
-- Claude Code session files (`~/.claude/projects/<project>/<session>.jsonl`): records with a `type`
-  ("user", "assistant", "summary", "system", …) and the message nested under `message`; meta records
-  (`isMeta`) and bookkeeping records carry no conversation;
-- Codex CLI rollouts (`~/.codex/sessions/**/rollout-*.jsonl`): `{"type": …, "payload": …}` records, where
-  `response_item` payloads hold messages, function calls and their outputs, and `session_meta`,
-  `turn_context`, `event_msg` (which repeats messages) and reasoning are not conversation.
+- plain Anthropic / OpenAI chat messages (`{"role": …, "content": …}`), see transcript_content;
+- Claude Code session files (`~/.claude/projects/<folder>/<session>.jsonl`), see transcript_claude;
+- Codex CLI rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`), current (`{"type", "payload"}`)
+  and older (no wrapper) formats, see transcript_codex.
 
-`normalize` turns one record into a chat-shaped message dict, or None when the record is not
-conversation (the caller counts those, so the summary can say what was skipped).
+`render_record` gives "label: text" (user, assistant, tool, subagent, command, summary, context, …), or
+None when the record is not conversation (the caller counts those, so the summary can say what was
+skipped).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-# Codex prepends these to the first user message of every session: context, not something the user said.
-CODEX_BOILERPLATE = ("<environment_context>", "<user_instructions>", "<permissions instructions>")
-CODEX_SKIPPED = ("session_meta", "turn_context", "event_msg", "compacted")
+from .transcript_claude import claude_record
+from .transcript_codex import ITEMS as CODEX_ITEMS
+from .transcript_codex import codex_item, codex_record
+from .transcript_content import Tally, chat_message
+
+CLAUDE_CODE_KINDS = ("user", "assistant", "attachment", "system")
 
 
-def normalize(obj: dict[str, Any]) -> dict[str, Any] | None:  # Any: parsed JSON
-    if "role" in obj:
-        return obj
+def render_record(obj: dict[str, Any], tally: Tally) -> str | None:  # Any: parsed JSON
     kind = obj.get("type")
-    if isinstance(obj.get("payload"), dict) and isinstance(kind, str):
-        return _codex(kind, obj["payload"])
-    if isinstance(obj.get("message"), dict):
-        return _claude_code(obj)
+    payload = obj.get("payload")
+    if isinstance(payload, dict) and isinstance(kind, str):
+        return codex_record(kind, payload, tally)
+    if kind in CODEX_ITEMS and not isinstance(obj.get("message"), dict):
+        return codex_item(obj, tally)  # an older rollout, or an API message object
+    if isinstance(obj.get("message"), dict) or kind in CLAUDE_CODE_KINDS:
+        return claude_record(obj, tally)
+    if "role" in obj:
+        return chat_message(obj, tally)
     return None
-
-
-def _claude_code(obj: dict[str, Any]) -> dict[str, Any] | None:
-    if obj.get("isMeta") or obj.get("type") not in (None, "user", "assistant"):
-        return None
-    message = obj["message"]
-    return message if isinstance(message.get("role"), str) else None
-
-
-def _codex(kind: str, payload: dict[str, Any]) -> dict[str, Any] | None:
-    if kind in CODEX_SKIPPED or kind != "response_item":
-        return None
-    item = payload.get("type")
-    if item == "message" and isinstance(payload.get("role"), str):
-        if payload["role"] not in ("user", "assistant") or _is_boilerplate(payload.get("content")):
-            return None
-        return {"role": payload["role"], "content": payload.get("content")}
-    if item in ("function_call", "custom_tool_call", "local_shell_call"):
-        arguments = payload.get("arguments", payload.get("input", payload.get("action", "")))
-        name = payload.get("name", "shell")
-        return {"role": "assistant", "content": [{"type": "tool_use", "name": name, "input": arguments}]}
-    if item in ("function_call_output", "custom_tool_call_output"):
-        output = payload.get("output", "")
-        if isinstance(output, dict):
-            output = output.get("content", output)
-        return {"role": "user", "content": [{"type": "tool_result", "content": output}]}
-    return None  # reasoning (often encrypted) and anything newer
-
-
-def _is_boilerplate(content: object) -> bool:
-    texts = [content] if isinstance(content, str) else [
-        part.get("text", "") for part in content if isinstance(part, dict)
-    ] if isinstance(content, list) else []  # fmt: skip
-    joined = "".join(t for t in texts if isinstance(t, str)).lstrip()
-    return joined.startswith(CODEX_BOILERPLATE)

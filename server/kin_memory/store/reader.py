@@ -151,3 +151,31 @@ def read_file(path: Path, limit: int, *, within: Path | None = None, truncate: b
         return read_fd(fd, limit, truncate=truncate)
     finally:
         os.close(fd)
+
+
+def read_file_tail(path: Path, limit: int) -> Bounded:
+    """Read the END of a file someone else may have planted (a session log grows at its end, where the
+    newest turns are): the same refusals as read_file (regular files only, checked before and after the
+    open, which never blocks), then at most the last `limit` bytes. `truncated` says the head was not
+    read; `size - len(data)` is how much of it."""
+    target = os.fspath(path)
+    check_regular(os.stat(target))
+    fd = os.open(target, os.O_RDONLY | _NONBLOCK | _CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        check_regular(st)
+        start = max(0, st.st_size - limit)
+        if start:
+            os.lseek(fd, start, os.SEEK_SET)
+        chunks: list[bytes] = []
+        got = 0
+        while got < limit:  # bounded even when the file grows meanwhile or reports size 0
+            chunk = os.read(fd, min(CHUNK, limit - got))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+        data = b"".join(chunks)
+        return Bounded(data, max(st.st_size, start + len(data)), start > 0, st)
+    finally:
+        os.close(fd)

@@ -1,0 +1,132 @@
+"""Finding the newest Claude Code or Codex session of a workspace (on a fake home), and what
+`kin-memory reflect --help` and `--latest` tell the user."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from kin_memory.reflect.sessions import CLAUDE_CODE, CODEX, claude_folders, latest_session
+
+WS = "/srv/repos/my.app"
+
+
+def _write(path: Path, text: str, mtime: float) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    os.utime(path, (mtime, mtime))
+    return path
+
+
+def claude(home: Path, name: str, mtime: float, workspace: str = WS) -> Path:
+    folder = workspace.replace("/", "-").replace(".", "-")
+    return _write(home / ".claude" / "projects" / folder / f"{name}.jsonl", '{"type":"user"}\n', mtime)
+
+
+def codex(home: Path, name: str, mtime: float, cwd: str = WS, *, wrapped: bool = True) -> Path:
+    meta = (
+        {"type": "session_meta", "payload": {"id": name, "cwd": cwd}} if wrapped else {"id": name, "cwd": cwd}
+    )
+    return _write(home / ".codex" / "sessions" / "2026" / "12" / "04" / f"rollout-{name}.jsonl",
+                  json.dumps(meta) + "\n", mtime)  # fmt: skip
+
+
+def test_claude_code_folder_names() -> None:
+    assert claude_folders("/srv/repos/my.app") == ["-srv-repos-my-app"]
+    assert claude_folders("/home/a/my_app") == ["-home-a-my_app", "-home-a-my-app"]
+
+
+def test_newest_claude_code_session_by_mtime(tmp_path: Path) -> None:
+    claude(tmp_path, "old", 1_000)
+    new = claude(tmp_path, "new", 2_000)
+    claude(tmp_path, "other", 3_000, workspace="/srv/repos/other")
+    found = latest_session(WS, env={}, home=tmp_path)
+    assert found is not None and (found.path, found.agent) == (new, CLAUDE_CODE)
+
+
+def test_newest_codex_rollout_of_the_workspace(tmp_path: Path) -> None:
+    codex(tmp_path, "a", 1_000)
+    mine = codex(tmp_path, "b", 2_000)
+    codex(tmp_path, "c", 3_000, cwd="/srv/repos/other")  # newer, but another workspace
+    found = latest_session(WS, env={}, home=tmp_path)
+    assert found is not None and (found.path, found.agent) == (mine, CODEX)
+
+
+def test_older_rollout_without_wrapper_counts(tmp_path: Path) -> None:
+    old = codex(tmp_path, "legacy", 1_000, wrapped=False)
+    found = latest_session(WS, env={}, home=tmp_path)
+    assert found is not None and found.path == old
+
+
+def test_newest_wins_across_both_agents(tmp_path: Path) -> None:
+    claude(tmp_path, "cc", 2_000)
+    rollout = codex(tmp_path, "cx", 3_000)
+    assert latest_session(WS, env={}, home=tmp_path).path == rollout  # type: ignore[union-attr]
+    newer = claude(tmp_path, "cc2", 4_000)
+    assert latest_session(WS, env={}, home=tmp_path).path == newer  # type: ignore[union-attr]
+
+
+def test_agent_homes_from_the_environment(tmp_path: Path) -> None:
+    claude(tmp_path / "elsewhere", "ignored", 5_000)
+    rollout = codex(tmp_path / "cx", "x", 1_000)
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "none"), "CODEX_HOME": str(tmp_path / "cx" / ".codex")}
+    found = latest_session(WS, env=env, home=tmp_path / "elsewhere")
+    assert found is not None and found.path == rollout
+
+
+def test_links_and_missing_homes_are_not_sessions(tmp_path: Path) -> None:
+    assert latest_session(WS, env={}, home=tmp_path) is None
+    real = _write(tmp_path / "outside.jsonl", "{}\n", 9_000)
+    link = claude(tmp_path, "real", 1_000).parent / "linked.jsonl"
+    link.symlink_to(real)
+    found = latest_session(WS, env={}, home=tmp_path)
+    assert found is not None and found.path.name == "real.jsonl"
+
+
+def _cli(home: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("KIN_MEMORY_DIR", "CLAUDE_CONFIG_DIR", "CODEX_HOME")
+    }
+    return subprocess.run([sys.executable, "-m", "kin_memory", *args], capture_output=True, text=True,
+                          timeout=120, cwd=str(cwd), env={**env, "HOME": str(home)})  # fmt: skip
+
+
+def test_reflect_help_names_both_formats_and_places(tmp_path: Path) -> None:
+    out = _cli(tmp_path, tmp_path, "reflect", "--help")
+    assert out.returncode == 0
+    text = " ".join(out.stdout.split())
+    for words in ("Claude Code sessions ~/.claude/projects/", "Codex CLI rollouts ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl",
+                  "--latest", "newest turns always reach the model"):  # fmt: skip
+        assert words in text, words
+
+
+def test_reflect_latest_without_a_session_names_where_it_looked(
+    tmp_path: Path, store: Path, workspace: str
+) -> None:
+    out = _cli(tmp_path, Path(workspace), "reflect", "--latest", "--root", str(store), "--provider", "openai",
+               "--model", "m", "--base-url", "http://127.0.0.1:9/v1")  # fmt: skip
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    folder = workspace.replace("/", "-").replace(".", "-")
+    assert f"no Claude Code or Codex session of {workspace} was found" in out.stderr
+    assert str(tmp_path / ".claude" / "projects" / folder) in out.stderr
+    assert str(tmp_path / ".codex" / "sessions") in out.stderr
+
+
+def test_reflect_wants_a_transcript_or_latest_not_both(tmp_path: Path, store: Path, workspace: str) -> None:
+    common = (
+        "--root",
+        str(store),
+        "--provider",
+        "openai",
+        "--model",
+        "m",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+    )
+    both = _cli(tmp_path, Path(workspace), "reflect", "t.jsonl", "--latest", *common)
+    neither = _cli(tmp_path, Path(workspace), "reflect", *common)
+    for out in (both, neither):
+        assert out.returncode == 2 and "give either a TRANSCRIPT or --latest" in out.stderr
