@@ -55,6 +55,10 @@ def test_the_tools_and_resource_are_declared_with_the_memory_tools_schema(tmp_pa
         tools = {t.name: t for t in s.tools()}
         listed = s.portal.call(s.client.list_resources).resources
     assert set(tools) == {"memory", "memory_search"}
+    memory_hints, search_hints = tools["memory"].annotations, tools["memory_search"].annotations
+    assert memory_hints is not None and memory_hints.destructive_hint and not memory_hints.read_only_hint
+    assert search_hints is not None and search_hints.read_only_hint and not search_hints.destructive_hint
+    assert tools["memory_search"].input_schema["properties"]["limit"]["maximum"] == 100
     schema = tools["memory"].input_schema
     assert schema["properties"]["command"]["enum"] == [
         "view",
@@ -215,6 +219,7 @@ def test_search_results_are_ranked_escaped_and_masked(tmp_path, home, outside):
         text, is_error = s.call("memory_search", {"query": "deploy token gateway"})
         none, _ = s.call("memory_search", {"query": "zebra quantum"})
         bad = s.call("memory_search", {"query": "deploy", "limit": 0})
+        too_many = s.call("memory_search", {"query": "deploy", "limit": 1000})
         # what the agent just wrote is found at once (the index was read before the write)
         s.memory(
             command="create", path="/memories/facts/zebra.md", file_text="# Zebra\n\nzebra quantum port\n"
@@ -228,7 +233,8 @@ def test_search_results_are_ranked_escaped_and_masked(tmp_path, home, outside):
     assert snippet.startswith("    ") and "gateway" in snippet and "ghp_" in snippet
     assert "0123456789abcdefghij" not in snippet
     assert none == "No matching memories."
-    assert bad == ("memory_search: limit must be a whole number of at least 1", True)
+    assert bad == ("memory_search: limit must be a whole number from 1 to 100", True)
+    assert too_many == bad  # the schema's maximum is enforced, not silently lowered
     assert found.startswith("/memories/facts/zebra.md [episodic] Zebra")
     assert edited.startswith("/memories/facts/zebra.md [episodic] Zebra") and "photon" in edited
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 SOURCE = "agent"  # the history and audit label of every write an agent makes
 RESYNC_SECONDS = 2.0  # how old the recall index may be for writes made by others (the editor, the CLI)
-MAX_SEARCH_RESULTS = 100
+MAX_SEARCH_RESULTS = 100  # what memory_search's schema declares (mcp/schema.py)
 DEFAULT_SEARCH_RESULTS = 5
 
 
@@ -144,14 +144,14 @@ class AgentStore:
             return Answer("memory_search needs a non-empty query string", True)
         if limit is None:
             limit = DEFAULT_SEARCH_RESULTS
-        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-            return Answer("memory_search: limit must be a whole number of at least 1", True)
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_SEARCH_RESULTS:
+            return Answer(f"memory_search: limit must be a whole number from 1 to {MAX_SEARCH_RESULTS}", True)
         refused = _disabled(settings_for(workspace))
         if refused:
             return refused
         recall = self.recall()
         active = (workspace,) if workspace else ()
-        hits = recall.search(query, active, min(limit, MAX_SEARCH_RESULTS))
+        hits = recall.search(query, active, limit)
         if not hits:
             return Answer("No matching memories.")
         lines: list[str] = []

@@ -6,6 +6,8 @@ from typing import Any
 
 from mcp import types
 
+from .agents import MAX_SEARCH_RESULTS
+
 MEMORY = "memory"
 SEARCH = "memory_search"
 PROMPT_BLOCK_URI = "memory://prompt-block"
@@ -60,7 +62,7 @@ SEARCH_SCHEMA: dict[str, Any] = {
         "limit": {
             "type": "integer",
             "minimum": 1,
-            "maximum": 100,
+            "maximum": MAX_SEARCH_RESULTS,
             "description": "At most this many results (5).",
         },
     },
@@ -78,6 +80,11 @@ def tools() -> list[types.Tool]:
                 "preference, episodic or session)."
             ),
             input_schema=MEMORY_SCHEMA,
+            # It creates, overwrites, deletes and renames files in the person's store: a client should
+            # ask before it runs (the store keeps every previous version, and the editor lists each change).
+            annotations=types.ToolAnnotations(
+                read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+            ),
         ),
         types.Tool(
             name=SEARCH,
@@ -86,7 +93,9 @@ def tools() -> list[types.Tool]:
                 "category, title) and a snippet."
             ),
             input_schema=SEARCH_SCHEMA,
-            annotations=types.ToolAnnotations(read_only_hint=True),
+            annotations=types.ToolAnnotations(
+                read_only_hint=True, idempotent_hint=True, open_world_hint=False
+            ),
         ),
     ]
 
@@ -96,6 +105,9 @@ def prompt_block_resource() -> types.Resource:
         uri=PROMPT_BLOCK_URI,
         name="prompt-block",
         title="Memory prompt block",
-        description="The memory listing and MEMORY.md as the agent inlines them, capped (200 lines, 25 KB).",
+        description=(
+            "MEMORY.md, then the memories this workspace sees (its own and the preferences first, newest "
+            "first), capped at 200 lines / 25 KB; a last line says how many were left out."
+        ),
         mime_type="text/markdown",
     )
