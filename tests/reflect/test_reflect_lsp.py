@@ -218,3 +218,21 @@ def test_cli_dry_run_prints_a_diff_and_writes_nothing(store: Path, tmp_path: Pat
         )
     assert out.returncode == 0, out.stderr
     assert (store / "prefs" / "tests-first.md").read_text() == NEW
+
+
+def test_a_shortened_transcript_is_told_in_the_proposal_the_editor_shows(store: Path, tmp_path: Path):
+    """A session over 10 MB: the proposal's summary (what both editors show above the diffs) says what
+    reading it left out, and the model still gets the final decision."""
+    from test_transcript_large import DECISION, write_big_session
+
+    session = write_big_session(tmp_path / "big.jsonl")
+    with FakeModel([openai_stop("Nothing durable.")]) as fake:
+        client = start(store, tmp_path, fake)
+        try:
+            reply = reflect_call(client, session)
+        finally:
+            assert "Traceback" not in client.close()
+        sent = json.dumps([r.body for r in fake.requests])
+    summary = reply["result"]["summary"]
+    assert "The transcript was shortened for the model" in summary and "were not read" in summary
+    assert json.dumps(DECISION)[1:-1] in sent

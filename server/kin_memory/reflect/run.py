@@ -58,6 +58,7 @@ class Outcome:
     neighbours: list[Neighbour] = field(default_factory=list)
     config: ReflectConfig | None = None
     skipped_records: int = 0  # transcript records that were not conversation
+    transcript_cuts: str = ""  # what reading the transcript left out or shortened, as a sentence
 
     @property
     def reviewable(self) -> bool:
@@ -86,6 +87,8 @@ class Outcome:
             sentences.append(
                 f"{n} transcript record{'s were' if n != 1 else ' was'} skipped (not conversation)."
             )
+        if self.transcript_cuts:
+            sentences.append(self.transcript_cuts)
         if self.model_text:
             sentences.append(f"The model said: “{short(self.model_text)}”")
         return " ".join(sentences)
@@ -159,7 +162,13 @@ def reflect(
     near = neighbours(root, transcript.text, active)
     if is_cancelled():
         raise Cancelled()
-    outcome = Outcome("done", neighbours=near, config=config, skipped_records=transcript.skipped)
+    outcome = Outcome(
+        "done",
+        neighbours=near,
+        config=config,
+        skipped_records=transcript.skipped,
+        transcript_cuts=transcript.cuts.sentence(),
+    )
     user = user_message(transcript.text, near, workspace)
     return model_pass(root, SYSTEM, user, config, api_key, workspace, outcome,
                       cancelled=is_cancelled, progress=say, clock=clock)  # fmt: skip
