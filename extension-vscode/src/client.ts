@@ -10,8 +10,7 @@ import {
 import { findServer, pickWheel, type ServerCommand, shapeArgs } from "./discovery";
 import { InstallError, installBundledServer, runProcess } from "./install";
 import type { CommandName, ParamsOf, ResultOf } from "./protocol";
-import { bootstrapClaims } from "./paths";
-import { CONVENTIONAL_PATTERN } from "./root";
+import { bootstrapClaims, CONVENTIONAL_PATTERN } from "./paths";
 import { configurationItem, SECTION, serverSection, userLevel } from "./settings";
 
 /** Sends one `kin.memory.*` command; parameter and result types come from the generated protocol. */

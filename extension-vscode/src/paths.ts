@@ -85,3 +85,6 @@ export function displayRoot(root: string, home: string): string {
   if (rel === "") return "~";
   return !rel.startsWith("..") && !path.isAbsolute(rel) ? "~" + path.sep + rel : root;
 }
+
+/** Where a store conventionally lives, whatever the machine: any `.kin/memory` folder. */
+export const CONVENTIONAL_PATTERN = "**/.kin/memory/**/*.md";

@@ -21,7 +21,7 @@ import { SECTION, userLevel } from "./settings";
 
 const REMEMBERED_ROOT = "kinMemory.lastServerRoot";
 /** The conventional store's documents, whatever the root: pattern 1 above. */
-export const CONVENTIONAL_PATTERN = "**/.kin/memory/**/*.md";
+export { CONVENTIONAL_PATTERN } from "./paths";
 
 export class StoreRoot implements vscode.Disposable {
   private serverRoot: string | undefined;

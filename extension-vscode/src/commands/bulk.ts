@@ -4,7 +4,7 @@
 import * as vscode from "vscode";
 import type { ProposalResult } from "../protocol";
 import { type Client, command } from "./command";
-import { REVIEW_PROPOSAL } from "./reflect";
+import { REVIEW_PROPOSAL } from "./proposal_review";
 
 interface Deps {
   client: Client;

@@ -7,7 +7,7 @@ import { candidateLabel } from "../present";
 import type { ConsolidationCandidate } from "../protocol";
 import type { StoreRoot } from "../root";
 import { type Client, command } from "./command";
-import { type Review, configured, decide } from "./reflect";
+import { type Review, configured, decide } from "./proposal_review";
 
 interface Deps {
   client: Client;

@@ -52,3 +52,36 @@ def test_the_shell_imports_no_cli_module():
         )  # fmt: skip
     ]
     assert offenders == []
+
+
+def _ts_imports(src: Path) -> dict[str, set[str]]:
+    """Each module of the extension and the modules of the extension it imports (types included)."""
+    import os
+    import re
+
+    modules = {p.relative_to(src).with_suffix("").as_posix(): p for p in src.rglob("*.ts")}
+    pattern = re.compile(r'^(?:import|export)[^;]*?from\s+"(\.[^"]+)"', re.M)
+    edges: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets = {os.path.normpath(os.path.join(os.path.dirname(name), m)).replace(os.sep, "/")
+                   for m in pattern.findall(path.read_text())}  # fmt: skip
+        edges[name] = {t for t in targets if t in modules}
+    return edges
+
+
+def test_the_vscode_extension_has_no_import_circle():
+    edges = _ts_imports(PACKAGE.parents[1] / "extension-vscode" / "src")
+    assert len(edges) > 10
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), list(edges[start])
+        while todo:
+            node = todo.pop()
+            if node == goal:
+                return True
+            if node not in seen:
+                seen.add(node)
+                todo.extend(edges[node])
+        return False
+
+    assert sorted(m for m in edges if reaches(m, m)) == []
