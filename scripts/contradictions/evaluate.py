@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "server"))
 
-from kin_memory.consolidate.contradictions import contradiction  # noqa: E402 - after the path above
+from kin_memory.findings.conflicts import contradiction  # noqa: E402 - after the path above
 
 PAIRS = Path(__file__).with_name("pairs.jsonl")
 

@@ -439,8 +439,8 @@ def _decode(payload: bytes) -> list[Finding]:
 
 
 def _duplicates(root: Path, store, ctx) -> dict[str, list[Finding]]:
-    from ..findings.store_level import duplicate_findings
     from ..recall.service import Recall  # the index only when duplicates are asked for
+    from ..recall.store_findings import duplicate_findings
 
     recall = Recall(root)
     recall.sync_memories(store.memories())

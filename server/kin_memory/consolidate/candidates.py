@@ -21,6 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from ..findings.claims import Claim, claims
+from ..findings.conflicts import between
 from ..recall.duplicates import THRESHOLD, jaccard, shingles
 from ..store.categories import EPISODIC, PROJECT_FACT, SESSION
 from ..store.lifecycle import Thresholds, lifecycle
@@ -28,8 +30,6 @@ from ..store.memory import Memory
 from ..store.store import Store
 from ..store.workspace import visibility
 from ..wording import untouched
-from .claims import Claim, claims
-from .contradictions import between
 
 SKETCH = 8  # shingle hashes kept per memory
 COMMON = 50  # a hash shared by more memories than this is boilerplate, not a duplicate

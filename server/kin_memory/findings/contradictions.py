@@ -1,16 +1,16 @@
 """KM604: a memory that may contradict another visible memory ("may contradict /memories/db.md: port
 5432 vs 5433"), from recall candidates: the memories sharing this one's rarest words are the ones about
-the same subject. The detector is consolidate/contradictions.py; its measured precision on the labeled
+the same subject. The detector is findings/conflicts.py; its measured precision on the labeled
 set (scripts/contradictions/) is why this is published, at hint level."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..consolidate.claims import claims
-from ..consolidate.contradictions import between
 from ..store.frontmatter import Span
 from ..store.memory import Memory
+from .claims import claims
+from .conflicts import between
 from .model import Finding, Related, line_span
 
 CANDIDATES = 8  # recall candidates compared with the memory

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Protocol
 
 from ..store.frontmatter import Span
 from ..store.memory import Memory
 from .model import Finding, Related
 
-if TYPE_CHECKING:  # a type only: checking a store needs no recall index
-    from ..recall.duplicates import Duplicate
+
+class Duplicate(Protocol):
+    """What recall says of a near-duplicate (recall/duplicates.py makes them; findings import no recall)."""
+
+    @property
+    def vpath(self) -> str: ...
+
+    @property
+    def similarity(self) -> float: ...
 
 
-def check(memory: Memory, duplicates: list[Duplicate]) -> list[Finding]:
+def check(memory: Memory, duplicates: Sequence[Duplicate]) -> list[Finding]:
     if not duplicates or memory.is_index:
         return []
     line = _first_text_line(memory)

@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..findings.budget import link_targets
-from ..findings.model import TextEdit
-from .frontmatter import Span, split_lines
-from .memory import from_text
-from .paths import rel_of_virtual
+from ..store.frontmatter import Span, split_lines
+from ..store.memory import from_text
+from ..store.paths import rel_of_virtual
+from .budget import link_targets
+from .model import TextEdit
 
 _REFERENCE = re.compile(r"/memories/[^\s)\]>\"'`<|,;]+")
 _TRAILING = ".,:;!?"

@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..store.atomic import create_at, make_dirs, write_at
 from ..tool import audit
-from ..tool.atomic import create_at, make_dirs, write_at
 from ..tool.commands.writing import store_lock
 from ..tool.guard import GuardError, open_dir, resolve
 from .query import HistoryError, content_of

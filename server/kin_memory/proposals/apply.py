@@ -16,12 +16,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..history.versions import kept
+from ..store.atomic import create_at, make_dirs, remove_at, rename_at, write_at
 from ..store.memory import MAX_READ_BYTES, from_text
 from ..store.paths import real_path
 from ..store.reader import Refused, read_file
 from ..store.workspace import visibility
 from ..tool import audit
-from ..tool.atomic import create_at, make_dirs, remove_at, rename_at, write_at
 from ..tool.guard import GuardError, open_dir, resolve
 from .model import Proposal, ProposedChange, sha256
 

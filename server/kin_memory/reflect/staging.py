@@ -1,7 +1,7 @@
 """The staging overlay: a private copy of the store the model's tool calls run against.
 
 Every memory file is hard-linked into a folder inside the store's hidden folder (same filesystem, so
-linking is cheap); the memory tool never writes in place (temporary file + rename, see tool/atomic.py),
+linking is cheap); the memory tool never writes in place (temporary file + rename, see store/atomic.py),
 so an edit in staging replaces the staging link and the original inode is never modified. Where linking
 fails (another filesystem, no link support) the file is copied instead. Symlinks are not mirrored: the
 model never reaches anything through them.

@@ -14,7 +14,7 @@ import re
 import sys
 from pathlib import Path
 
-from ..tool.atomic import Changed, create_at, make_dirs, write_at
+from .atomic import Changed, create_at, make_dirs, write_at
 from .home import home_relative
 from .reader import Refused, read_file
 from .settings import MAX_SETTINGS_BYTES, global_settings_path

@@ -9,11 +9,11 @@ import os
 import stat
 from pathlib import Path
 
+from ..findings.relink import mentions, relink
 from ..history.versions import kept
 from ..proposals.bulk import apply_edits
 from ..store.memory import MAX_READ_BYTES
 from ..store.paths import rel_of_virtual
-from ..store.relink import mentions, relink
 from ..store.store import scan
 from .commands.base import ToolContext, ToolFailure
 from .commands.writing import commit_edit, read_text

@@ -26,7 +26,7 @@ from kin_memory.store.lifecycle import Thresholds, lifecycle
 from kin_memory.store.memory import Memory, load
 from kin_memory.store.store import scan
 
-from .atomic import TEMP_PREFIX
+from ..store.atomic import TEMP_PREFIX
 
 SWEPT_CATEGORIES = (EPISODIC, SESSION)
 STALE_TEMP_SECONDS = 3600  # a temp file this old belongs to a writer that died mid-write

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from kin_memory.consolidate.claims import claims
-from kin_memory.consolidate.contradictions import contradiction
 from kin_memory.findings import contradictions as km604
 from kin_memory.findings.catalog import CATALOG
+from kin_memory.findings.claims import claims
+from kin_memory.findings.conflicts import contradiction
 from kin_memory.store.memory import from_text
 
 REPO = Path(__file__).resolve().parents[3]

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kin_memory.findings.relink import moved
 from kin_memory.history.query import history_of
-from kin_memory.store.relink import moved
 from kin_memory.tool.commands import run
 
 FACT = "---\ncategory: project-fact\n---\n"

@@ -1,6 +1,6 @@
 """`workspace/willRenameFiles`: when the editor renames or moves a memory (or a folder of them), the
 links in MEMORY.md and the `/memories/…` references in other memories follow it, as part of the same
-edit (see store/relink.py). Open documents are edited at the version the editor has; closed ones as on
+edit (see findings/relink.py). Open documents are edited at the version the editor has; closed ones as on
 disk."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from ...findings.model import TextEdit
+from ...findings.relink import mentions, relink
 from ...store.frontmatter import Span, split_lines
 from ...store.memory import MAX_READ_BYTES
 from ...store.paths import INDEX_VPATH, relative_parts, virtual_of_rel
 from ...store.reader import Refused, read_file
-from ...store.relink import mentions, relink
 from ..convert import range_json
 from ..handlers import handler
 from ..session import Session, uri_to_path

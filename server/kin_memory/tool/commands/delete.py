@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
+from ...store.atomic import remove_at
 from .. import messages
-from ..atomic import remove_at
 from . import writing
 from .base import ToolContext, ToolFailure, confirm
 from .params import ToolInput, guarded, str_param

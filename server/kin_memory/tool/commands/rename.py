@@ -7,8 +7,8 @@ import os
 from kin_memory.store.paths import virtual_of_rel
 from kin_memory.store.store import MAX_DEPTH, folder_too_deep
 
+from ...store.atomic import rename_at
 from .. import messages
-from ..atomic import rename_at
 from ..guard import Target
 from ..tree import deeper_than
 from . import writing
