@@ -233,8 +233,9 @@ def test_search_results_are_ranked_escaped_and_masked(tmp_path, home, outside):
     assert snippet.startswith("    ") and "gateway" in snippet and "ghp_" in snippet
     assert "0123456789abcdefghij" not in snippet
     assert none == "No matching memories."
-    assert bad == ("memory_search: limit must be a whole number from 1 to 100", True)
-    assert too_many == bad  # the schema's maximum is enforced, not silently lowered
+    assert bad == ("memory_search: limit must be a whole number from 1 to 100, not 0", True)
+    # the schema's maximum is enforced, not silently lowered
+    assert too_many == ("memory_search: limit must be a whole number from 1 to 100, not 1000", True)
     assert found.startswith("/memories/facts/zebra.md [episodic] Zebra")
     assert edited.startswith("/memories/facts/zebra.md [episodic] Zebra") and "photon" in edited
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..bounds import MAX_TIMEOUT, MAX_TOOL_CALLS, real_arg, whole_arg
 from .common import UsageError
 
 if TYPE_CHECKING:  # imported when a pass runs, not to build the parser
@@ -20,8 +21,8 @@ def add_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model")
     p.add_argument("--base-url")
     p.add_argument("--api-key-env", metavar="NAME", help="the environment variable holding the key")
-    p.add_argument("--max-tool-calls", type=int, default=16)
-    p.add_argument("--timeout", type=float, default=90.0, metavar="SECONDS")
+    p.add_argument("--max-tool-calls", type=whole_arg(1, MAX_TOOL_CALLS), default=16)
+    p.add_argument("--timeout", type=real_arg(0, MAX_TIMEOUT), default=90.0, metavar="SECONDS")
     p.add_argument("--yes", action="store_true", help="apply the proposal at once")
     p.add_argument(
         "--json", action="store_true", help="print the proposal (or, with --yes, what was applied)"

@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from ..bounds import MAX_TIMEOUT, MAX_TOOL_CALLS, real_arg, whole_arg
 from ..sinks import terminal
 from .common import UsageError, target
 from .proposal import apply_now, show_proposal
@@ -48,8 +49,8 @@ def register(subparsers, common: argparse.ArgumentParser) -> None:
     p.add_argument("--model")
     p.add_argument("--base-url")
     p.add_argument("--api-key-env", metavar="NAME", help="the environment variable holding the key")
-    p.add_argument("--max-tool-calls", type=int, default=16)
-    p.add_argument("--timeout", type=float, default=90.0, metavar="SECONDS")
+    p.add_argument("--max-tool-calls", type=whole_arg(1, MAX_TOOL_CALLS), default=16)
+    p.add_argument("--timeout", type=real_arg(0, MAX_TIMEOUT), default=90.0, metavar="SECONDS")
     p.add_argument("--dry-run", action="store_true", help="(the default) propose only; nothing is written")
     p.add_argument("--yes", action="store_true", help="apply the proposal at once")
     p.add_argument(

@@ -6,9 +6,10 @@ import argparse
 import sys
 import time
 
+from ..bounds import whole_arg
 from ..sinks import terminal
 from ..wording import counted
-from .common import UsageError, file_uri, print_json, target
+from .common import file_uri, print_json, target
 
 MAX_RESULTS = 100
 
@@ -17,7 +18,12 @@ def register(subparsers, common: argparse.ArgumentParser) -> None:
     p = subparsers.add_parser("search", parents=[common], help="ranked recall over the store")
     p.add_argument("query", metavar="QUERY")
     p.add_argument("--json", action="store_true", help="print JSON: {results: [...]}")
-    p.add_argument("--limit", type=int, default=5)
+    p.add_argument(
+        "--limit",
+        type=whole_arg(1, MAX_RESULTS),
+        default=5,
+        help=f"at most this many results (5; up to {MAX_RESULTS})",
+    )
     p.set_defaults(func=search)
 
     p = subparsers.add_parser(
@@ -35,27 +41,32 @@ def register(subparsers, common: argparse.ArgumentParser) -> None:
 
 def search(args: argparse.Namespace) -> int:
     from ..recall.results import search_result
-    from ..recall.service import Recall
+    from ..recall.service import Recall, incomplete, sync_quietly
 
-    if args.limit < 1:
-        raise UsageError("--limit must be at least 1")
     where = target(args)
     where.require_recall()
     recall = Recall(where.root)
-    recall.sync_disk()
-    hits = recall.search(args.query, where.active, min(args.limit, MAX_RESULTS))
+    sync_quietly(recall)
+    hits = recall.search(args.query, where.active, args.limit)
+    problem = recall.unavailable()
     if args.json:
         from ..store.paths import real_path
 
-        print_json(search_result(hits, lambda vpath: file_uri(real_path(where.root, vpath))))
+        def uri_of(vpath: str) -> str:
+            return file_uri(real_path(where.root, vpath))
+
+        print_json(search_result(hits, uri_of, complete=problem is None))
         return 0
-    if not hits:
-        print("no matching memories", file=sys.stderr)
-        return 1
     for h, snip in hits:
         print(f"{terminal.field(h.vpath)}  [{terminal.field(h.category)}]  {terminal.field(h.title)}")
         if snip:
             print(f"    {terminal.field(snip)}")
+    if problem is not None:  # never a "no match" the index could not give: exit 2 when nothing was found
+        print(f"kin-memory: {terminal.field(incomplete(problem))}", file=sys.stderr)
+        return 0 if hits else 2
+    if not hits:
+        print("no matching memories", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..bounds import whole_arg
 from .common import UsageError, flag_sentence
 
 
@@ -15,7 +16,7 @@ def register(subparsers, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--tcp", action="store_true", help="listen on TCP instead of stdio")
     p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=2087)
+    p.add_argument("--port", type=whole_arg(0, 65535), default=2087)
     p.set_defaults(func=run)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from ..bounds import MAX_DAYS, real_arg
 from ..sinks import terminal
 from .common import UsageError, print_json, target
 
@@ -19,14 +20,14 @@ def register(subparsers, common) -> None:
     p.add_argument("--json", action="store_true", help="print {swept, kept} as JSON")
     p.add_argument(
         "--episodic-days",
-        type=float,
+        type=real_arg(0, MAX_DAYS),
         default=42,
         metavar="N",
         help="episodic memories expire after N days (42)",
     )
     p.add_argument(
         "--session-hours",
-        type=float,
+        type=real_arg(0, MAX_DAYS * 24),
         default=24,
         metavar="N",
         help="session memories expire after N hours (24)",

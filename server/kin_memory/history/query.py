@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..bounds import in_range, shown
 from .db import HistoryDB, HistoryUnavailable, database
+
+SHOWN_VERSIONS = 10  # versions a "no such version" sentence lists (the newest)
 
 
 class HistoryError(Exception):
@@ -41,9 +44,12 @@ def content_of(root: Path | str, vpath: str, version: int) -> bytes:
     deletion, or its content was dropped by retention."""
     try:
         with database(root).transaction() as conn:
-            row = HistoryDB.version(conn, version)
+            # a number SQLite cannot hold is no version of anything (and must not reach the query)
+            row = HistoryDB.version(conn, version) if in_range(version) else None
             if row is None or row.vpath != vpath:
-                raise HistoryError(f"{vpath} has no version {version}.")
+                raise HistoryError(
+                    no_version(vpath, version, [r.id for r in HistoryDB.versions(conn, vpath)])
+                )
             if row.sha is None:
                 raise HistoryError(f"Version {version} of {vpath} is its deletion: it has no content.")
             data = HistoryDB.blob(conn, row.sha)
@@ -52,3 +58,18 @@ def content_of(root: Path | str, vpath: str, version: int) -> bytes:
     if data is None:
         raise HistoryError(f"The content of version {version} of {vpath} is no longer kept.")
     return data
+
+
+def no_version(vpath: str, version: int, kept: list[int]) -> str:
+    """ "/memories/a.md has no version 7: its versions are 1, 4 and 5." (the newest few when there are many)."""
+    asked = shown(version) or str(version)
+    if not kept:
+        return f"{vpath} has no version {asked}: no version of it is kept."
+    ids = sorted(kept)
+    listed = ", ".join(map(str, ids[-SHOWN_VERSIONS:]))
+    if len(ids) > SHOWN_VERSIONS:
+        return f"{vpath} has no version {asked}: its newest versions are {listed}."
+    if len(ids) == 1:
+        return f"{vpath} has no version {asked}: its only version is {ids[0]}."
+    head, _, last = listed.rpartition(", ")
+    return f"{vpath} has no version {asked}: its versions are {head} and {last}."

@@ -254,6 +254,11 @@ class RecallSync:
                 return False
         return True
 
+    def unavailable(self) -> str | None:
+        """Why the index cannot answer for the whole store (its hidden folder a link, the database not
+        opened, read or written): a search answered meanwhile is incomplete, never a sure "no match"."""
+        return self.recall.unavailable()
+
     def reindex(self, progress, cancelled):
         """A full rebuild (on the writer thread: the caller runs this through `self.writer`)."""
         return self.recall.reindex(self.session.store.disk_memories(), progress=progress, cancelled=cancelled,

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..bounds import OutOfRange, whole
 from ..sinks import prompt
 from ..sinks.controls import escape_controls_in_block
 from ..store.home import home_relative
@@ -90,7 +91,9 @@ class AgentStore:
             self._recall = Recall(self.root)
         now = time.monotonic()
         if self._synced_at is None or now - self._synced_at > RESYNC_SECONDS:
-            self._recall.sync_disk()
+            from ..recall.service import sync_quietly
+
+            sync_quietly(self._recall)  # an index that cannot be written: the answer says it is incomplete
             self._synced_at = now
         return self._recall
 
@@ -142,16 +145,21 @@ class AgentStore:
         """The search command's ranked recall, as lines a model reads: path, category, title, snippet."""
         if not isinstance(query, str) or not query.strip():
             return Answer("memory_search needs a non-empty query string", True)
-        if limit is None:
-            limit = DEFAULT_SEARCH_RESULTS
-        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_SEARCH_RESULTS:
-            return Answer(f"memory_search: limit must be a whole number from 1 to {MAX_SEARCH_RESULTS}", True)
+        try:
+            count = whole(DEFAULT_SEARCH_RESULTS if limit is None else limit, "limit", 1, MAX_SEARCH_RESULTS)
+        except OutOfRange as exc:
+            return Answer(f"memory_search: {exc.message}", True)
         refused = _disabled(settings_for(workspace))
         if refused:
             return refused
         recall = self.recall()
         active = (workspace,) if workspace else ()
-        hits = recall.search(query, active, limit)
+        hits = recall.search(query, active, count)
+        problem = recall.unavailable()
+        if problem is not None and not hits:  # not "no match": the index could not be asked
+            from ..recall.service import incomplete
+
+            return Answer(f"memory_search: {incomplete(problem)}.", True)
         if not hits:
             return Answer("No matching memories.")
         lines: list[str] = []
@@ -159,6 +167,10 @@ class AgentStore:
             lines.append(f"{prompt.field(h.vpath)} [{prompt.field(h.category)}] {prompt.field(h.title)}")
             if snip:
                 lines.append(f"    {prompt.field(snip)}")
+        if problem is not None:
+            from ..recall.service import incomplete
+
+            lines.append(f"(incomplete: {prompt.field(incomplete(problem))})")
         return Answer("\n".join(lines))
 
     def prompt_block(self, workspace: str | None) -> Answer:

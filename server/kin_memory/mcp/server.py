@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import anyio.to_thread
@@ -34,6 +34,7 @@ from .. import __version__
 from ..tool import messages
 from . import schema
 from .agents import AgentStore, Answer, consent_question, needs_consent
+from .frames import Screened, wire_stdin
 from .roots import workspace_from_roots
 
 ROOTS_TTL = 5.0  # seconds: the 2026 era has no roots/list_changed, so roots are asked again after this
@@ -264,7 +265,10 @@ def serve(store: AgentStore, fallback: str | None, workspace: object = ...) -> N
     server = MemoryServer(store, fallback, workspace).build()
 
     async def main() -> None:
-        async with stdio_server() as (read, write):
+        # the client's lines pass the screen first: one the SDK cannot read is answered, not dropped
+        lines = Screened(wire_stdin())
+        async with stdio_server(stdin=cast(Any, lines)) as (read, write):
+            lines.answer_to(cast(Any, write))
             await server.run(read, write, server.create_initialization_options())
 
     anyio.run(main)

@@ -8,9 +8,11 @@ kind, never the secret (findings/content.py detects them).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
-from collections.abc import Callable, Iterable
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
@@ -49,6 +51,32 @@ class Recall:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
         self.index = RecallIndex(self.root)
+        # Why answers may miss memories: the last query could not read the index, or a change handed to
+        # it was not written (the folder unwritable, the database locked): by memory ("" for a whole
+        # sync), until that memory is written or a whole sync succeeds.
+        self._read_failed: str | None = None
+        self._unwritten: dict[str, str] = {}
+
+    def unavailable(self) -> str | None:
+        """Why an answer from the index may miss memories (its hidden folder refused, the database not
+        opened, read or written); None when it answered and holds every change it was given. A search
+        with a reason here is no "no match": every door says its answer is incomplete."""
+        unwritten = list(self._unwritten.values())  # one step: the writer thread may change it meanwhile
+        return self.index.refused or self._read_failed or (unwritten[0] if unwritten else None)
+
+    @contextlib.contextmanager
+    def _writing(self, vpath: str = "", cancelled: Cancelled | None = None) -> Iterator[None]:
+        """Around a write to the index (of one memory, or "" for a whole sync): a failure is remembered
+        (and raised on); a success forgets that memory's, and a whole sync not cancelled every one."""
+        try:
+            yield
+        except (IndexUnavailable, sqlite3.Error, OSError) as exc:
+            self._unwritten[vpath] = str(exc) or "the recall index could not be written"
+            raise
+        if not vpath and not (cancelled is not None and cancelled()):
+            self._unwritten.clear()
+        elif vpath:
+            self._unwritten.pop(vpath, None)
 
     def warm(self) -> None:
         """Have the vocabulary snapshot current, so no query pays for reading it (writer thread)."""
@@ -71,7 +99,8 @@ class Recall:
             m = by_vpath[vpath]
             return doc_from_memory(load(m.path, vpath) if m.compact else m)
 
-        return self.index.sync(stats, whole, progress=progress, cancelled=cancelled, chunk=chunk)
+        with self._writing(cancelled=cancelled):
+            return self.index.sync(stats, whole, progress=progress, cancelled=cancelled, chunk=chunk)
 
     def sync_disk(
         self, *, progress: Progress | None = None, cancelled: Cancelled | None = None, chunk: int = 2000
@@ -89,23 +118,26 @@ class Recall:
                 continue
             paths[vpath] = path
             stats[vpath] = (st.st_mtime, st.st_size)
-        return self.index.sync(
-            stats,
-            lambda v: doc_from_memory(load(paths[v], v)),
-            progress=progress,
-            cancelled=cancelled,
-            chunk=chunk,
-        )
+        with self._writing(cancelled=cancelled):
+            return self.index.sync(
+                stats,
+                lambda v: doc_from_memory(load(paths[v], v)),
+                progress=progress,
+                cancelled=cancelled,
+                chunk=chunk,
+            )
 
     def update(self, memory: Memory, *, overlay: bool = False) -> None:
         doc = doc_from_memory(memory, overlay=overlay)
-        if doc is None:
-            self.index.remove([memory.vpath])
-        else:
-            self.index.upsert([doc])
+        with self._writing(memory.vpath):
+            if doc is None:
+                self.index.remove([memory.vpath])
+            else:
+                self.index.upsert([doc])
 
     def remove(self, vpath: str) -> None:
-        self.index.remove([vpath])
+        with self._writing(vpath):
+            self.index.remove([vpath])
 
     def reindex(
         self,
@@ -163,12 +195,30 @@ class Recall:
         return [(h.vpath, h.body) for h in hits]
 
     def _safe(self, fn: Callable[[], list[T]]) -> list[T]:
-        """Recall is best effort: an index that cannot be opened answers nothing, with a log line."""
+        """Recall is best effort: an index that cannot be opened or read (locked by another process)
+        answers nothing, with a log line, and says why in unavailable()."""
         try:
-            return fn()
-        except IndexUnavailable as exc:
+            found = fn()
+        except (IndexUnavailable, sqlite3.OperationalError) as exc:
             log.warning("recall unavailable: %s", exc)
+            self._read_failed = str(exc) or "the recall index could not be read"
             return []
+        self._read_failed = None
+        return found
+
+
+def incomplete(reason: str) -> str:
+    """What a search answered without a usable index says (the command line and the agent's tool)."""
+    return f"the recall index cannot be used ({reason}): this search could not look at every memory"
+
+
+def sync_quietly(recall: Recall) -> None:
+    """Bring the index up to date with the disk when it can be: when it cannot (unwritable, locked),
+    recall.unavailable() says why and the answers that follow are marked incomplete."""
+    try:
+        recall.sync_disk()
+    except (IndexUnavailable, sqlite3.Error, OSError) as exc:
+        log.warning("recall index not brought up to date: %s", exc)
 
 
 def _masked_title(hit: Hit) -> Hit:

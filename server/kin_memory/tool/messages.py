@@ -161,6 +161,10 @@ def too_large_to_edit(path: str, size: str, limit: str) -> str:
     return f"The file {path} is {size}: too large to edit with the memory tool (the limit is {limit})."
 
 
+def too_large_to_write(path: str, size: str, limit: str) -> str:
+    return f"The file {path} would be {size}: too large for the memory tool (the limit is {limit}). Nothing was written."
+
+
 def cannot_ask(command: str, path: str) -> str:
     """Strict mode with a caller that has no way to ask the user (an MCP client without elicitation)."""
     return f"Memory tool is in strict mode and this client cannot ask the user: the {command} of {path} was not made"

@@ -11,12 +11,14 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from ... import protocol
+from ...bounds import in_range
 from ...history import review
 from ...history.db import HistoryUnavailable
-from ...history.query import HistoryError, content_of, history_of
+from ...history.query import HistoryError, content_of, history_of, no_version
 from ...history.restore import restore
 from ...history.sync import catch_up
 from ...store.memory import MAX_READ_BYTES
@@ -74,8 +76,17 @@ class HistoryCommands:
             for v in found
         ])  # fmt: skip
 
+    async def _version(self, vpath: str, version: int) -> int:
+        """A version number SQLite can hold: anything else is a bad argument (InvalidParams), told with
+        the versions the memory has."""
+        if in_range(version):
+            return version
+        found = await self._run(history_of, self.session.root, vpath)
+        raise JsonRpcInvalidParams(no_version(vpath, version, [v.version for v in found]))
+
     async def version(self, params: protocol.VersionParams) -> protocol.VersionContentResult:
         vpath = self._path(params.path)
+        await self._version(vpath, params.version)
         data = await self._run(content_of, self.session.root, vpath, params.version)
         return protocol.VersionContentResult(
             path=vpath, version=params.version, text=data.decode("utf-8", "replace")
@@ -83,6 +94,7 @@ class HistoryCommands:
 
     async def restore(self, params: protocol.VersionParams) -> protocol.RestoreResult:
         vpath = self._path(params.path)
+        await self._version(vpath, params.version)
         self._refuse_unsaved(vpath)
         written = await self._run(restore, self.session.root, vpath, params.version)
         self.documents.external_change(self.session.path_of(vpath))

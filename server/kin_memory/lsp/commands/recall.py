@@ -73,7 +73,8 @@ class RecallCommands:
         # each is SQLite's, which runs while the other holds the interpreter.
         views = [active, ()] if active else [active]
         found = await asyncio.gather(*(loop.run_in_executor(self.pool, hits, view) for view in views))
-        return search_answer(found[0], found[-1], self.session.uri_of, current)
+        complete = current and self.recall.unavailable() is None  # an unusable index: not a "no match"
+        return search_answer(found[0], found[-1], self.session.uri_of, complete)
 
     async def index_preview(self, params: protocol.WorkspaceParams) -> protocol.IndexPreviewResult:
         active = self._active(params.workspace)

@@ -22,11 +22,13 @@ def create(inp: ToolInput, ctx: ToolContext) -> str:
     t = guarded(ctx.root, path)
     if folder_too_deep(t.content.dir_parts):  # the scan would never see it, and deep trees hurt walks
         raise ToolFailure(messages.too_deep(path, MAX_DEPTH))
+    writing.within_limit(t, text)  # refused before anyone is asked
     confirm(ctx, "create", path, f"create {path}")
     if t.is_root or os.path.lexists(t.lexical):
         raise ToolFailure(messages.create_exists(path))
     if is_memory_rel(t.parts):
         text = apply_write_rules(text, ctx.workspace)
+    data = writing.within_limit(t, text)  # the stamp the rules add counts too
     try:
         make_dirs(t.root_real)  # the root itself is trusted; everything below goes through the guard
     except OSError:
@@ -35,7 +37,7 @@ def create(inp: ToolInput, ctx: ToolContext) -> str:
     place = t.content
     dir_fd = writing.open_place_dir(t, place.dir_parts, "create", create=True)
     try:
-        create_at(dir_fd, place.name, text.encode("utf-8"))
+        create_at(dir_fd, place.name, data)
     except FileExistsError:  # made by someone else since the check: still never overwritten
         raise ToolFailure(messages.create_exists(path)) from None
     except OSError:

@@ -35,6 +35,17 @@ def before_write(path: Path) -> None:
     """Runs between the guard's check and a create, delete or rename."""
 
 
+def within_limit(t: Target, text: str) -> bytes:
+    """The bytes of a write, at most EDIT_LIMIT of them: the most the tool reads back for an edit and
+    the most history keeps a version of. A larger write is refused before anything is written, so the
+    review queue never misses a write the tool made."""
+    data = text.encode("utf-8")
+    if len(data) > EDIT_LIMIT:
+        size, limit = describe_size(len(data)), describe_size(EDIT_LIMIT)
+        raise ToolFailure(messages.too_large_to_write(t.virtual, size, limit))
+    return data
+
+
 def _read_failure(exc: OSError, t: Target, missing: str) -> ToolFailure:
     if isinstance(exc, FileNotFoundError) or exc.errno == errno.ENOTDIR:
         return ToolFailure(missing)
@@ -139,6 +150,7 @@ def commit_edit(
     """Write new_text unless the file changed since it was read as old_text; through the editor when
     the file is open there. `locked`: the caller read the file under the store lock and still holds
     it (the window in which another writer can slip in is then the write itself, not the wait)."""
+    within_limit(t, new_text)
     before_commit(t.resolved)
     with contextlib.nullcontext() if locked else store_lock(t.root_real):
         dir_fd = _open_content_dir(t)
