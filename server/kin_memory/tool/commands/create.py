@@ -8,8 +8,8 @@ import os
 from kin_memory.store.paths import is_memory_rel
 from kin_memory.store.store import MAX_DEPTH, folder_too_deep
 
+from ...store.atomic import create_at, make_dirs
 from .. import messages
-from ..atomic import create_at, make_dirs
 from ..write_rules import apply as apply_write_rules
 from . import writing
 from .base import ToolContext, ToolFailure, confirm

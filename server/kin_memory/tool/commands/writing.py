@@ -17,8 +17,8 @@ from pathlib import Path
 from kin_memory.store.paths import open_hidden_dir, open_hidden_file
 from kin_memory.store.reader import Refused, describe_size
 
+from ...store.atomic import Changed, write_at
 from .. import messages
-from ..atomic import Changed, write_at
 from ..guard import EDIT_LIMIT, GuardError, Target, open_dir, open_for_read, read_at
 from .base import ToolContext, ToolFailure
 
