@@ -42,6 +42,15 @@ export interface ReflectParams {
   transcript: string;
 }
 
+export interface LatestSessionResult {
+  /** the newest Claude Code or Codex session of the active workspace; None when none */
+  path: string | null;
+  /** "Claude Code" or "Codex" */
+  agent: string | null;
+  /** the folders looked in (what to tell the user when nothing was found) */
+  searched: string[];
+}
+
 export interface InitParams {
   /** a path or a file URI; the active workspace's folder when absent */
   folder?: string | null;
@@ -411,6 +420,8 @@ export interface CommandMap {
   "kin.memory.list": [EmptyParams, ListResult];
   /** one bounded reflection pass, as a proposal */
   "kin.memory.reflect": [ReflectParams, ProposalResult];
+  /** the newest Claude Code or Codex session of the active workspace */
+  "kin.memory.latestSession": [EmptyParams, LatestSessionResult];
   /** propose a repository's first memories from its documents */
   "kin.memory.init": [InitParams, ProposalResult];
   /** duplicates, contradictions, stale facts and episodes to keep, without a model */

@@ -79,6 +79,13 @@ class ReflectParams:
 
 
 @attrs.frozen
+class LatestSessionResult:
+    path: str | None  # the newest Claude Code or Codex session of the active workspace; None when none
+    agent: str | None  # "Claude Code" or "Codex"
+    searched: list[str]  # the folders looked in (what to tell the user when nothing was found)
+
+
+@attrs.frozen
 class InitParams:
     folder: str | None = None  # a path or a file URI; the active workspace's folder when absent
 
@@ -455,6 +462,12 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("kin.memory.list", EmptyParams, ListResult, "every memory with its lifecycle and visibility"),
     CommandSpec(
         "kin.memory.reflect", ReflectParams, ProposalResult, "one bounded reflection pass, as a proposal"
+    ),
+    CommandSpec(
+        "kin.memory.latestSession",
+        EmptyParams,
+        LatestSessionResult,
+        "the newest Claude Code or Codex session of the active workspace",
     ),
     CommandSpec(
         "kin.memory.init",

@@ -130,3 +130,41 @@ def test_reflect_wants_a_transcript_or_latest_not_both(tmp_path: Path, store: Pa
     neither = _cli(tmp_path, Path(workspace), "reflect", *common)
     for out in (both, neither):
         assert out.returncode == 2 and "give either a TRANSCRIPT or --latest" in out.stderr
+
+
+def test_the_language_server_names_the_newest_session_of_its_workspace(tmp_path: Path) -> None:
+    """`kin.memory.latestSession`, which both editors' reflect command offers first."""
+    import json as _json
+    import os as _os
+
+    from support.rawlsp import RawClient
+
+    home = tmp_path / "home"
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    real = _os.path.realpath(repo)
+    folder = home / ".claude" / "projects" / real.replace("/", "-").replace(".", "-")
+    folder.mkdir(parents=True)
+    (folder / "old.jsonl").write_text(
+        _json.dumps({"type": "user", "message": {"role": "user", "content": "x"}}) + "\n"
+    )
+    _os.utime(folder / "old.jsonl", (1_000_000, 1_000_000))
+    (folder / "new.jsonl").write_text(
+        _json.dumps({"type": "user", "message": {"role": "user", "content": "y"}}) + "\n"
+    )
+    store = tmp_path / "memory"
+    store.mkdir()
+    env = {k: v for k, v in _os.environ.items() if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME")}
+    client = RawClient({**env, "HOME": str(home), "KIN_MEMORY_DIR": str(store)})
+    rid = client.request("initialize", {"processId": None, "rootUri": None, "capabilities": {},
+                                        "workspaceFolders": [{"uri": repo.as_uri(), "name": "repo"}]})  # fmt: skip
+    client.wait(lambda m: m.get("id") == rid)
+    client.notify("initialized", {})
+    client.wait_checked()
+    reply = client.call(
+        "workspace/executeCommand", {"command": "kin.memory.latestSession", "arguments": [{}]}
+    )
+    assert "Traceback" not in client.close()
+    result = reply["result"]
+    assert result["path"] == str(folder / "new.jsonl") and result["agent"] == "Claude Code"
+    assert str(folder) in result["searched"]

@@ -479,6 +479,7 @@ end
 -- What each command does, in words, for the messages that say it failed (the wire name is jargon).
 local DOING = {
   ['kin.memory.search'] = 'the search', ['kin.memory.reflect'] = 'the reflection',
+  ['kin.memory.latestSession'] = 'finding the newest session',
   ['kin.memory.init'] = 'reading the repository', ['kin.memory.consolidate'] = 'the consolidation',
   ['kin.memory.consolidationCandidates'] = 'finding consolidation candidates',
   ['kin.memory.applyProposal'] = 'applying the proposal', ['kin.memory.discardProposal'] = 'discarding the proposal',
@@ -816,7 +817,18 @@ end
 --- written until you apply there (exactly what the buffer shows; the model is not asked again).
 function M.reflect(file)
   if not file or file == '' then
-    notify('usage: :KinMemoryReflect {transcript file}', vim.log.levels.ERROR)
+    -- No file: the newest Claude Code or Codex session of this workspace, as `kin-memory reflect --latest`.
+    M.execute('kin.memory.latestSession', {}, function(latest)
+      if type(latest) == 'table' and type(latest.path) == 'string' then
+        notify(('the newest %s session: %s'):format(printable(latest.agent or 'agent'), printable(latest.path)))
+        M.reflect(latest.path)
+      else
+        local searched = type(latest) == 'table' and type(latest.searched) == 'table' and latest.searched or {}
+        notify('no Claude Code or Codex session of this workspace was found (looked in '
+          .. table.concat(vim.tbl_map(printable, searched), ', ') .. '); give a transcript: :KinMemoryReflect {file}',
+          vim.log.levels.WARN)
+      end
+    end)
     return
   end
   local path = absolute(vim.fn.expand(file))
@@ -1167,7 +1179,7 @@ local function define_commands()
   end, { nargs = '*', bang = true, desc = 'kin-memory: search memories (ranked recall; ! for every workspace)' })
   cmd('KinMemoryReflect', function(o)
     M.reflect(o.args)
-  end, { nargs = 1, complete = 'file', desc = 'kin-memory: reflect on a transcript (asks before applying)' })
+  end, { nargs = '?', complete = 'file', desc = 'kin-memory: reflect on a transcript, or the newest session (asks before applying)' })
   cmd('KinMemoryInit', function(o)
     M.init(o.args)
   end, { nargs = '?', complete = 'dir', desc = 'kin-memory: propose memories from a repository (asks before applying)' })

@@ -34,6 +34,11 @@
 ---@class KinMemory.ReflectParams
 ---@field transcript string # a path or a file URI
 
+---@class KinMemory.LatestSessionResult
+---@field path string|nil # the newest Claude Code or Codex session of the active workspace; None when none
+---@field agent string|nil # "Claude Code" or "Codex"
+---@field searched string[] # the folders looked in (what to tell the user when nothing was found)
+
 ---@class KinMemory.InitParams
 ---@field folder? string|nil # a path or a file URI; the active workspace's folder when absent
 
@@ -293,6 +298,7 @@
 ---| "kin.memory.search" # SearchParams -> SearchResult: ranked recall over the visible memories
 ---| "kin.memory.list" # EmptyParams -> ListResult: every memory with its lifecycle and visibility
 ---| "kin.memory.reflect" # ReflectParams -> ProposalResult: one bounded reflection pass, as a proposal
+---| "kin.memory.latestSession" # EmptyParams -> LatestSessionResult: the newest Claude Code or Codex session of the active workspace
 ---| "kin.memory.init" # InitParams -> ProposalResult: propose a repository's first memories from its documents
 ---| "kin.memory.consolidationCandidates" # WorkspaceParams -> CandidatesResult: duplicates, contradictions, stale facts and episodes to keep, without a model
 ---| "kin.memory.consolidate" # WorkspaceParams -> ProposalResult: one model pass over the candidates, as a proposal

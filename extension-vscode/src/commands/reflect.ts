@@ -24,8 +24,18 @@ export function register(deps: { client: Client; root: StoreRoot; refresh: () =>
   ];
 }
 
-async function pickTranscript(arg: unknown): Promise<vscode.Uri | undefined> {
+async function pickTranscript(client: Client, arg: unknown): Promise<vscode.Uri | undefined> {
   if (arg instanceof vscode.Uri) return arg; // "Reflect on this file" from the Explorer
+  // The newest Claude Code or Codex session of this workspace first, as `kin-memory reflect --latest`.
+  const latest = await client.exec("kin.memory.latestSession", {}).catch(() => undefined);
+  if (latest?.path) {
+    const newest = { label: `Newest ${latest.agent ?? "agent"} session of this workspace`, detail: latest.path };
+    const choice = await vscode.window.showQuickPick([newest, { label: "Choose a transcript file…", detail: "" }], {
+      title: "Reflect on transcript",
+    });
+    if (!choice) return undefined;
+    if (choice === newest) return vscode.Uri.file(latest.path);
+  }
   const picked = await vscode.window.showOpenDialog({
     title: "Reflect on transcript", openLabel: "Reflect", canSelectMany: false,
     filters: { Transcripts: ["jsonl", "json", "txt", "md"], "All files": ["*"] },
@@ -37,7 +47,7 @@ async function reflect(
   { client, refresh }: { client: Client; refresh: () => void }, review: Review, arg: unknown,
 ): Promise<void> {
   if (!(await configured())) return; // before asking for a file: nothing could be done with it
-  const file = await pickTranscript(arg);
+  const file = await pickTranscript(client, arg);
   if (!file) return;
   const proposal = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: "Kin Memory: reflecting on the transcript", cancellable: true },

@@ -141,6 +141,7 @@ def create_server(root: str | None = None, workspace: str | None = None, startup
         LazyCommands(names.TOOL, lambda: _group("tool").ToolCommand(session, documents)),
         LazyCommands(names.SWEEP, lambda: _group("sweep").SweepCommand(session, documents, progress)),
         LazyCommands(names.REFLECT, lambda: _group("reflect").ReflectCommand(session, progress)),
+        LazyCommands(names.SESSIONS, lambda: _group("sessions").SessionCommands(session)),
         LazyCommands(names.PASSES, lambda: _group("passes").PassCommands(session, progress)),
         LazyCommands(names.PROPOSALS, lambda: _group("proposals").ProposalCommands(session, documents)),
         history,

@@ -16,6 +16,7 @@ GROUPS = {
     "tool": ("ToolCommand", names.TOOL),
     "sweep": ("SweepCommand", names.SWEEP),
     "reflect": ("ReflectCommand", names.REFLECT),
+    "sessions": ("SessionCommands", names.SESSIONS),
     "passes": ("PassCommands", names.PASSES),
     "history": ("HistoryCommands", names.HISTORY),
     "bulk": ("BulkCommands", names.BULK),

@@ -8,6 +8,7 @@ RECALL = ("kin.memory.search", "kin.memory.indexPreview", "kin.memory.reindex")
 TOOL = ("kin.memory.tool",)
 SWEEP = ("kin.memory.sweep",)
 REFLECT = ("kin.memory.reflect",)
+SESSIONS = ("kin.memory.latestSession",)
 PASSES = ("kin.memory.init", "kin.memory.consolidationCandidates", "kin.memory.consolidate")
 PROPOSALS = ("kin.memory.applyProposal", "kin.memory.discardProposal", "kin.memory.listProposals")
 HISTORY = (

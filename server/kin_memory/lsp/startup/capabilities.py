@@ -21,7 +21,7 @@ DEFAULT_ENCODING = "utf-16"
 
 # In the order create_server registers the command groups.
 COMMANDS = (
-    names.STORE + names.RECALL + names.TOOL + names.SWEEP + names.REFLECT + names.PASSES
+    names.STORE + names.RECALL + names.TOOL + names.SWEEP + names.REFLECT + names.SESSIONS + names.PASSES
     + names.PROPOSALS + names.HISTORY + names.BULK + names.HEALTH
 )  # fmt: skip
 
