@@ -11,17 +11,17 @@ error naming its key (a string "true" is not a boolean), unknown keys are ignore
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import attrs
-import cattrs
-from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from .strict_conversion import camel, strict_converter
-
-T = TypeVar("T")
+from .protocol_wire import WIRE_NAMES as WIRE_NAMES
+from .protocol_wire import ProtocolError as ProtocolError
+from .protocol_wire import converter as converter
+from .protocol_wire import dump as dump
+from .protocol_wire import parse as parse
+from .protocol_wire import wire_name as wire_name
 
 Category = Literal["project-fact", "preference", "episodic", "session"]
 Status = Literal["ok", "stale", "expiring", "expired"]
@@ -32,10 +32,6 @@ HistorySource = Literal["tool", "proposal", "sweep", "edit", "external", "restor
 QueueKind = Literal["created", "changed", "deleted"]
 RootSource = Literal["argument", "KIN_MEMORY_DIR", "editor setting", "global settings", "default"]
 GroupKind = Literal["duplicate", "contradiction"]
-
-
-class ProtocolError(ValueError):
-    """Arguments that do not fit the command's parameter type; the message names the key."""
 
 
 # -- parameters ----------------------------------------------------------------------------------
@@ -56,6 +52,19 @@ class ToolParams:
     # "none", the operator's view, for an editor action on a memory the person picked (delete, rename,
     # change category). Not part of the tool's input.
     workspace: str | None = None
+
+    @classmethod
+    def from_wire(cls, value: Mapping[str, Any]) -> ToolParams:
+        """The tool checks its own input: only `command` is required here (a non-string command is the
+        tool's own error to report, with its exact message)."""
+        if "command" not in value:
+            raise ProtocolError("missing required key: command")
+        scope = value.get("workspace")
+        if scope is not None and not isinstance(scope, str):
+            raise ProtocolError("workspace: expected a string")
+        command = value["command"]
+        tool_input = {k: v for k, v in value.items() if k != "workspace"}
+        return cls(command=command if isinstance(command, str) else "", input=tool_input, workspace=scope)
 
 
 @attrs.frozen
@@ -527,97 +536,3 @@ COMMANDS: tuple[CommandSpec, ...] = (
     ),
 )
 BY_NAME: dict[str, CommandSpec] = {c.name: c for c in COMMANDS}
-
-# Python field → wire key, where camelCase alone is not it.
-WIRE_NAMES: dict[tuple[type, str], str] = {}
-
-
-def wire_name(cls: type, field: str) -> str:
-    return WIRE_NAMES.get((cls, field), camel(field))
-
-
-# -- conversion ----------------------------------------------------------------------------------
-
-
-def _make_converter() -> cattrs.Converter:
-    conv = strict_converter()
-
-    def is_protocol_class(cls: object) -> bool:
-        return attrs.has(cls) and getattr(cls, "__module__", "") == __name__  # type: ignore[arg-type]  # any object
-
-    def structure_factory(cls: type) -> Any:
-        renames: dict[str, Any] = {f.name: override(rename=wire_name(cls, f.name)) for f in attrs.fields(cls)}
-        return make_dict_structure_fn(cls, conv, **renames)
-
-    def unstructure_factory(cls: type) -> Any:
-        renames: dict[str, Any] = {f.name: override(rename=wire_name(cls, f.name)) for f in attrs.fields(cls)}
-        return make_dict_unstructure_fn(cls, conv, **renames)
-
-    conv.register_structure_hook_factory(is_protocol_class, structure_factory)
-    conv.register_unstructure_hook_factory(is_protocol_class, unstructure_factory)
-    return conv
-
-
-converter = _make_converter()
-
-
-def _describe(exc: BaseException, cls: type, path: str = "") -> list[str]:
-    """One readable line per bad key, in wire names ("limit: expected an integer")."""
-    if isinstance(exc, cattrs.ClassValidationError):
-        out: list[str] = []
-        for inner, note in exc.group_exceptions()[0]:
-            key = wire_name(cls, note.name)
-            inner_cls = note.type if attrs.has(note.type) else cls
-            if isinstance(inner, KeyError):
-                out.append(f"missing required key: {path}{key}")
-            else:
-                out += (
-                    _describe(inner, inner_cls, f"{path}{key}.")
-                    if isinstance(inner, cattrs.BaseValidationError)
-                    else [f"{path}{key}: {_reason(inner)}"]
-                )
-        for inner in exc.group_exceptions()[1]:  # attrs validators: "'limit' must be >= 1: 0"
-            match = _VALIDATOR.match(str(inner))
-            out.append(f"{path}{wire_name(cls, match[1])}: must be {match[2]}" if match else _reason(inner))
-        return out
-    if isinstance(exc, cattrs.BaseValidationError):
-        return [line for inner in exc.exceptions for line in _describe(inner, cls, path)]
-    return [f"{path.rstrip('.')}: {_reason(exc)}" if path else _reason(exc)]
-
-
-_VALIDATOR = re.compile(r"'(\w+)' must be ([^:]+)")
-
-
-def _reason(exc: BaseException) -> str:
-    text = str(exc)
-    return text if text.startswith(("expected", "must")) else "invalid value"
-
-
-def parse(cls: type[T], value: object) -> T:
-    """Structure a command argument (a JSON object, or nothing for `{}`); raises ProtocolError."""
-    if value is None:
-        value = {}
-    if not isinstance(value, Mapping):
-        raise ProtocolError("the argument must be a JSON object")
-    if cls is ToolParams:  # the tool checks its own input: only `command` is required here
-        if "command" not in value:
-            raise ProtocolError("missing required key: command")
-        scope = value.get("workspace")
-        if scope is not None and not isinstance(scope, str):
-            raise ProtocolError("workspace: expected a string")
-        tool_input = {k: v for k, v in value.items() if k != "workspace"}
-        return ToolParams(command=_tool_command(value["command"]), input=tool_input, workspace=scope)  # type: ignore[return-value]  # T is ToolParams here
-    try:
-        return converter.structure(dict(value), cls)
-    except (cattrs.BaseValidationError, TypeError, ValueError) as exc:
-        raise ProtocolError("; ".join(_describe(exc, cls))) from None
-
-
-def _tool_command(value: object) -> str:
-    # A non-string command is the tool's own error to report, with its exact message.
-    return value if isinstance(value, str) else ""
-
-
-def dump(result: object) -> Any:
-    """A result as JSON-ready data with wire keys."""
-    return converter.unstructure(result)
