@@ -167,7 +167,8 @@ def test_a_planted_answer_file_is_not_used(tmp_path: Path) -> None:
     elsewhere = tmp_path / "planted.json"
     elsewhere.write_text(json.dumps(data))
     kept.write_text(json.dumps(data))
-    assert _session(env)["reply"]["result"] == {"capabilities": {"evil": True}}  # the key is right
+    # The key is right, but no answer this server gives: ignored, the answer made as on a first start.
+    assert _session(env)["reply"]["result"] == first["reply"]["result"]
     kept.unlink()
     kept.symlink_to(elsewhere)  # a link in the hidden folder is never followed
     linked = _session(env)

@@ -5,16 +5,14 @@ gets an error and the server goes on answering."""
 
 from __future__ import annotations
 
-import json
 import os
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from reliability_support import memory, write
+
+from support.tcplsp import TcpServer, initialize
 
 HOSTILE_BODY = (
     "# Notes\n\n[run](command:workbench.action.terminal.new) <img src=x onerror=alert(1)>\x1b]52;c;aGk=\x07\n"
@@ -53,55 +51,19 @@ def test_the_server_opens_a_hostile_repository_and_keeps_serving(
     server.assert_clean_stderr()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _frame(body: bytes) -> bytes:
-    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
-
-
-def _read_message(sock: socket.socket, deadline: float) -> dict:
-    data = b""
-    while b"\r\n\r\n" not in data:
-        sock.settimeout(max(0.1, deadline - time.monotonic()))
-        data += sock.recv(65536)
-    head, rest = data.split(b"\r\n\r\n", 1)
-    length = next(
-        int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")
-    )
-    while len(rest) < length:
-        rest += sock.recv(65536)
-    return json.loads(rest[:length])
-
-
 def test_tcp_survives_a_deeply_nested_frame(root: Path, home: Path) -> None:
-    port = _free_port()
-    env = {**os.environ, "KIN_MEMORY_DIR": str(root), "HOME": str(home)}
-    proc = subprocess.Popen([sys.executable, "-m", "kin_memory", "serve", "--tcp", "--port", str(port)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    server = TcpServer({**os.environ, "KIN_MEMORY_DIR": str(root), "HOME": str(home)})
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                sock = socket.create_connection(("127.0.0.1", port), timeout=1)
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the TCP server never listened"
-                time.sleep(0.1)
-        with sock:
+        with server.connect() as conn:
+            conn.send(initialize(server.token))
+            assert "capabilities" in conn.wait_for(lambda m: m.get("id") == 1)["result"]
+            conn.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
             deep = b'{"jsonrpc": "2.0", "id": 7, "method": "x", "params": ' + b"[" * 1200 + b"]" * 1200 + b"}"
-            sock.sendall(_frame(deep))
-            error = _read_message(sock, time.monotonic() + 10)
+            conn.send(deep)
+            error = conn.wait_for(lambda m: m.get("id") is None and "error" in m)
             assert error["error"]["code"] == -32700  # a parse error, and the server is still there
-            init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}
-            sock.sendall(_frame(json.dumps(init).encode()))
-            reply = _read_message(sock, time.monotonic() + 10)
-            while reply.get("id") != 1:
-                reply = _read_message(sock, time.monotonic() + 10)
-            assert "capabilities" in reply["result"]
+            info = {"command": "kin.memory.info", "arguments": [{}]}
+            conn.send({"jsonrpc": "2.0", "id": 2, "method": "workspace/executeCommand", "params": info})
+            assert conn.wait_for(lambda m: m.get("id") == 2)["result"]["root"] == str(root.resolve())
     finally:
-        proc.kill()
-        proc.wait(10)
+        server.stop()

@@ -15,7 +15,13 @@ def register(subparsers, common: argparse.ArgumentParser) -> None:
         "--stdio", action="store_true", help="use stdio (the default; accepted for editor clients)"
     )
     p.add_argument("--tcp", action="store_true", help="listen on TCP instead of stdio")
-    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--host", default="127.0.0.1", help="with --tcp: the address to listen on (loopback)")
+    p.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="with --tcp: allow a --host other than loopback (anyone who reaches the port and holds the "
+        "token can read and change the store)",
+    )
     p.add_argument("--port", type=whole_arg(0, 65535), default=2087)
     p.set_defaults(func=run)
 
@@ -25,7 +31,6 @@ FRONT_CHECK_WAIT = 60.0  # seconds the start-up front's check may delay the impo
 
 
 def run(args: argparse.Namespace) -> int:
-
     if args.workspace is not None:  # refused up front, as every other subcommand does
         from ..store.workspace import WorkspaceValueError, workspace_value
 
@@ -33,8 +38,12 @@ def run(args: argparse.Namespace) -> int:
             workspace_value(args.workspace)
         except WorkspaceValueError as exc:
             raise UsageError(flag_sentence("--workspace", str(exc))) from None
+    if args.tcp:
+        _check_host(args.host, args.allow_remote)
     # Forked before the LSP stack imports (see lsp/startup/shards.py): no threads exist yet.
     shards = _start_shards(args.root, args.workspace)
+    # Opened after the fork: a worker must not hold the listening socket open once the client is admitted.
+    opened = _open_door(args.host, args.port, shards) if args.tcp else None
     # The event loop shares the interpreter with the reader, the index writer and the query pool (and at
     # start, the thread taking the workers' results shares it with the import of the LSP stack): a
     # shorter switch interval lets a waiting thread take its turn within a fraction of a millisecond
@@ -55,13 +64,43 @@ def run(args: argparse.Namespace) -> int:
             PreparedStartup(front.check, front.recall_synced) if front.check else ShardedStartup(front.shards)
         )
     server = create_server(args.root, args.workspace, startup, session=session, front=front)
-    if args.tcp:
-        serve_tcp(server, args.host, args.port)
+    if opened is not None:
+        serve_tcp(server, opened)
     elif front is not None:
         serve_handover(server, front)
     else:
         serve_stdio(server)
     return 0
+
+
+def _check_host(host: str, allow_remote: bool) -> None:
+    """Loopback only, unless the user said otherwise (then with a warning they cannot miss)."""
+    from ..lsp.door import is_loopback
+
+    if not is_loopback(host):
+        _refuse_or_warn(host, allow_remote)
+
+
+def _open_door(host: str, port: int, shards):
+    """The TCP door (lsp/door.py): the port and the token file, before the LSP stack is built."""
+    from ..lsp.door import Unavailable, open_door
+
+    try:
+        return open_door(host, port)
+    except Unavailable as exc:
+        if shards is not None:
+            shards.close()
+        raise UsageError(str(exc)) from None
+
+
+def _refuse_or_warn(host: str, allow_remote: bool) -> None:
+    if not allow_remote:
+        raise UsageError(flag_sentence("--host", (
+            f"{host} is not a loopback address: other machines could reach the server; listen on 127.0.0.1, "
+            "or pass --allow-remote to accept that"
+        )))  # fmt: skip
+    print(f"kin-memory: warning: listening on {host}, which other machines may reach: anyone who reaches "
+          "the port and holds the token can read and change the store.", file=sys.stderr, flush=True)  # fmt: skip
 
 
 def _run_front(root: str | None, workspace: str | None, shards):

@@ -8,6 +8,7 @@ oversized messages, collapses a burst of full-text didChange to the last text pe
 request about one document go ahead of notifications about others. What
 passes is handed, re-framed, to pygls's `run_async` through its public reader interface, so pygls
 dispatches every message as usual. A client that goes away ends the server promptly and quietly.
+Over TCP the door (door.py) admits one client first, and its framing is the protocol's only.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import os
 import socket
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -30,12 +32,14 @@ from pygls.io_ import StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import JsonRPCProtocol
 
-from .wire import FdReader, Outlet, Readable, frames
+from . import door
+from .wire import FdReader, Outlet, Readable, frames, next_body
 
 if TYPE_CHECKING:
     from .startup.front import Handover
 
 log = logging.getLogger("kin_memory.lsp")
+Framer = Callable[[Readable], bytes | None]  # the next message body from the stream, None at its end
 
 
 def _quiet_client_errors(record: logging.LogRecord) -> bool:
@@ -124,19 +128,48 @@ def serve_handover(server: LanguageServer, handover: Handover) -> None:
     _exit_soon()
 
 
-def serve_tcp(server: LanguageServer, host: str, port: int) -> None:
-    """One client over TCP, through the same hardened framing as stdio."""
-    with socket.create_server((host, port)) as listener:
-        log.info("listening on %s:%s", host, port)
-        conn, _ = listener.accept()
-    with conn, conn.makefile("rb", buffering=0) as rfile, conn.makefile("wb", buffering=0) as wfile:
-        serve_stream(server, FdReader(rfile.fileno()), cast(BinaryIO, wfile))
+def serve_tcp(server: LanguageServer, opened: door.Door) -> None:
+    """One client over TCP, admitted by the door (door.py: the token, the strict framing, nothing before
+    `initialize`), then served through the same hardened framing as stdio. The port closes once a client
+    is admitted: a second connection is refused; one that is not admitted is closed and the next awaited."""
+    listener = opened.listener
+    try:
+        with listener:
+            conn, reader, first = _admitted(listener, opened.token)
+        with conn, conn.makefile("wb", buffering=0) as wfile:
+            reader.deadline = None
+            serve_stream(server, reader, cast(BinaryIO, wfile), received=[first], framer=_door_framer)
+    finally:
+        door.remove_token(opened.path, opened.token)
     _exit_soon()
+
+
+def _admitted(listener: socket.socket, token: str) -> tuple[socket.socket, door.TimedReader, bytes]:
+    """The first connection that sends `initialize` with the token, its reader and that message."""
+    while True:
+        conn, _ = listener.accept()
+        reader = door.TimedReader(conn.fileno(), time.monotonic() + door.ADMIT_WAIT)
+        try:
+            return conn, reader, door.admit(reader, conn.sendall, token)
+        except (OSError, ValueError) as exc:  # door.Refused, or the client went away
+            log.warning("kin-memory: closed a TCP connection: %s", exc)
+            conn.close()
+
+
+def _door_framer(stream: Readable) -> bytes | None:
+    """After admission: the strict framing still (a breach ends the connection before its message runs),
+    and no setting a TCP client may not set."""
+    try:
+        body = door.strict_body(stream)
+    except door.Refused as exc:
+        log.warning("kin-memory: closed the TCP connection: %s", exc)
+        return None
+    return None if body is None else door.screened_body(body)
 
 
 def serve_stream(server: LanguageServer, reader: Readable, writer: BinaryIO | None,
                  outlet: Outlet | None = None, received: Sequence[bytes] = (),
-                 screen: Callable[[bytes], bytes] | None = None) -> None:  # fmt: skip
+                 screen: Callable[[bytes], bytes] | None = None, framer: Framer = next_body) -> None:  # fmt: skip
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_quiet_client_errors)
     logging.getLogger("pygls.io_").addFilter(_quiet_client_errors)
     stop = threading.Event()
@@ -145,7 +178,7 @@ def serve_stream(server: LanguageServer, reader: Readable, writer: BinaryIO | No
     executor = ThreadPoolExecutor(thread_name_prefix="kin-memory-worker")
     loop.set_default_executor(executor)  # kept, so shutting down need not reach into the loop
     try:
-        loop.run_until_complete(_serve(server, reader, stop, received))
+        loop.run_until_complete(_serve(server, reader, stop, received, framer))
     except BrokenPipeError:
         log.info("the client closed the connection")
     except (KeyboardInterrupt, SystemExit):
@@ -156,7 +189,7 @@ def serve_stream(server: LanguageServer, reader: Readable, writer: BinaryIO | No
 
 
 async def _serve(server: LanguageServer, stream: Readable, stop: threading.Event,
-                 received: Sequence[bytes] = ()) -> None:  # fmt: skip
+                 received: Sequence[bytes] = (), framer: Framer = next_body) -> None:  # fmt: skip
     loop = asyncio.get_running_loop()
     loop.set_exception_handler(_quiet_cancellation)
     queue: asyncio.Queue[tuple[_Item, _About]] = asyncio.Queue()
@@ -175,7 +208,7 @@ async def _serve(server: LanguageServer, stream: Readable, stop: threading.Event
         holds = getattr(stream, "holds_message", lambda: False)
         batch: list[tuple[_Item, _About]] = []
         try:
-            for body in frames(stream, stop):
+            for body in frames(stream, stop, framer):
                 batch.append(_taken(protocol, body))
                 if not holds():
                     loop.call_soon_threadsafe(put, batch)

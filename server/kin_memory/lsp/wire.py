@@ -13,7 +13,7 @@ import re
 import select
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Protocol
 
 log = logging.getLogger("kin_memory.lsp")
@@ -99,11 +99,13 @@ def read_exactly(stream: Readable, n: int) -> bytes:
     return b"".join(chunks)
 
 
-def frames(stdin: Readable, stop: threading.Event | None = None) -> Iterator[bytes]:
-    """Yield each framed message body; resynchronises on the next header after garbage. Holds no state
-    between messages: a second generator over the same reader goes on where the first stopped."""
+def frames(stdin: Readable, stop: threading.Event | None = None,
+           read: Callable[[Readable], bytes | None] | None = None) -> Iterator[bytes]:  # fmt: skip
+    """Yield each framed message body (`read`, by default `next_body`: resynchronises on the next header
+    after garbage). Holds no state between messages: a second generator over the same reader goes on
+    where the first stopped."""
     while stop is None or not stop.is_set():
-        body = next_body(stdin)
+        body = (read or next_body)(stdin)
         if body is None:
             return
         yield body

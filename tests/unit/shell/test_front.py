@@ -12,14 +12,24 @@ from pathlib import Path
 
 import pytest
 
+from kin_memory.lsp.startup.capabilities import initialize_answer
 from kin_memory.lsp.startup.front import SETTINGS_ID, Front, ReplyScreen
 from kin_memory.lsp.startup.handshake import FILE_NAME, cache_dir, handshake_key, remember, remembered
 from kin_memory.lsp.wire import FdReader, Outlet, frame, next_body
 from kin_memory.recall.peek import Lag
 from kin_memory.store.paths import HIDDEN_DIR
 
-ANSWER = {"capabilities": {"positionEncoding": "utf-8", "hoverProvider": True}, "serverInfo": {"name": "x"}}
-PARAMS = {"processId": None, "capabilities": {"workspace": {"configuration": True}}, "workspaceFolders": []}
+# An answer this server gives (a remembered one is used only then), other than the one it would work out
+# for PARAMS (UTF-16, the first encoding offered): so a test tells which one was sent.
+ANSWER = initialize_answer({"capabilities": {"general": {"positionEncodings": ["utf-8"]}}})
+PARAMS = {
+    "processId": None,
+    "capabilities": {
+        "workspace": {"configuration": True},
+        "general": {"positionEncodings": ["utf-16", "utf-8"]},
+    },
+    "workspaceFolders": [],
+}
 
 
 def test_the_front_loads_no_lsp_stack() -> None:
@@ -94,8 +104,6 @@ def test_a_client_of_a_shape_not_judged_is_answered_by_pygls_and_its_answer_kept
 
 
 def test_the_first_start_sends_this_codes_answer_and_keeps_pygls_only_if_it_differs(store: Path) -> None:
-    from kin_memory.lsp.startup.capabilities import initialize_answer
-
     for sent_back, kept in (("same", False), ("other", True)):
         params = {**PARAMS, "capabilities": {"workspace": {"configuration": True}, "x": sent_back}}
         wire = Wire(store)

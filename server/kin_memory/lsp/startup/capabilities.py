@@ -65,6 +65,52 @@ def initialize_answer(params: object) -> dict[str, Any] | None:
     return {"capabilities": capabilities, "serverInfo": {"name": SERVER_NAME, "version": __version__}}
 
 
+def is_server_answer(result: object) -> bool:
+    """Whether `result` is an answer this code's server gives some client: exactly initialize_answer's
+    keys, types and values, only what varies with the client (encoding, willSave flags, willRename) free.
+    A remembered answer (handshake.py) is sent only then: a planted one can tell the editor nothing this
+    server would not."""
+    if not isinstance(result, dict) or set(result) != {"capabilities", "serverInfo"}:
+        return False
+    caps = result["capabilities"]
+    encoding = caps.get("positionEncoding") if isinstance(caps, dict) else None
+    sync = caps.get("textDocumentSync") if isinstance(caps, dict) else None
+    workspace = caps.get("workspace") if isinstance(caps, dict) else None
+    operations = workspace.get("fileOperations") if isinstance(workspace, dict) else None
+    if not isinstance(encoding, str) or not isinstance(sync, dict) or not isinstance(operations, dict):
+        return False
+    said = {k: False for k in ("willSave", "willSaveWaitUntil") if k in sync}
+    client = {  # the client that would be given this answer, if any
+        "general": {"positionEncodings": [encoding]},
+        "workspace": {"fileOperations": {"willRename": bool(operations)}},
+        "textDocument": {"synchronization": said},
+    }
+    return _same(result, initialize_answer({"capabilities": client}))
+
+
+def offers(params: object, encoding: object) -> bool:
+    """Whether the client takes this position encoding (UTF-16 always: the protocol's default)."""
+    if encoding == DEFAULT_ENCODING:
+        return True
+    caps = params.get("capabilities") if isinstance(params, dict) else None
+    general = caps.get("general") if isinstance(caps, dict) else None
+    offered = general.get("positionEncodings") if isinstance(general, dict) else None
+    return isinstance(offered, list) and encoding in offered
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal with the same JSON types throughout (Python's == takes 1 for true and 2.0 for 2)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        assert isinstance(b, dict)
+        return a.keys() == b.keys() and all(_same(v, b[k]) for k, v in a.items())
+    if isinstance(a, list):
+        assert isinstance(b, list)
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
 def _encoding(caps: dict) -> str | None:
     """The client's first position encoding pygls supports, else UTF-16 (as pygls chooses)."""
     general = caps.get("general")

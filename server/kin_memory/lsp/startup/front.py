@@ -155,7 +155,7 @@ class Front:
         if key is None or not isinstance(params, dict):
             return
         # What pygls said before for this client, else what this code's server says (capabilities.py).
-        answer = remembered(key) or initialize_answer(params)
+        answer = remembered(key, params) or initialize_answer(params)
         if answer is None:  # pygls answers; its answer is kept for the next start
             self.handover.screen = ReplyScreen(first["id"], drop=False, keep=lambda r: remember(key, r))
             return
