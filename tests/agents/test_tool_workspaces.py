@@ -92,17 +92,8 @@ def _sdk(tool: MemoryTool, inp: dict) -> tuple[str, bool]:
 
 @contextmanager
 def _lsp(root: Path, home: Path, workspace: str) -> Iterator[Call]:
-    client = RawClient({**os.environ, "HOME": str(home), "KIN_MEMORY_DIR": str(root)})
-    settings = {"workspace": workspace}
-    client.responders["workspace/configuration"] = lambda params: [settings]
-    rid = client.request("initialize", {
-        "processId": None, "rootUri": None, "workspaceFolders": [],
-        "capabilities": {"workspace": {"configuration": True}},
-        "initializationOptions": {"kinMemory": settings},
-    })  # fmt: skip
-    client.wait(lambda m: m.get("id") == rid)
-    client.notify("initialized", {})
-    client.wait_checked()
+    env = {**os.environ, "HOME": str(home), "KIN_MEMORY_DIR": str(root)}
+    client = RawClient.started(env, settings={"workspace": workspace})
 
     def call(inp: dict) -> tuple[str, bool]:
         reply = client.call("workspace/executeCommand", {"command": "kin.memory.tool", "arguments": [inp]})

@@ -155,12 +155,7 @@ def test_the_language_server_names_the_newest_session_of_its_workspace(tmp_path:
     store = tmp_path / "memory"
     store.mkdir()
     env = {k: v for k, v in _os.environ.items() if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME")}
-    client = RawClient({**env, "HOME": str(home), "KIN_MEMORY_DIR": str(store)})
-    rid = client.request("initialize", {"processId": None, "rootUri": None, "capabilities": {},
-                                        "workspaceFolders": [{"uri": repo.as_uri(), "name": "repo"}]})  # fmt: skip
-    client.wait(lambda m: m.get("id") == rid)
-    client.notify("initialized", {})
-    client.wait_checked()
+    client = RawClient.started({**env, "HOME": str(home), "KIN_MEMORY_DIR": str(store)}, (repo,))
     reply = client.call(
         "workspace/executeCommand", {"command": "kin.memory.latestSession", "arguments": [{}]}
     )

@@ -99,12 +99,7 @@ def test_a_repository_so_named_is_one_workspace(world):
 
 def test_the_language_server_answers_a_complete_search(world):
     root, home, repo = world
-    client = RawClient({**os.environ, "HOME": str(home), "KIN_MEMORY_DIR": str(root)})
-    rid = client.request("initialize", {"processId": None, "rootUri": None, "capabilities": {},
-                                        "workspaceFolders": [{"uri": Path(repo).as_uri(), "name": "r"}]})  # fmt: skip
-    client.wait(lambda m: m.get("id") == rid)
-    client.notify("initialized", {})
-    client.wait_checked()
+    client = RawClient.started({**os.environ, "HOME": str(home), "KIN_MEMORY_DIR": str(root)}, (Path(repo),))
     reply = client.call(
         "workspace/executeCommand", {"command": "kin.memory.search", "arguments": [{"query": "api port"}]}
     )

@@ -106,15 +106,7 @@ def test_the_command_line_shows_the_disk_and_refuses_another_workspace(world):
 
 
 def lsp_client(root: Path, home: Path, folder: Path) -> RawClient:
-    client = RawClient({**os.environ, "HOME": str(home), "KIN_MEMORY_DIR": str(root)})
-    rid = client.request("initialize", {
-        "processId": None, "rootUri": folder.as_uri(), "workspaceFolders": [{"uri": folder.as_uri(), "name": "b"}],
-        "capabilities": {},
-    })  # fmt: skip
-    client.wait(lambda m: m.get("id") == rid)
-    client.notify("initialized", {})
-    client.wait_checked()
-    return client
+    return RawClient.started({**os.environ, "HOME": str(home), "KIN_MEMORY_DIR": str(root)}, (folder,))
 
 
 def apply(client: RawClient, args: dict) -> dict:

@@ -64,14 +64,7 @@ def _cli_tool(home: Path, root: Path, repo: Path) -> str:
 
 
 def _lsp_tool(home: Path, root: Path, repo: Path) -> str:
-    client = RawClient({**os.environ, "HOME": str(home), "KIN_MEMORY_DIR": str(root)})
-    rid = client.request("initialize", {
-        "processId": None, "rootUri": repo.as_uri(), "workspaceFolders": [{"uri": repo.as_uri(), "name": "repo"}],
-        "capabilities": {},
-    })  # fmt: skip
-    client.wait(lambda m: m.get("id") == rid)
-    client.notify("initialized", {})
-    client.wait_checked()
+    client = RawClient.started({**os.environ, "HOME": str(home), "KIN_MEMORY_DIR": str(root)}, (repo,))
     reply = client.call(
         "workspace/executeCommand",
         {"command": "kin.memory.tool", "arguments": [{"command": "view", "path": "/memories"}]},

@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 
 class RawClient:
@@ -94,6 +95,27 @@ class RawClient:
         reply = self.wait(lambda m: m.get("id") == rid)
         self.notify("initialized", {})
         return reply
+
+    @classmethod
+    def started(
+        cls, env: dict[str, str], folders: tuple[Path, ...] = (), settings: dict | None = None
+    ) -> RawClient:
+        """A server initialized with these workspace folders (and `kinMemory` settings, given both as
+        initialization options and as the answer to `workspace/configuration`), its first check done."""
+        client = cls(env)
+        caps: dict = {}
+        if settings is not None:
+            client.responders["workspace/configuration"] = lambda params: [settings]
+            caps = {"workspace": {"configuration": True}}
+        rid = client.request("initialize", {
+            "processId": None, "rootUri": None, "capabilities": caps,
+            "workspaceFolders": [{"uri": f.as_uri(), "name": f.name or "root"} for f in folders],
+            **({"initializationOptions": {"kinMemory": settings}} if settings is not None else {}),
+        })  # fmt: skip
+        client.wait(lambda m: m.get("id") == rid)
+        client.notify("initialized", {})
+        client.wait_checked()
+        return client
 
     def wait_checked(self, timeout: float = 60.0) -> dict:
         return self.wait(

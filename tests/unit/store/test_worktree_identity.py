@@ -127,15 +127,8 @@ def test_the_language_server_keeps_the_impostor_apart(tmp_path, victim):
     write(
         root, "facts/victim.md", memory("project-fact", "# Keys\n\nThe deploy token rotates.\n", str(victim))
     )
-    client = RawClient({**os.environ, "HOME": str(home), "KIN_MEMORY_DIR": str(root)})
+    client = RawClient.started({**os.environ, "HOME": str(home), "KIN_MEMORY_DIR": str(root)}, (fake,))
     try:
-        rid = client.request("initialize", {
-            "processId": None, "rootUri": fake.as_uri(), "capabilities": {},
-            "workspaceFolders": [{"uri": fake.as_uri(), "name": "unpacked-archive"}],
-        })  # fmt: skip
-        client.wait(lambda m: m.get("id") == rid)
-        client.notify("initialized", {})
-        client.wait_checked()
         search = {"command": "kin.memory.search", "arguments": [{"query": "deploy token rotates"}]}
         found = client.call("workspace/executeCommand", search)["result"]
         operator = dict(search, arguments=[{"query": "deploy token rotates", "workspace": "none"}])
