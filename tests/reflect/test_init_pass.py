@@ -165,15 +165,19 @@ def test_init_sends_nothing_hidden_behind_a_link_nor_a_binary_file(provider, sto
     os.symlink("../.git/config", repo / "docs" / "gitconfig.md")
     os.symlink("../.hidden/notes.md", repo / "docs" / "notes.md")
     (repo / "docs" / "diagram.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00BINARY-789")
+    write(repo / "README.svg", "<svg><text>SVG-NOT-A-DOCUMENT-321</text></svg>\n")  # text, but no document
+    os.symlink(".git/config", repo / "CLAUDE.md")  # at the top too
     with FakeModel([end_turn(provider, "Nothing durable.")]) as fake:
         outcome, sources, stamp = initialize(store, repo, config(provider, fake), KEY)
     sent = json.dumps([r.body for r in fake.requests])
     assert "Widget renders dashboards" in sent
-    for secret in ("GIT-CREDENTIAL-123", "HIDDEN-NOTES-456", "BINARY-789"):
+    for secret in ("GIT-CREDENTIAL-123", "HIDDEN-NOTES-456", "BINARY-789", "SVG-NOT-A-DOCUMENT-321"):
         assert secret not in sent
     skipped = dict(sources.skipped)
     assert skipped["docs/gitconfig.md"] == "a link into a hidden folder or file: not read"
     assert skipped["docs/notes.md"] == "a link into a hidden folder or file: not read"
     assert skipped["docs/diagram.md"] == "not a text document"
+    assert skipped["README.svg"] == "not a text document"
+    assert skipped["CLAUDE.md"] == "a link into a hidden folder or file: not read"
     summary = init_proposal(store, outcome, sources, stamp).summary
     assert "docs/gitconfig.md (a link into a hidden folder or file: not read)" in summary

@@ -5,7 +5,9 @@ at its top, and markdown below `docs/`. Everything in a cloned repository is unt
 through the bounded reader (store/reader.py) with the repository as its allowed folder, so a link
 pointing out of it (`docs/x.md -> ~/.ssh/id_rsa`), a FIFO or a device is refused and listed; linked
 folders are never entered; a link into a hidden place of the repository itself (`docs/gitconfig.md ->
-../.git/config`) is not read, nor anything that is not a text document (NUL bytes, not UTF-8). At most FILE_CAP bytes of one file and TOTAL_CAP bytes in all are read,
+../.git/config`) is not read, nor anything that is not a text document: a README or CONTRIBUTING file
+whose extension is not a text one (TEXT_SUFFIXES: `README.png`), or any file holding NUL bytes or not
+valid UTF-8. At most FILE_CAP bytes of one file and TOTAL_CAP bytes in all are read,
 the newest files first (the shortest first among equally new ones: in a fresh clone every file is
 equally new, and many short documents say more than the first part of one long one). The outcome lists
 what was read, what was cut short and what was not read, with why.
@@ -26,6 +28,8 @@ FILE_CAP = 64 * 1024
 MIN_USEFUL = 512  # less than this left of the total: the rest is listed as not read
 TOP_NAMES = ("AGENTS.md", "CLAUDE.md", "STATUS.md")
 TOP_PREFIXES = ("README", "CONTRIBUTING")
+TEXT_SUFFIXES = ("", ".md", ".markdown", ".txt", ".text", ".rst", ".adoc", ".org")  # of those at the top
+NOT_TEXT = "not a text document"
 DOCS = "docs"
 MAX_DOCS_DEPTH = 8
 MAX_ENTRIES = 5000  # entries looked at below docs/ at most: a huge tree is not walked to its end
@@ -80,6 +84,9 @@ def _candidates(repo: Path) -> tuple[list[tuple[str, os.stat_result]], list[tupl
     for entry in top:
         name = entry.name
         if name in TOP_NAMES or name.upper().startswith(TOP_PREFIXES):
+            if name not in TOP_NAMES and Path(name).suffix.lower() not in TEXT_SUFFIXES:
+                refused.append((name, NOT_TEXT))
+                continue
             try:
                 found.append((name, entry.stat(follow_symlinks=False)))
             except OSError:
@@ -169,7 +176,7 @@ def read_sources(repo: Path, total: int = TOTAL_CAP, per_file: int = FILE_CAP) -
             continue
         text = _as_text(got.data, got.truncated)
         if text is None:
-            out.skipped.append((rel, "not a text document"))
+            out.skipped.append((rel, NOT_TEXT))
             continue
         out.documents.append(Document(rel, text, got.size, got.truncated))
         used += len(got.data)

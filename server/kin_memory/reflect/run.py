@@ -59,6 +59,7 @@ class Outcome:
     config: ReflectConfig | None = None
     skipped_records: int = 0  # transcript records that were not conversation
     transcript_cuts: str = ""  # what reading the transcript left out or shortened, as a sentence
+    unread: list[tuple[str, str]] = field(default_factory=list)  # (store-relative file, why) not read
 
     @property
     def reviewable(self) -> bool:
@@ -89,6 +90,11 @@ class Outcome:
             )
         if self.transcript_cuts:
             sentences.append(self.transcript_cuts)
+        if self.unread:
+            listed = ", ".join(f"{virtual_of_rel(rel)} ({why})" for rel, why in self.unread)
+            sentences.append(
+                f"Files the pass did not read, so neither showed the model nor proposed: {listed}."
+            )
         if self.model_text:
             sentences.append(f"The model said: “{short(self.model_text)}”")
         return " ".join(sentences)
@@ -245,4 +251,5 @@ def model_pass(
         except ModelError as exc:
             outcome.stopped, outcome.error = "error", exc.message
         outcome.changes = staging.diff()
+        outcome.unread = staging.unread
     return outcome

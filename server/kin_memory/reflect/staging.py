@@ -8,7 +8,8 @@ model never reaches anything through them.
 
 `diff()` compares staging with what was linked in, by inode: a file whose inode moved to another path was
 renamed (the tool renames by link + unlink, keeping the inode), one with a new inode was edited, new paths
-were created, missing ones deleted.
+were created, missing ones deleted. Every file diff() reads (staged or in the store) goes through the
+bounded reader: a FIFO or a device swapped in is refused at once, never read.
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..store.memory import MAX_READ_BYTES
 from ..store.paths import HIDDEN_DIR, HiddenRefused, open_hidden_dir, virtual_of_rel
+from ..store.reader import Refused, read_file
 from ..store.store import MAX_DEPTH
 from .changes import Change
 
@@ -85,6 +88,7 @@ class Staging:
     # so for the model they do not exist: another workspace's memories stay out of its reach.
     visible: Callable[[str, Path], bool] | None = None
     hidden: int = 0  # files left out by `visible`
+    unread: list[tuple[str, str]] = field(default_factory=list)  # (rel, why) of files the reader refused
 
     def __post_init__(self) -> None:
         self.root = Path(os.path.realpath(self.root))
@@ -131,9 +135,24 @@ class Staging:
             except OSError as exc:
                 if exc.errno not in _NO_LINK:
                     raise
-                shutil.copy2(src, dst, follow_symlinks=False)
+                if not self._copy(rel, src, dst):
+                    continue
                 self.copied += 1
             self.base[rel] = Base(os.lstat(dst).st_ino, (st.st_ino, st.st_size, st.st_mtime_ns))
+
+    def _copy(self, rel: str, src: Path, dst: Path) -> bool:
+        """Copy a file that could not be linked, read through the bounded reader (a device swapped in
+        since the walk is not copied for ever); False, and noted in `unread`, when it is refused."""
+        try:
+            data = read_file(src, MAX_READ_BYTES, within=self.root).data
+        except Refused as exc:
+            self.unread.append((rel, exc.reason))
+            return False
+        fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        shutil.copystat(src, dst, follow_symlinks=False)  # times and mode, as a link would show them
+        return True
 
     def close(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -147,13 +166,12 @@ class Staging:
     # -- what changed -----------------------------------------------------------------------------
     def _real_before(self, rel: str) -> tuple[bytes | None, bool]:
         """The store's current bytes for rel and whether they are still what was staged."""
-        path = self.root / rel
         try:
-            st = os.lstat(path)
-            data = path.read_bytes() if stat.S_ISREG(st.st_mode) else None
-        except OSError:
+            got = read_file(self.root / rel, MAX_READ_BYTES, within=self.root)
+        except (Refused, OSError):  # gone, or no longer a memory file: the change is a conflict
             return None, False
-        return data, (st.st_ino, st.st_size, st.st_mtime_ns) == self.base[rel].real
+        st = got.st
+        return got.data, (st.st_ino, st.st_size, st.st_mtime_ns) == self.base[rel].real
 
     def _dir_as_staged(self, d: str) -> bool:
         """A folder may be deleted only when the store holds nothing in it that was not staged."""
@@ -162,8 +180,15 @@ class Staging:
         files, _, too_deep = _walk(self.root / d, d.count("/") + 1)
         return not too_deep and all(f"{d}/{rel}" in self.base for rel in files)
 
-    def _read(self, rel: str) -> bytes:
-        return (self.dir / rel).read_bytes()
+    def _read(self, rel: str) -> bytes | None:
+        """A staged file's bytes; None (and noted in `unread`) when the bounded reader refuses it."""
+        try:
+            return read_file(self.dir / rel, MAX_READ_BYTES, within=self.dir).data
+        except Refused as exc:
+            self.unread.append((rel, exc.reason))
+        except OSError as exc:
+            self.unread.append((rel, f"unreadable: {exc.strerror or 'error'}"))
+        return None
 
     def diff(self) -> list[Change]:
         now_files, now_dirs, _ = _walk(self.dir)
@@ -203,6 +228,8 @@ class Staging:
                 continue  # untouched: the staged link is still there
             if rel in now:
                 after = self._read(rel)
+                if after is None:
+                    continue
                 before, same = self._real_before(rel)
                 if rel in sources:
                     writes.append(Change("create", virtual_of_rel(rel), after=after))
@@ -214,7 +241,8 @@ class Staging:
                 before, same = self._real_before(rel)
                 removals.append(Change("delete", virtual_of_rel(rel), before=before, conflict=not same))
         for rel in sorted(set(now) - set(self.base) - targets):
-            writes.append(Change("create", virtual_of_rel(rel), after=self._read(rel)))
+            if (created := self._read(rel)) is not None:
+                writes.append(Change("create", virtual_of_rel(rel), after=created))
         gone_dirs = sorted(
             d
             for d in self.base_dirs - now_dirs

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -29,7 +28,6 @@ from ...proposals import store as proposals
 from ...proposals.model import Proposal
 from ...proposals.results import proposal_result
 from ...reflect import config as cfg
-from ...reflect.run import Cancelled
 from ...store.home import home_relative
 from ...store.memory import Memory
 from ...store.workspace import is_inside
@@ -38,7 +36,7 @@ from ...wording import sentence
 from ..progress import Progress
 from ..session import Session, uri_to_path
 from .base import CommandFailed, Handler, workspace_arg
-from .reflect import ReflectCommand
+from .reflect import ReflectCommand, Work, run_pass
 
 T = TypeVar("T")
 READY_WAIT = 120.0  # seconds the candidates wait for the startup load
@@ -79,31 +77,10 @@ class PassCommands:
         active = self.session.active() if value is None else workspace_arg(value)
         return active[0] if active else None
 
-    async def _run(
-        self, kind: str, title: str, work: Callable[[Callable[[], bool], Callable[[str], None]], T]
-    ) -> T:
-        """Run a pass off the loop with a cancellable progress bar; a cancel proposes nothing."""
-        loop = asyncio.get_running_loop()
-        task = await self.progress.begin(kind, title, cancellable=True)
-        stop = threading.Event()
-
-        def cancelled() -> bool:
-            return stop.is_set() or task.cancelled()
-
-        try:
-            result = await loop.run_in_executor(None, lambda: work(cancelled, task.report))
-        except asyncio.CancelledError:
-            stop.set()
-            task.end("cancelled")
-            raise
-        except Cancelled:
-            task.end("cancelled")
-            raise CommandFailed(f"{title} was cancelled; nothing was proposed.") from None
-        except BaseException:
-            task.end("failed")
-            raise
-        task.end("finished")
-        return result
+    async def _run(self, kind: str, title: str, work: Work[T]) -> T:
+        """Run a pass as reflection does (see run_pass): in a worker, never holding up other requests,
+        a cancel answering at once; a cancel proposes nothing."""
+        return await run_pass(self.progress, kind, title, work)
 
     async def _propose(self, proposal: Proposal) -> protocol.ProposalResult:
         if proposal.changes:

@@ -2,19 +2,25 @@
 
 Nothing is written: the proposal (whole texts before and after, with diffs) is kept in the hidden folder
 and applied later, exactly as reviewed, by `kin.memory.applyProposal`.
+
+`run_pass` is how every model pass (reflect, init, consolidate) runs: the whole pass, proposal included,
+in a worker thread, so search, hover and the memory tool answer meanwhile; a cancel answers at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from ... import protocol
 from ...proposals import store as proposals
+from ...proposals.model import Proposal
 from ...proposals.results import proposal_result
 from ...reflect import config as cfg
 from ...reflect import transcript as transcripts
@@ -25,6 +31,53 @@ from ...wording import counted, sentence
 from ..progress import Progress
 from ..session import Session, uri_to_path
 from .base import CommandFailed, Handler
+
+T = TypeVar("T")
+CANCEL_POLL = 0.1  # seconds between looks at the progress bar's Cancel while a pass runs
+Work = Callable[[Callable[[], bool], Callable[[str], None]], T]  # (cancelled, report) -> result
+
+
+async def run_pass(progress: Progress, kind: str, title: str, work: Work[T],
+                   ended: Callable[[T], str] = lambda _: "finished") -> T:  # fmt: skip
+    """Run a model pass in a worker of the loop's executor under a cancellable progress bar; the loop
+    only waits. A cancel answers within CANCEL_POLL: `$/cancelRequest` cancels this coroutine (the
+    editor gets RequestCancelled), the progress bar's Cancel is looked at here as well as by the pass.
+    Either way the pass is told to stop and is abandoned, not waited for: a worker stuck in a call that
+    does not look at the flag cannot hold the answer back."""
+    loop = asyncio.get_running_loop()
+    task = await progress.begin(kind, title, cancellable=True)
+    stop = threading.Event()
+
+    def cancelled() -> bool:
+        return stop.is_set() or task.cancelled()
+
+    future = loop.run_in_executor(None, work, cancelled, task.report)
+    future.add_done_callback(_settled)
+    try:
+        while not future.done():
+            await asyncio.wait({future}, timeout=CANCEL_POLL)
+            if task.cancelled() and not future.done():
+                raise Cancelled()
+        result = future.result()
+    except asyncio.CancelledError:
+        stop.set()
+        task.end("cancelled")
+        raise
+    except Cancelled:
+        stop.set()
+        task.end("cancelled")
+        raise CommandFailed(f"{title} was cancelled; nothing was proposed.") from None
+    except BaseException:
+        task.end("failed")
+        raise
+    task.end(ended(result))
+    return result
+
+
+def _settled(future: asyncio.Future[Any]) -> None:
+    """An abandoned pass's late failure is dropped here, not logged as an exception nobody retrieved."""
+    if not future.cancelled():
+        future.exception()
 
 
 class ReflectCommand:
@@ -63,28 +116,24 @@ class ReflectCommand:
         active = self.session.active()
         workspace = active[0] if len(active) == 1 else None
         root = self.session.root
-        task = await self.progress.begin("reflect", "Memory reflection", cancellable=True)
-        stop = threading.Event()  # $/cancelRequest for this command, or the progress bar's Cancel
 
-        def cancelled() -> bool:
-            return stop.is_set() or task.cancelled()
+        def work(cancelled: Callable[[], bool], report: Callable[[str], None]) -> Proposal:
+            outcome = reflect(root, transcript, config, key, workspace, cancelled=cancelled, progress=report)
+            proposal = proposal_of(root, outcome, workspace)
+            if cancelled():  # cancelled while the proposal was built: nothing is kept
+                raise Cancelled()
+            if proposal.changes:
+                proposals.save(root, proposal)
+            return proposal
 
-        try:
-            outcome = await loop.run_in_executor(None, lambda: reflect(
-                root, transcript, config, key, workspace, cancelled=cancelled, progress=task.report))  # fmt: skip
-        except asyncio.CancelledError:
-            stop.set()  # the pass stops at once, its model request abandoned
-            task.end("cancelled")
-            raise
-        except Cancelled:
-            task.end("cancelled")
-            raise CommandFailed("Reflection was cancelled; nothing was proposed.") from None
-        proposal = proposal_of(root, outcome, workspace)
-        if proposal.changes:
-            await loop.run_in_executor(None, proposals.save, root, proposal)
-        task.end(
-            f"{counted(len(proposal.changes), 'change')} proposed" if proposal.changes else "nothing to write"
-        )
+        def ended(proposal: Proposal) -> str:
+            return (
+                f"{counted(len(proposal.changes), 'change')} proposed"
+                if proposal.changes
+                else "nothing to write"
+            )
+
+        proposal = await run_pass(self.progress, "reflect", "Memory reflection", work, ended)
         return proposal_result(proposal)
 
 
