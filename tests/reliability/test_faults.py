@@ -104,7 +104,7 @@ def test_full_disk_on_tool_writes_fails_cleanly(root: Path, home: Path) -> None:
             "old_str": "small and precious",
             "new_str": huge,
         },
-        {"command": "insert", "path": "/memories/facts/notes.md", "insert_line": 3, "insert_text": huge},
+        {"command": "insert", "path": "/memories/facts/notes.md", "insert_line": 4, "insert_text": huge},
         {"command": "create", "path": "/memories/facts/big.md", "file_text": huge},
     ]
     for call in calls:
