@@ -1,12 +1,15 @@
 """Proposals kept in the store's hidden folder (`.kin-index/proposals/<id>.json`, 0600) for 7 days.
 
 The language server and the CLI share them: a proposal made in the editor can be applied from a terminal
-and the other way round. Ids are random and checked before they name a file.
+and the other way round. Ids are random and checked before they name a file. A proposal this process made
+is loaded (so applied) only while its file holds exactly the bytes saved: the editor was shown the proposal
+itself, not the file, so a file swapped in meanwhile (under the same id) is refused, never applied unseen.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -23,6 +26,7 @@ FOLDER = "proposals"
 KEEP_SECONDS = 7 * 86400
 MAX_BYTES = 16 * 1024 * 1024  # a proposal holds whole memories (64 KB bodies), never this much
 _ID = re.compile(r"^[0-9a-f]{16}$")
+_SAVED: dict[tuple[str, str], str] = {}  # (store, id) → sha256 of the bytes this process saved for it
 
 
 class ProposalError(Exception):
@@ -64,6 +68,10 @@ def _path(root: Path, proposal_id: str) -> Path:
     return _folder(root, create=False) / f"{proposal_id}.json"
 
 
+def _key(root: Path, proposal_id: str) -> tuple[str, str]:
+    return os.path.realpath(root), proposal_id
+
+
 def save(root: Path, proposal: Proposal) -> None:
     folder = _folder(root, create=True)
     data = json.dumps(proposal.to_json(), ensure_ascii=False).encode("utf-8")
@@ -75,6 +83,7 @@ def save(root: Path, proposal: Proposal) -> None:
     finally:
         os.close(fd)
     os.replace(temp, folder / f"{proposal.id}.json")
+    _SAVED[_key(root, proposal.id)] = hashlib.sha256(data).hexdigest()
 
 
 def load(root: Path, proposal_id: str, now: float | None = None) -> Proposal:
@@ -90,6 +99,12 @@ def load(root: Path, proposal_id: str, now: float | None = None) -> Proposal:
         data = os.read(fd, MAX_BYTES + 1)
     finally:
         os.close(fd)
+    saved = _SAVED.get(_key(root, proposal_id))
+    if saved is not None and saved != hashlib.sha256(data).hexdigest():
+        raise ProposalError(
+            f"the proposal {proposal_id} changed since it was made, so it is not what was shown; "
+            "discard it and run the pass again"
+        )
     try:
         proposal = Proposal.from_json(json.loads(data))
     except (ValueError, KeyError, TypeError):
@@ -109,6 +124,7 @@ def discard(root: Path, proposal_id: str) -> None:
         os.unlink(_path(root, proposal_id))
     except FileNotFoundError:
         pass
+    _SAVED.pop(_key(root, proposal_id), None)
 
 
 def list_all(root: Path, now: float | None = None) -> list[Proposal]:
