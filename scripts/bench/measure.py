@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from kin_memory.findings.cache import DB_NAME as FINDINGS_DB
+from kin_memory.caches.findings import DB_NAME as FINDINGS_DB
 from kin_memory.store.paths import HIDDEN_DIR
 
 from . import REPO

@@ -99,8 +99,8 @@ def test_a_warm_start_takes_the_kept_listing_and_sees_what_changed_since(tmp_pat
     and walk it again once one did: a file added to a nested folder and one removed are seen as at a
     first start. The first start's walk met folders just made (its hidden folder, the store itself): the
     first worker walks again once they have settled, and keeps that listing."""
-    from kin_memory.findings.cache import FindingsCache
-    from kin_memory.findings.kept_listing import kept
+    from kin_memory.caches.findings import FindingsCache
+    from kin_memory.caches.listing import kept
 
     root = tmp_path / "memory"
     build(root)

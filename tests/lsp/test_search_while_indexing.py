@@ -42,7 +42,7 @@ def wait_for_snapshots(store: Path, files: int, timeout: float = 20.0) -> None:
     """Until the findings cache holds a snapshot of every segment of the store's `files` bulk notes."""
     import sqlite3
 
-    from kin_memory.findings.segments import segment_of
+    from kin_memory.caches.segments import segment_of
 
     wanted = {segment_of(f"/memories/bulk/n{i:04}.md") for i in range(files)}
     deadline = time.monotonic() + timeout
@@ -91,7 +91,7 @@ def test_a_memory_written_while_the_editor_was_closed_is_found_at_once(tmp_path:
     assert "/memories/facts/fresh.md" in paths or result["complete"] is False, result
     # The new file's segment is checked again whole (the first start kept its segments' snapshots only):
     # every other file comes from the findings cache.
-    from kin_memory.findings.segments import segment_of
+    from kin_memory.caches.segments import segment_of
 
     beside = sum(
         segment_of(f"/memories/bulk/n{i:04}.md") == segment_of("/memories/facts/fresh.md") for i in range(500)

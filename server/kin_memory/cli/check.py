@@ -155,7 +155,7 @@ def _summarised_store_part(root: Path, ctx, only: Path | None, fmt: str) -> Part
     file is checked again, alone."""
     import hashlib
 
-    from ..findings.cache import FindingsCache, variant_key
+    from ..caches.findings import FindingsCache, variant_key
     from ..store.scan import stat_of
 
     cache = FindingsCache.open(root)
@@ -258,7 +258,7 @@ def _age_lightly(packed, i: int, root: Path, ctx, only: Path | None, fmt: str) -
 def _recheck(packed, todo: list[int], root: Path, ctx, only: Path | None, fmt: str, cache, probes) -> bool:
     """Check the files of these segments again, alone (their findings cache entries are used when still
     good); False when one vanished or became odd since: the whole check then says what happened."""
-    from ..findings.cached import check_files
+    from ..caches.checked import check_files
     from ..store.paths import INDEX_VPATH
     from ..store.root import VIRTUAL_ROOT
     from .check_summary import Segment
@@ -381,8 +381,8 @@ def check_through_cache(root: Path, ctx, scanned, cache=None) -> tuple[Any, dict
     """(the store, vpath → findings, the CachedCheck) for every file of `scanned` (a `scan_names`),
     unchanged files answered by the findings cache (a stat each; `cache` when the caller has it open);
     what had to be checked is written back for the next run."""
-    from ..findings.cache import FindingsCache
-    from ..findings.cached import check_files
+    from ..caches.checked import check_files
+    from ..caches.findings import FindingsCache
     from ..findings.run import check_memory
     from ..store.memory import load
     from ..store.paths import INDEX_VPATH

@@ -1,7 +1,7 @@
 """The store's kept listing follows the files that come and go while the server runs.
 
 A start takes its files from the listing kept in the findings cache only while no folder changed since
-it was kept (findings/kept_listing.py). Files created or deleted while the server runs (the agent
+it was kept (caches/listing.py). Files created or deleted while the server runs (the agent
 writing memories, an external edit) change their folders: once the store has been quiet for QUIET
 seconds, the store is walked again on a thread of its own and that listing kept, so that the next start
 need not walk it. A walk still due when the editor shuts the server down is done before it answers
@@ -77,8 +77,8 @@ class ListingSync:
                 self._walk()
 
     def _walk(self, wait: float = float("inf")) -> None:
-        from ..findings.cache import FindingsCache
-        from ..findings.kept_listing import walk_and_keep
+        from ..caches.findings import FindingsCache
+        from ..caches.listing import walk_and_keep
 
         root = self.session.root
         cache = FindingsCache.open(root)

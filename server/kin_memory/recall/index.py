@@ -83,7 +83,7 @@ CREATE TABLE vocab_gen(one INTEGER PRIMARY KEY CHECK (one = 1), n INTEGER NOT NU
 INSERT INTO vocab_gen VALUES (1, 0);
 CREATE TABLE vocab_saved(one INTEGER PRIMARY KEY CHECK (one = 1), gen INTEGER NOT NULL, data BLOB NOT NULL);
 """
-# `seal`: per segment of the store's files (findings/segments.py), the digest of what `docs` holds of
+# `seal`: per segment of the store's files (caches/segments.py), the digest of what `docs` holds of
 # it (vpath, mtime, size), kept by sealed() and dropped by any write to that segment. A start compares
 # it with the files' own digests: a segment that matches needs no look at its rows.
 _SEAL = "CREATE TABLE IF NOT EXISTS seal(seg INTEGER PRIMARY KEY, listing BLOB NOT NULL)"
@@ -437,7 +437,7 @@ class RecallIndex:
     def seal(self) -> int:
         """Seal the segments that lost theirs (see `seal` in the schema): one pass over `docs`, in one
         transaction with the writes so nothing changes in between. How many were sealed."""
-        from ..findings.segments import SEGMENTS, listing_digest, segment_of
+        from ..caches.segments import SEGMENTS, listing_digest, segment_of
 
         sealed = 0
 
@@ -851,7 +851,7 @@ def _saved_vocab(row: tuple | None, now: int | None, behind: int) -> dict[str, i
 
 
 def _unseal(c: sqlite3.Connection, vpaths: Iterable[str]) -> None:
-    from ..findings.segments import segment_of
+    from ..caches.segments import segment_of
 
     c.executemany("DELETE FROM seal WHERE seg = ?", ((seg,) for seg in {segment_of(v) for v in vpaths}))
 

@@ -147,7 +147,7 @@ class Lag:
         """The index's memories whose file is gone, from what the start-up workers told of the store:
         a segment whose seal matched holds exactly its files; any other segment's rows are gone unless
         `listed` (its files) has them. None when the index cannot be read. Counts nothing."""
-        from ..findings.segments import segment_of
+        from ..caches.segments import segment_of
 
         if self.conn is None:
             return None

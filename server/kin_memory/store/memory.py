@@ -6,11 +6,13 @@ import os
 import re
 import stat as stat_mod
 import sys
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from .categories import effective_category
+from .freshness import UNSURE, kept_key
 from .frontmatter import Frontmatter, parse_frontmatter, split_lines
 from .reader import Refused, read_file
 
@@ -39,6 +41,7 @@ class Memory:
     is_index: bool = False  # the root MEMORY.md
     compact: bool = False  # text, lines and frontmatter entries dropped to save memory (see compacted)
     kept_title: str = ""  # the title of a compacted memory
+    key: int = UNSURE  # the file's freshness key when read (store/freshness.py); UNSURE for a text not read
 
     def compacted(self) -> Memory:
         """What a closed file keeps between changes: enough for the listing, visibility, lifecycle and
@@ -111,7 +114,9 @@ def _shared(value: Any) -> Any:
     return sys.intern(value) if isinstance(value, str) and len(value) < 4096 else value
 
 
-def from_record(path: StrPath, vpath: str, mtime: float, size: int, record: Record) -> Memory:
+def from_record(
+    path: StrPath, vpath: str, mtime: float, size: int, record: Record, key: int = UNSURE
+) -> Memory:
     """The compacted memory a record was made from (see record_of)."""
     category, raw_category, stamp, decode_error, has_nul, status, open_line, close_line, body_line, title = (
         record
@@ -131,6 +136,7 @@ def from_record(path: StrPath, vpath: str, mtime: float, size: int, record: Reco
         has_nul,
         compact=True,
         kept_title=title,
+        key=key,
     )
 
 
@@ -144,6 +150,7 @@ def from_text(
     decode_error: int | None = None,
     has_nul: bool = False,
     is_index: bool = False,
+    key: int = UNSURE,
 ) -> Memory:
     lines = split_lines(text)
     fm = parse_frontmatter(text, lines) if not is_index else Frontmatter("none")
@@ -168,6 +175,7 @@ def from_text(
         has_nul,
         "",
         is_index,
+        key=key,
     )
 
 
@@ -205,6 +213,7 @@ def _read_all(fd: int, size: int) -> bytes:
 
 def load(path: StrPath, vpath: str, *, is_index: bool = False) -> Memory:
     """Read and parse one file; never raises. Unreadable or odd files carry a read_error."""
+    read_at = time.time()
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
@@ -230,9 +239,8 @@ def load(path: StrPath, vpath: str, *, is_index: bool = False) -> Memory:
     finally:
         os.close(fd)
     text, bad, nul = decode(data)
-    return from_text(
-        path, vpath, text, st.st_mtime, len(data), decode_error=bad, has_nul=nul, is_index=is_index
-    )
+    return from_text(path, vpath, text, st.st_mtime, len(data), decode_error=bad, has_nul=nul,
+                     is_index=is_index, key=kept_key(st, read_at))  # fmt: skip
 
 
 def _resolve_symlink(path: StrPath, vpath: str, is_index: bool) -> Memory:
@@ -247,6 +255,7 @@ def _resolve_symlink(path: StrPath, vpath: str, is_index: bool) -> Memory:
 def load_plain(target: StrPath, path: StrPath, vpath: str, is_index: bool) -> Memory:
     """A symlinked memory's target (containment is the scan's job): read bounded and never blocking, so
     a target swapped for a FIFO or a device between the check and the read cannot hang the reader."""
+    read_at = time.time()
     try:
         bounded = read_file(Path(target), MAX_READ_BYTES)
     except Refused as exc:
@@ -265,6 +274,7 @@ def load_plain(target: StrPath, path: StrPath, vpath: str, is_index: bool) -> Me
         decode_error=bad,
         has_nul=nul,
         is_index=is_index,
+        key=kept_key(bounded.st, read_at),
     )
 
 

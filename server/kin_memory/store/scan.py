@@ -52,7 +52,7 @@ class ScanProblem:
 
 @dataclass
 class ScanTree:
-    """What a scan saw of the store's folders, for keeping its listing (see findings/kept_listing.py):
+    """What a scan saw of the store's folders, for keeping its listing (see caches/listing.py):
     each folder it listed with its ctime, taken before the listing (a folder's ctime moves with every
     entry added, removed or renamed in it, and with its permissions), and the symlinked memory files
     met (whose verdict hangs on their target, not on a folder of the store)."""

@@ -210,7 +210,7 @@ def test_seals_follow_what_the_index_holds(store: Path) -> None:
     that segment, read back as it was written."""
     import os
 
-    from kin_memory.findings.segments import SEGMENTS, listing_digest, segment_of
+    from kin_memory.caches.segments import SEGMENTS, listing_digest, segment_of
     from kin_memory.recall.peek import Lag
 
     crafted(store)

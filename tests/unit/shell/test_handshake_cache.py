@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kin_memory import __version__
-from kin_memory.findings import cache as findings_cache
+from kin_memory.caches import findings as findings_cache
 from kin_memory.lsp.startup.capabilities import initialize_answer, is_server_answer
 from kin_memory.lsp.startup.front import Front
 from kin_memory.lsp.startup.handshake import (

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-import kin_memory.findings.kept_listing as kept_listing
+import kin_memory.caches.listing as kept_listing
 import kin_memory.lsp.listing_sync as listing_sync
-from kin_memory.findings.cache import FindingsCache
-from kin_memory.findings.kept_listing import kept
+from kin_memory.caches.findings import FindingsCache
+from kin_memory.caches.listing import kept
 from kin_memory.lsp.listing_sync import ListingSync
 from kin_memory.store.events import StoreEvent, StoreEvents
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from kin_memory.findings.cache import FindingsCache
+from kin_memory.caches.findings import FindingsCache
 from kin_memory.history.db import database
 from kin_memory.recall.index import RecallIndex
 from kin_memory.store.paths import WAL_SIZE_LIMIT

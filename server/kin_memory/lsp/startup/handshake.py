@@ -34,7 +34,7 @@ _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 
 def handshake_key(params: object) -> str | None:
     """The digest of this code and the client's capabilities; None for params that are not an object."""
-    from ...findings.cache import code_version
+    from ...caches.findings import code_version
 
     if not isinstance(params, dict):
         return None

@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the workers import no more than they need before the fork
-    from ...findings.cache import SnapshotRecords
-    from ...findings.cached import Checked
-    from ...findings.segments import Snapshot
+    from ...caches.checked import Checked
+    from ...caches.findings import SnapshotRecords
+    from ...caches.segments import Snapshot
     from ...store.context import Context
     from ...store.memory import Memory, Record
 
@@ -141,7 +141,7 @@ class ShardResult:
 
     def make_memories(self) -> None:
         """The records made compact memories."""
-        from ...findings.cache import SnapshotRecords
+        from ...caches.findings import SnapshotRecords
         from ...store.memory import from_record
 
         prefix, memories = self.prefix, self.memories
@@ -276,7 +276,7 @@ def _default_workers(root: Path, guess: Context | None = None) -> int:
     4): the whole store is read and checked, or a big one looked up. Small stores cost the workers a
     few milliseconds; estimating the store's size first would cost the parent a scan on the critical
     path."""
-    from ...findings.cache import entries_of_this_code, variant_key
+    from ...caches.findings import entries_of_this_code, variant_key
 
     # The client's position encoding is not known yet: any of them.
     variants = None if guess is None else [variant_key(guess, f"lsp-{e}") for e in POSITION_ENCODINGS]
@@ -563,8 +563,8 @@ Listing = tuple[list[tuple[str, str, int]], str | None, list]  # (path, vpath, s
 def _files_of_shard(root: Path, index: int, count: int) -> tuple[Any, Listing, Callable[[], None]]:
     """(the findings cache, this shard's files as the store's kept listing or a walk has them, what keeps
     the listing for the next start)."""
-    from ...findings.cache import FindingsCache
-    from ...findings.kept_listing import kept
+    from ...caches.findings import FindingsCache
+    from ...caches.listing import kept
 
     cache = FindingsCache.open(root)
     listing = kept(cache.conn, str(root), (index, count)) if cache is not None else None
@@ -577,8 +577,8 @@ def _scan(root: Path, index: int, count: int, cache) -> tuple[Listing, Callable[
     """The store walked: (this shard's files as (path, vpath, segment), MEMORY.md's vpath, the scan's
     problems), and what keeps the listing for the next start (the first worker keeps the whole store's,
     after the server has its answer)."""
-    from ...findings.kept_listing import confirm_and_keep, forget, keep, settled
-    from ...findings.segments import segment_of
+    from ...caches.listing import confirm_and_keep, forget, keep, settled
+    from ...caches.segments import segment_of
     from ...store.scan import ScanTree
     from ...store.store import scan_names
 
@@ -738,8 +738,8 @@ def _check(
     through the findings cache a file at a time and get a new snapshot afterwards. Sent back: framed
     diagnostics, the listing and each file's compact record, never the files' text (each memory is
     dropped once listed). `said` hears how the recall index compares, before any file is sent."""
-    from ...findings.cache import variant_key
-    from ...findings.cached import check_files
+    from ...caches.checked import check_files
+    from ...caches.findings import variant_key
 
     render, uri_of = _renderer(root, encoding)
     variant = variant_key(ctx, f"lsp-{encoding}")
@@ -844,7 +844,7 @@ class _Each:
     def __init__(self, result: ShardResult, outbox: _Outbox, lister: _Lister, remade: set[str],
                  stats: dict[str, tuple[float, int]] | None = None) -> None:  # fmt: skip
         """`stats`: filled with each file's (mtime, size) as read, when the files were not stat'ed."""
-        from ...findings.segments import listing_kind
+        from ...caches.segments import listing_kind
 
         self.result, self.outbox, self.lister, self.remade = result, outbox, lister, remade
         self.stats = stats
@@ -879,7 +879,7 @@ def _from_snapshots(
     """Send the segments whose snapshot still holds (their listing added to `result`): (the files left
     to check one by one, segment by segment, and the vpaths of each segment to get a new snapshot);
     None when abandoned. The recall index is compared with every segment first, and `said` told."""
-    from ...findings.segments import HIDDEN, listing_digest
+    from ...caches.segments import HIDDEN, listing_digest
 
     kept = cache.segments(variant, by_segment) if cache is not None else {}
     rest: list[tuple[str, str]] = []
@@ -1003,7 +1003,7 @@ def _holds(
 ) -> bool:
     """Whether the snapshot is of these files as they are: the same files unchanged, the clock not
     before it, every path stamp probing the same on disk."""
-    from ...findings.cache import stamp_probe
+    from ...caches.findings import stamp_probe
 
     if not (snap.since <= now and snap.count == len(listing) and snap.listing == digest):
         return False
@@ -1119,7 +1119,7 @@ class _SnapshotSink:
         self.held = 0
 
     def add(self, entry: Any) -> None:
-        from ...findings.segments import segment_of
+        from ...caches.segments import segment_of
 
         if self.kept is not None:
             self.kept.append(entry)
@@ -1139,7 +1139,7 @@ class _SnapshotSink:
             self._made(seg, vpaths, self.fresh.pop(seg))
 
     def _made(self, seg: int, vpaths: list[str], fresh: dict[str, Any]) -> None:
-        from ...findings.segments import SnapshotBuilder
+        from ...caches.segments import SnapshotBuilder
 
         b = SnapshotBuilder()
         _add_fresh(b, vpaths, fresh, self.seen, self.stats, self.uri_of)
@@ -1184,8 +1184,8 @@ def _keep_snapshots(
     the cache. A segment with a file neither holds gets none: its old snapshot is dropped, unless only
     some of its files aged (it still answers for the others; those are checked again each time until
     their share asks for the whole segment to be checked again)."""
-    from ...findings.cache import record_text, stamp_probe
-    from ...findings.segments import SnapshotBuilder, listing_kind
+    from ...caches.findings import record_text, stamp_probe
+    from ...caches.segments import SnapshotBuilder, listing_kind
 
     fresh, seen = fresh or {}, seen or {}
     snapshots: list[Snapshot] = []

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from ...findings.cached import stat_of
+from ...caches.checked import stat_of
 from ...findings.run import check_memory
 from ...recall.peek import Lag
 from ...store.memory import Memory, load

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from kin_memory.findings.cache import FindingsCache, SnapshotRecords
-from kin_memory.findings.segments import SEGMENTS, segment_of
+from kin_memory.caches.findings import FindingsCache, SnapshotRecords
+from kin_memory.caches.segments import SEGMENTS, segment_of
 from kin_memory.lsp.startup.shards import JsonRecords, ShardResult, _check
 from kin_memory.store.context import Context
 from kin_memory.store.paths import HIDDEN_DIR
@@ -117,7 +117,7 @@ def test_an_unchanged_store_is_answered_by_its_snapshots(tmp_path: Path) -> None
 
 
 def segments_used(root: Path) -> set[int]:
-    from kin_memory.findings.segments import segment_of
+    from kin_memory.caches.segments import segment_of
 
     return {segment_of(vpath) for _, vpath, is_index in scan_names(root)[0] if not is_index}
 

@@ -12,13 +12,13 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from ..findings.model import Finding
+from ..findings.run import check_memory
 from ..store.context import Context
 from ..store.lifecycle import next_change
 from ..store.memory import Memory, Record, StrPath, from_record, load, record_of
 from ..store.scan import stat_of as stat_of  # re-exported for the start-up's catch-up
-from .cache import Entry, FindingsCache, record_text, stamp_probe, variant_key
-from .model import Finding
-from .run import check_memory
+from .findings import Entry, FindingsCache, record_text, stamp_probe, variant_key
 
 Render = Callable[[Memory, list[Finding]], bytes]  # b"" when there is nothing to publish
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from kin_memory.findings.cache import DB_NAME, FindingsCache
-from kin_memory.findings.cached import check_files
+from kin_memory.caches.checked import check_files
+from kin_memory.caches.findings import DB_NAME, FindingsCache
 from kin_memory.findings.run import check_memory
 from kin_memory.store.context import Context
 from kin_memory.store.lifecycle import Thresholds, lifecycle, next_change
@@ -219,13 +219,13 @@ def test_cli_check_summary_follows_every_change_it_depends_on(tmp_path: Path) ->
 
 
 def test_a_start_expects_hits_only_from_a_cache_this_code_wrote(store: Path) -> None:
-    from kin_memory.findings.cache import entries_of_this_code
+    from kin_memory.caches.findings import entries_of_this_code
 
     assert entries_of_this_code(store) == 0  # no cache yet: the start reads the whole store
     check(store, Context(root=store))
     assert entries_of_this_code(store) == 4
     # A start counts only what it can use: its own context's entries, not the CLI's or another's.
-    from kin_memory.findings.cache import variant_key
+    from kin_memory.caches.findings import variant_key
 
     assert entries_of_this_code(store, [variant_key(Context(root=store), "test")]) == 4
     assert entries_of_this_code(store, [variant_key(Context(root=store), "lsp-utf-16")]) == 0
@@ -275,7 +275,7 @@ def test_cli_summary_brings_aged_messages_up_to_date(tmp_path: Path, monkeypatch
             return real_load(path, vpath, *args, **kwargs)
 
         with monkeypatch.context() as m:
-            m.setattr("kin_memory.findings.cached.load", counting_load)
+            m.setattr("kin_memory.caches.checked.load", counting_load)
             m.setattr(cli_check, "check_through_cache", no_whole_check)
             return cli_check._summarised_store_part(root, at, None, "text"), reads
 
@@ -314,7 +314,7 @@ def test_cli_check_of_a_store_without_findings_prints_nothing_twice(tmp_path: Pa
 def test_answers_read_a_batch_at_a_time_are_the_whole_lookup(store: Path) -> None:
     """A big start reads the cache a batch at a time (never every payload at once): the same answers
     and the same gone files as one read of everything."""
-    from kin_memory.findings.cache import variant_key
+    from kin_memory.caches.findings import variant_key
     from kin_memory.store.scan import stat_of
 
     ctx = Context(root=store)
@@ -337,7 +337,7 @@ def test_answers_read_a_batch_at_a_time_are_the_whole_lookup(store: Path) -> Non
 def test_checking_a_few_files_again_keeps_every_other_entry(store: Path) -> None:
     """`kin-memory check` brings an aged file up to date alone: the other files' entries are not taken
     for gone (they answer the next whole check)."""
-    from kin_memory.findings.cache import entries_of_this_code
+    from kin_memory.caches.findings import entries_of_this_code
 
     ctx = Context(root=store)
     check(store, ctx)
@@ -360,7 +360,7 @@ def test_a_cache_locked_by_another_process_is_left_alone(store: Path, monkeypatc
     without the cache, and the cache, with everything in it, is there once the lock is gone."""
     import sqlite3
 
-    import kin_memory.findings.cache as cache_module
+    import kin_memory.caches.findings as cache_module
 
     ctx = Context(root=store)
     check(store, ctx)

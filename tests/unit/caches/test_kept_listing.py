@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-import kin_memory.findings.kept_listing as kept_listing
-from kin_memory.findings.cache import FindingsCache
-from kin_memory.findings.kept_listing import confirm_and_keep, keep, kept, settled
-from kin_memory.findings.segments import segment_of
+import kin_memory.caches.listing as kept_listing
+from kin_memory.caches.findings import FindingsCache
+from kin_memory.caches.listing import confirm_and_keep, keep, kept, settled
+from kin_memory.caches.segments import segment_of
 from kin_memory.store.scan import ScanTree, scan_names
 
 
