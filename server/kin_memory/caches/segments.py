@@ -31,21 +31,20 @@ def segment_of(vpath: str) -> int:
     return zlib.crc32(vpath.encode("utf-8", "surrogatepass")) % SEGMENTS
 
 
-def listing_digest(files: Iterable[tuple[str, float, int]]) -> bytes:
-    """What a segment's files are on disk, as one digest: any file added, removed, renamed or changed
-    (mtime or size) changes it. Order-independent (sorted here). The vpaths joined by NUL (which no
-    name holds), then the mtimes and sizes as fixed-width numbers: hashed in a few calls rather than a
-    formatted line per file (a warm start digests every file of the store)."""
+def listing_digest(files: Iterable[tuple[str, int]]) -> bytes:
+    """What a segment's files are on disk, as one digest of each file's (vpath, freshness key): any file
+    added, removed, renamed or changed (store/freshness.py) changes it. Order-independent (sorted here).
+    The vpaths joined by NUL (which no name holds), then the keys as fixed-width numbers: hashed in a few
+    calls rather than a formatted line per file (a warm start digests every file of the store)."""
     rows = sorted(files)
     h = hashlib.blake2b(digest_size=16)
     if rows:
-        vpaths, mtimes, sizes = zip(*rows, strict=True)
+        vpaths, keys = zip(*rows, strict=True)
         h.update("\0".join(vpaths).encode("utf-8", "surrogatepass"))
         h.update(b"\1")
         try:
-            h.update(array("d", mtimes).tobytes())
-            h.update(array("q", sizes).tobytes())
-        except (TypeError, OverflowError):  # not what a stat gives (a damaged index row): digested as written
+            h.update(array("q", keys).tobytes())
+        except (TypeError, OverflowError):  # not a key (a damaged index row): digested as written
             h.update(repr(rows).encode("utf-8", "surrogatepass"))
     return h.digest()
 

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+
 from ..store.frontmatter import Entry, Span
 from ..store.memory import Memory
 from .model import TextEdit
+
+_EOL = re.compile(r"\r\n|\r|\n")
 
 
 def newline(memory: Memory) -> str:
@@ -50,3 +55,25 @@ def yaml_scalar(value: str) -> str:
     ):
         return value
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
+    """The text with these edits made (line/code-point spans; overlapping edits after the first dropped)."""
+    starts = [0] + [m.end() for m in _EOL.finditer(text)]
+
+    def offset(line: int, col: int) -> int:
+        if line >= len(starts):
+            return len(text)
+        end = starts[line + 1] if line + 1 < len(starts) else len(text)
+        return min(starts[line] + col, end)
+
+    spans = sorted(((offset(e.span.line, e.span.col), offset(e.span.end_line, e.span.end_col), e.new_text)
+                    for e in edits), key=lambda s: s[:2])  # fmt: skip
+    kept: list[tuple[int, int, str]] = []
+    for start, end, new in spans:
+        if kept and start < kept[-1][1]:
+            continue
+        kept.append((start, end, new))
+    for start, end, new in reversed(kept):
+        text = text[:start] + new + text[end:]
+    return text

@@ -25,7 +25,7 @@ from ..store.paths import HiddenRefused, hidden_file_problem, open_hidden_dir, o
 
 DB_NAME = "history.sqlite3"
 DB_SUFFIXES = ("", "-wal", "-shm", "-journal")
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: `files` keeps each file's freshness key (store/freshness.py)
 
 log = logging.getLogger("kin_memory.history")
 
@@ -36,9 +36,19 @@ CREATE TABLE versions(id INTEGER PRIMARY KEY AUTOINCREMENT, vpath TEXT NOT NULL,
                       source TEXT NOT NULL, sha TEXT);
 CREATE INDEX versions_path ON versions(vpath, id);
 CREATE INDEX versions_sha ON versions(sha);
-CREATE TABLE files(vpath TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL);
+CREATE TABLE files(vpath TEXT PRIMARY KEY, key INTEGER NOT NULL);
 CREATE TABLE reviewed(vpath TEXT PRIMARY KEY, sha TEXT NOT NULL, time REAL NOT NULL);
 """
+
+
+def _upgrade_from_1(conn: sqlite3.Connection) -> None:
+    """Version 1 kept (mtime_ns, size) per file, which misses a same-size rewrite with its old mtime put
+    back. The table only says which files to read again: dropped, the next catch-up reads every file once
+    (an unchanged content is not kept twice). The versions themselves are untouched."""
+    with _transaction(conn):
+        conn.execute("DROP TABLE IF EXISTS files")
+        conn.execute("CREATE TABLE files(vpath TEXT PRIMARY KEY, key INTEGER NOT NULL)")
+        conn.execute("UPDATE meta SET value=? WHERE key='schema'", (str(SCHEMA_VERSION),))
 
 
 class HistoryUnavailable(Exception):
@@ -111,6 +121,9 @@ class HistoryDB:
                     conn.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (str(SCHEMA_VERSION),))
                     conn.execute("INSERT OR REPLACE INTO meta VALUES('total', '0')")
             row = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            if row is not None and row[0] == "1":
+                _upgrade_from_1(conn)
+                row = (str(SCHEMA_VERSION),)
             if row is None or row[0] != str(SCHEMA_VERSION):
                 raise sqlite3.DatabaseError("another schema version")
         except BaseException:

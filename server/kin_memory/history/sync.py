@@ -3,7 +3,7 @@ command line wrote) is kept as "external" versions, and the very first time the 
 marked reviewed, so the review queue starts with nothing but what an agent or a model pass wrote before it
 (those are never taken as reviewed) and every later change has something to diff against.
 
-Only files whose (mtime, size) differ from what was last seen are read again: a catch-up over an
+Only files whose freshness key (store/freshness.py) differs from what was last seen are read again: a catch-up over an
 unchanged store of 10,000 memories is a scan and one query.
 """
 
@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..store.freshness import key_at, unchanged
 from ..store.scan import scan_names
 from .db import HistoryDB, HistoryUnavailable, database, now
 from .versions import Observed, observe, record
@@ -32,13 +33,13 @@ class SyncStats:
     first: bool  # the first catch-up of this store: everything was marked reviewed
 
 
-def _seen(root: Path) -> dict[str, tuple[int, int]]:
+def _seen(root: Path) -> dict[str, int]:
     with database(root).transaction() as conn:
-        return {v: (m, s) for v, m, s in conn.execute("SELECT vpath, mtime_ns, size FROM files")}
+        return dict(conn.execute("SELECT vpath, key FROM files"))
 
 
 def _changed(
-    root: Path, seen: dict[str, tuple[int, int]], pause: Callable[[], None] | None = None
+    root: Path, seen: dict[str, int], pause: Callable[[], None] | None = None
 ) -> tuple[list[str], list[str]]:
     """(memories to read again, memories gone since last seen)."""
     files, _problems = scan_names(root)  # strings: a Path per file costs tens of MB at 100k memories
@@ -48,11 +49,8 @@ def _changed(
         if pause is not None and n % STATS_PER_PAUSE == 0:
             pause()
         present.add(vpath)
-        try:
-            st = os.stat(path, follow_symlinks=False)
-        except OSError:
-            continue
-        if seen.get(vpath) != (st.st_mtime_ns, st.st_size):
+        key = key_at(path)
+        if key is not None and not unchanged(seen.get(vpath), key):
             todo.append(vpath)
     return todo, sorted(set(seen) - present)
 

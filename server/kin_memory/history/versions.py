@@ -15,11 +15,13 @@ import logging
 import os
 import sqlite3
 import stat
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from ..store.freshness import kept_key
 from ..store.memory import MAX_READ_BYTES
 from ..store.paths import INDEX_NAME, is_memory_rel, virtual_of_rel
 from ..store.reader import Refused
@@ -46,11 +48,13 @@ def sha256(data: bytes) -> str:
 
 @dataclass(frozen=True)
 class Observed:
-    """What a memory holds on disk now: its bytes (None: absent) and the stat they were read with."""
+    """What a memory holds on disk now: its bytes (None: absent), the stat they were read with and when
+    the reading began (for its freshness key)."""
 
     vpath: str
     data: bytes | None
     st: os.stat_result | None = None
+    read_at: float = 0.0
 
 
 def _is_tracked(parts: tuple[str, ...]) -> bool:
@@ -67,6 +71,7 @@ def _read(root: Path, vpath: str) -> list[Observed] | None:
         return None
     if t.is_root or os.path.islink(t.lexical):
         return None if t.is_root else []
+    read_at = time.time()
     try:
         data, st = open_for_read(t, limit=MAX_READ_BYTES)
     except FileNotFoundError:
@@ -75,7 +80,7 @@ def _read(root: Path, vpath: str) -> list[Observed] | None:
         return _read_folder(root, t.lexical, t.parts) if os.path.isdir(t.lexical) else []
     except (GuardError, Refused, OSError):
         return None
-    return [Observed(vpath, data, st)] if _is_tracked(t.parts) else []
+    return [Observed(vpath, data, st, read_at)] if _is_tracked(t.parts) else []
 
 
 def _read_folder(root: Path, folder: Path, parts: tuple[str, ...]) -> list[Observed]:
@@ -131,7 +136,7 @@ def _remember_stat(conn: sqlite3.Connection, seen: Observed) -> None:
         conn.execute("DELETE FROM files WHERE vpath=?", (seen.vpath,))
     else:
         conn.execute(
-            "INSERT OR REPLACE INTO files VALUES(?, ?, ?)", (seen.vpath, seen.st.st_mtime_ns, seen.st.st_size)
+            "INSERT OR REPLACE INTO files VALUES(?, ?)", (seen.vpath, kept_key(seen.st, seen.read_at))
         )
 
 

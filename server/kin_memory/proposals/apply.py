@@ -15,12 +15,12 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..history.versions import kept
 from ..store.atomic import create_at, make_dirs, remove_at, rename_at, write_at
 from ..store.memory import MAX_READ_BYTES, from_text
 from ..store.paths import real_path
 from ..store.reader import Refused, read_file
 from ..store.workspace import visibility
+from ..store.write_hook import around_write
 from ..tool import audit
 from ..tool.guard import GuardError, open_dir, resolve
 from .model import Proposal, ProposedChange, sha256
@@ -63,7 +63,9 @@ def apply_proposal(
         reason = conflict_of(root, change, active)
         if reason is None:
             try:
-                with kept(root, [change.path, change.new_path], "proposal"):  # the previous version first
+                with around_write(
+                    root, [change.path, change.new_path], "proposal"
+                ):  # the previous version first
                     _write(root, change)
             except GuardError as exc:
                 reason = exc.message

@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..findings.edits import yaml_scalar
+from ..findings.edits import apply_edits, yaml_scalar
 from ..findings.model import TextEdit
 from ..findings.run import check_memory
 from ..store.context import Context
@@ -28,28 +28,6 @@ from .model import Proposal, ProposedChange, proposed
 
 SAFE_CODES = frozenset({"KM100", "KM101", "KM202", "KM201"})
 _EOL = re.compile(r"\r\n|\r|\n")
-
-
-def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
-    """The text with these edits made (line/code-point spans; overlapping edits after the first dropped)."""
-    starts = [0] + [m.end() for m in _EOL.finditer(text)]
-
-    def offset(line: int, col: int) -> int:
-        if line >= len(starts):
-            return len(text)
-        end = starts[line + 1] if line + 1 < len(starts) else len(text)
-        return min(starts[line] + col, end)
-
-    spans = sorted(((offset(e.span.line, e.span.col), offset(e.span.end_line, e.span.end_col), e.new_text)
-                    for e in edits), key=lambda s: s[:2])  # fmt: skip
-    kept: list[tuple[int, int, str]] = []
-    for start, end, new in spans:
-        if kept and start < kept[-1][1]:
-            continue
-        kept.append((start, end, new))
-    for start, end, new in reversed(kept):
-        text = text[:start] + new + text[end:]
-    return text
 
 
 def safe_edits(memory: Memory, ctx: Context) -> list[TextEdit]:

@@ -191,68 +191,65 @@ class Staging:
         return None
 
     def diff(self) -> list[Change]:
+        """What the model did in the staging copy, as changes to the real store: deletions that make
+        room for a rename's target first, then the renames, the writes, and the removals."""
         now_files, now_dirs, _ = _walk(self.dir)
         now = {rel: st.st_ino for rel, st in now_files.items()}
-        by_ino = {b.ino: rel for rel, b in self.base.items()}
-        renames: list[tuple[str, str]] = []
-        for rel, ino in sorted(now.items()):
-            src = by_ino.get(ino)
-            if src is not None and src != rel and now.get(src) != ino:
-                renames.append((src, rel))
+        renames = self._renames(now)
         sources = {s for s, _ in renames}
         targets = {t for _, t in renames}
-        first: list[Change] = []  # deletions that make room for a rename's target
-        moves: list[Change] = []
+        first = [self._deleted(rel) for rel in sorted(targets & set(self.base)) if rel not in sources]
+        moves = [self._moved(src, dst) for src, dst in renames]
         writes: list[Change] = []
         removals: list[Change] = []
-        for rel in sorted(targets & set(self.base)):
-            if rel not in sources:
-                before, same = self._real_before(rel)
-                first.append(Change("delete", virtual_of_rel(rel), before=before, conflict=not same))
-        for src, dst in renames:
-            before, same = self._real_before(src)
-            moves.append(
-                Change(
-                    "rename",
-                    virtual_of_rel(dst),
-                    old_path=virtual_of_rel(src),
-                    before=before,
-                    after=before,
-                    conflict=not same,
-                )
-            )
-        for rel, base in sorted(self.base.items()):
-            if rel in targets:
-                continue
-            if rel in now and now[rel] == base.ino:
-                continue  # untouched: the staged link is still there
+        for rel in sorted(set(self.base) - targets):
             if rel in now:
-                after = self._read(rel)
-                if after is None:
-                    continue
-                before, same = self._real_before(rel)
-                if rel in sources:
-                    writes.append(Change("create", virtual_of_rel(rel), after=after))
-                elif before != after or not same:
-                    writes.append(
-                        Change("edit", virtual_of_rel(rel), before=before, after=after, conflict=not same)
-                    )
+                writes += self._written(rel, now[rel], rel in sources)
             elif rel not in sources:
-                before, same = self._real_before(rel)
-                removals.append(Change("delete", virtual_of_rel(rel), before=before, conflict=not same))
+                removals.append(self._deleted(rel))
         for rel in sorted(set(now) - set(self.base) - targets):
             if (created := self._read(rel)) is not None:
                 writes.append(Change("create", virtual_of_rel(rel), after=created))
-        gone_dirs = sorted(
-            d
-            for d in self.base_dirs - now_dirs
-            if not any(d.startswith(g + "/") for g in self.base_dirs - now_dirs)
-        )
-        removals = [
-            c for c in removals if not any(c.path.startswith(virtual_of_rel(g) + "/") for g in gone_dirs)
+        return first + moves + writes + self._without_gone_dirs(removals, now_dirs)
+
+    def _renames(self, now: dict[str, int]) -> list[tuple[str, str]]:
+        """(from, to) for each staged file that now lives under another name (its inode moved)."""
+        by_ino = {b.ino: rel for rel, b in self.base.items()}
+        return [
+            (src, rel)
+            for rel, ino in sorted(now.items())
+            if (src := by_ino.get(ino)) is not None and src != rel and now.get(src) != ino
         ]
-        for d in gone_dirs:
-            removals.append(
-                Change("delete", virtual_of_rel(d), is_dir=True, conflict=not self._dir_as_staged(d))
-            )
-        return first + moves + writes + removals
+
+    def _deleted(self, rel: str) -> Change:
+        before, same = self._real_before(rel)
+        return Change("delete", virtual_of_rel(rel), before=before, conflict=not same)
+
+    def _moved(self, src: str, dst: str) -> Change:
+        before, same = self._real_before(src)
+        return Change("rename", virtual_of_rel(dst), old_path=virtual_of_rel(src), before=before,
+                      after=before, conflict=not same)  # fmt: skip
+
+    def _written(self, rel: str, ino: int, renamed_away: bool) -> list[Change]:
+        """The change to a staged file still present: none while its staged link is untouched."""
+        if ino == self.base[rel].ino:
+            return []
+        after = self._read(rel)
+        if after is None:
+            return []
+        before, same = self._real_before(rel)
+        if renamed_away:  # the original moved and a new file took its name
+            return [Change("create", virtual_of_rel(rel), after=after)]
+        if before == after and same:
+            return []
+        return [Change("edit", virtual_of_rel(rel), before=before, after=after, conflict=not same)]
+
+    def _without_gone_dirs(self, removals: list[Change], now_dirs: set[str]) -> list[Change]:
+        """A folder removed whole is one removal, not one per file in it."""
+        gone = self.base_dirs - now_dirs
+        gone_dirs = sorted(d for d in gone if not any(d.startswith(g + "/") for g in gone))
+        kept = [c for c in removals if not any(c.path.startswith(virtual_of_rel(g) + "/") for g in gone_dirs)]
+        return kept + [
+            Change("delete", virtual_of_rel(d), is_dir=True, conflict=not self._dir_as_staged(d))
+            for d in gone_dirs
+        ]

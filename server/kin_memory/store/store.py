@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .events import StoreEvent, StoreEvents
+from .freshness import unchanged
 from .frontmatter import Frontmatter
 from .memory import Memory, from_text, load
 from .paths import INDEX_VPATH, virtual_path
@@ -95,7 +96,7 @@ class Store:
             if memory is None or not memory.compact:
                 return memory
             whole = self._expanded.get(vpath)
-            if whole is not None and (whole.mtime, whole.size) == (memory.mtime, memory.size):
+            if whole is not None and unchanged(memory.key, whole.key):
                 self._expanded.move_to_end(vpath)
                 return whole
         whole = _reread(self.root, memory)

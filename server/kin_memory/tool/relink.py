@@ -9,12 +9,12 @@ import os
 import stat
 from pathlib import Path
 
+from ..findings.edits import apply_edits
 from ..findings.relink import mentions, relink
-from ..history.versions import kept
-from ..proposals.bulk import apply_edits
 from ..store.memory import MAX_READ_BYTES
 from ..store.paths import rel_of_virtual
 from ..store.store import scan
+from ..store.write_hook import around_write
 from .commands.base import ToolContext, ToolFailure
 from .commands.writing import commit_edit, read_text
 from .guard import GuardError, resolve
@@ -61,7 +61,7 @@ def follow_rename(ctx: ToolContext, old: str, new: str) -> list[str]:
         if edits:
             planned.append((t, st, text, apply_edits(text, edits)))
     done = []
-    with kept(ctx.root, [t.virtual for t, *_ in planned], ctx.source):
+    with around_write(ctx.root, [t.virtual for t, *_ in planned], ctx.source):
         for t, st, text, new_text in planned:
             try:
                 commit_edit(t, st, text, new_text, ctx)

@@ -14,7 +14,7 @@ from pathlib import Path
 from kin_memory.store.categories import PROJECT_FACT
 from kin_memory.store.memory import MAX_READ_BYTES, decode, from_text
 
-from ..history.versions import kept
+from ..store.write_hook import around_write
 from . import audit
 from .guard import GuardError, check_fd, open_dir, resolve
 
@@ -56,7 +56,7 @@ def mark_reviewed(root: Path | str, vpath: str, now: float | None = None) -> Non
             category = _category(fd, vpath)
             if category != PROJECT_FACT:
                 raise ReviewError(_REFUSALS[category].format(vpath=vpath))
-            with kept(root, [vpath], "edit"):  # the content stays; its version is kept all the same
+            with around_write(root, [vpath], "edit"):  # the content stays; its version is kept all the same
                 os.utime(fd, None if now is None else (now, now))
         finally:
             os.close(fd)

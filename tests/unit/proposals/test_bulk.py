@@ -7,10 +7,11 @@ import hashlib
 import random
 from pathlib import Path
 
+from kin_memory.findings.edits import apply_edits
 from kin_memory.findings.model import TextEdit
 from kin_memory.history.query import history_of
 from kin_memory.proposals.apply import apply_proposal
-from kin_memory.proposals.bulk import apply_edits, fix_all, restamp
+from kin_memory.proposals.bulk import fix_all, restamp
 from kin_memory.store.context import Context
 from kin_memory.store.frontmatter import Span
 

@@ -62,7 +62,7 @@ class Renames:
                 moves.append((old, new))
         if not moves:
             return None
-        from ...proposals.bulk import apply_edits  # the proposals machinery: loaded with the first rename
+        from ...findings.edits import apply_edits
 
         store = self.session.store
         index = store.index_file()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ...history.versions import kept
+from ...store.write_hook import around_write
 from .. import audit, messages
 from . import reach
 from .base import MODES, MUTATIONS, Editor, ToolContext, ToolFailure, ToolResult
@@ -54,7 +54,7 @@ def run_tool(input: object, ctx: ToolContext) -> ToolResult:  # noqa: A002 - the
     if not isinstance(command, str) or command not in HANDLERS:
         return ToolResult(messages.unknown_command(command), True)
     if command in MUTATIONS and ctx.mode != "plan":
-        with kept(ctx.root, _audit_paths(input), ctx.source):  # the previous version first (history)
+        with around_write(ctx.root, _audit_paths(input), ctx.source):  # the previous version first (history)
             result = _handle(command, input, ctx)
     else:
         result = _handle(command, input, ctx)
