@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kin_memory.store.categories import EPISODIC, SESSION
+from kin_memory.store.freshness import UNSURE, key_at
 from kin_memory.store.lifecycle import Thresholds, lifecycle
 from kin_memory.store.memory import Memory, load
 from kin_memory.store.store import scan
@@ -37,8 +38,9 @@ class Expired:
     vpath: str
     category: str
     age_days: float
-    mtime: float | None = None  # as listed; None: not checked before the delete
+    mtime: float | None = None  # as listed
     size: int | None = None
+    key: int | None = None  # the file's freshness key as listed; None: not checked before the delete
 
 
 @dataclass(frozen=True)
@@ -78,18 +80,24 @@ def plan_from(memories: Iterable[Memory], now: float, t: Thresholds) -> SweepPla
         total += 1
         if is_expired(m, now, t):
             age = lifecycle(m.category, m.mtime, now, t).age_days
-            expired.append(Expired(m.vpath, m.category, age, m.mtime, m.size))
+            expired.append(Expired(m.vpath, m.category, age, m.mtime, m.size, _key(m)))
     return SweepPlan(tuple(sorted(expired, key=lambda e: e.vpath)), total)
 
 
+def _key(memory: Memory) -> int | None:
+    """The file's freshness key: the reading's, or (a reading too close to the file's last change to be
+    kept by a cache) the file's own now. A sweep compares two looks of its own, never a cache."""
+    return memory.key if memory.key != UNSURE else key_at(memory.location)
+
+
 def plan_token(root: Path, plan: SweepPlan, t: Thresholds) -> str:
-    """Names exactly this list: the store, every listed path with the (mtime, size) it was listed with,
+    """Names exactly this list: the store, every listed path with the freshness key it was listed with,
     and the thresholds that made them expired. Any difference gives another token."""
     canonical = json.dumps(
         {
             "root": os.fspath(root),
             "thresholds": [t.episodic_days, t.session_hours],
-            "files": [[e.vpath, e.mtime, e.size] for e in plan.expired],
+            "files": [[e.vpath, e.key] for e in plan.expired],
             "total": plan.total,
         },
         separators=(",", ":"),
@@ -115,8 +123,7 @@ def _check(root: Path, item: Expired, now: float, t: Thresholds) -> str:
     if not os.path.lexists(path):
         return "kept"  # gone already: nothing to delete, nothing to report
     memory = load(path, item.vpath)
-    listed = (item.mtime, item.size)
-    if listed != (None, None) and (memory.mtime, memory.size) != listed:
+    if item.key is not None and item.key != _key(memory):
         return "changed"
     return "expired" if is_expired(memory, now, t) else "kept"
 
