@@ -31,6 +31,11 @@ KINDS = (
     "hover",
 )
 NO_ANSWER = "no-answer"
+# Turn files by slice. The paraphrase slice was written before recall had a semantic layer; the held-out
+# slice is for one final look only, so a plain `load()` leaves it out and nothing tunes on it by accident.
+TURN_FILES = {"main": "turns.yaml", "paraphrase": "paraphrase.yaml", "heldout": "heldout.yaml"}
+SLICES = tuple(TURN_FILES)
+TUNING_SLICES = ("main", "paraphrase")
 # Typical ages when an entry does not say: preferences are recency-weighted by kin-memory, so their
 # mtime matters; session notes are hours old by nature.
 DEFAULT_AGE_DAYS = {"project-fact": 60.0, "preference": 60.0, "episodic": 14.0, "session": 0.2}
@@ -93,6 +98,7 @@ class Case:
     memory: str | None = None  # hover: the hovered memory (never a result of its own hover)
     line: int = 0  # hover: pointer position in the memory file (0-based line, column)
     col: int = 0
+    slice: str = "main"  # which turn file it comes from (SLICES); hover cases are "main"
 
     @property
     def answerable(self) -> bool:
@@ -172,7 +178,7 @@ def _body_start(lines: list[str]) -> int:
     return 0
 
 
-def _case(entry: dict[str, Any]) -> Case:
+def _case(entry: dict[str, Any], slice_: str) -> Case:
     return Case(
         id=entry["id"],
         workspace=entry["workspace"],
@@ -180,6 +186,7 @@ def _case(entry: dict[str, Any]) -> Case:
         kinds=tuple(entry.get("kinds") or ()),
         relevant={str(k): int(v) for k, v in (entry.get("relevant") or {}).items()},
         traps=tuple(entry.get("traps") or ()),
+        slice=slice_,
     )
 
 
@@ -201,9 +208,13 @@ def _hover_case(entry: dict[str, Any], memories: dict[str, LabeledMemory]) -> Ca
     )
 
 
-def load(data_dir: Path = DATA_DIR) -> LabeledSet:
+def load(data_dir: Path = DATA_DIR, slices: tuple[str, ...] = TUNING_SLICES) -> LabeledSet:
+    """The memories, hover cases and the turns of the given slices (never "heldout" unless asked)."""
+    unknown = set(slices) - set(SLICES)
+    if unknown:
+        raise ValueError(f"unknown slices {sorted(unknown)}; known: {', '.join(SLICES)}")
     memories = {m.id: m for m in load_memories(data_dir)}
-    turns = [_case(e) for e in _read_yaml(data_dir / "turns.yaml")["turns"]]
+    turns = [_case(e, name) for name in slices for e in _read_yaml(data_dir / TURN_FILES[name])["turns"]]
     hover = [_hover_case(e, memories) for e in _read_yaml(data_dir / "hover.yaml")["hover"]]
     return LabeledSet(memories, turns, hover)
 

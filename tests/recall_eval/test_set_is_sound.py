@@ -17,6 +17,8 @@ from recall_eval.dataset import (  # noqa: E402
     GLOBAL,
     KINDS,
     NO_ANSWER,
+    SLICES,
+    TUNING_SLICES,
     Case,
     LabeledSet,
     load,
@@ -32,7 +34,7 @@ REPOS = "/srv/repos/"
 
 @pytest.fixture(scope="module")
 def labeled() -> LabeledSet:
-    return load()
+    return load(slices=SLICES)  # every check covers every slice, the held-out one included
 
 
 def answers(case: Case) -> list[str]:
@@ -45,7 +47,7 @@ def answers(case: Case) -> list[str]:
 def test_ids_are_unique() -> None:
     ids = [m.id for m in load_memories()]
     assert [i for i, n in Counter(ids).items() if n > 1] == []
-    labeled = load()
+    labeled = load(slices=SLICES)
     case_ids = [c.id for c in labeled.turns + labeled.hover]
     assert [i for i, n in Counter(case_ids).items() if n > 1] == []
 
@@ -68,6 +70,41 @@ def test_size_and_spread(labeled: LabeledSet) -> None:
     # Memories no turn can see: a moved repository's stamp and a custom label.
     turn_workspaces = {t.workspace for t in labeled.turns}
     assert any(m.workspace and m.workspace not in turn_workspaces | {GLOBAL} for m in memories)
+
+
+# -- slices -----------------------------------------------------------------------------------------
+
+
+def test_every_slice_is_loaded_tagged_and_large_enough(labeled: LabeledSet) -> None:
+    per_slice = Counter(t.slice for t in labeled.turns)
+    assert set(per_slice) == set(SLICES), per_slice
+    answerable = Counter(t.slice for t in labeled.turns if t.answerable)
+    assert answerable["paraphrase"] >= 40
+    assert per_slice["heldout"] >= 30
+    # Held-out turns are scored once at the end: a plain load() (what tuning runs use) leaves them out.
+    default = load()
+    assert {t.slice for t in default.turns} == set(TUNING_SLICES)
+    assert len(default.turns) == len(labeled.turns) - per_slice["heldout"]
+    with pytest.raises(ValueError, match="unknown slices"):
+        load(slices=("main", "held-out"))
+
+
+def test_paraphrase_slice_asks_in_other_words_everywhere(labeled: LabeledSet) -> None:
+    turns = [t for t in labeled.turns if t.slice == "paraphrase"]
+    for case in turns:
+        assert ("paraphrase" in case.kinds) == case.answerable, case.id
+    workspaces = {t.workspace for t in labeled.turns if t.slice == "main"}
+    assert {t.workspace for t in turns if t.answerable} == workspaces  # every workspace is asked
+    assert sum(1 for t in turns if NO_ANSWER in t.kinds) >= 6
+    assert sum(1 for t in turns if t.traps) >= 4
+
+
+def test_heldout_slice_mixes_the_kinds_of_the_set(labeled: LabeledSet) -> None:
+    counts = Counter(k for t in labeled.turns if t.slice == "heldout" for k in t.kinds)
+    wanted = {"keyword": 5, "paraphrase": 6, "shorthand": 3, "variant": 3, "trap": 3, "preference": 2}
+    wanted |= {"filler": 4, "typo": 1, NO_ANSWER: 2}
+    short = {k: (counts[k], n) for k, n in wanted.items() if counts[k] < n}
+    assert short == {}, f"held-out kinds under their minimum (have, want): {short}"
 
 
 # -- labels -----------------------------------------------------------------------------------------
