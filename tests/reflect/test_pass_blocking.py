@@ -206,6 +206,7 @@ def test_a_cancel_answers_while_the_pass_is_stuck_in_a_call_that_never_looks_at_
     second all the same, the worker is abandoned (still blocked) and told to stop."""
     from kin_memory.lsp.commands.base import CommandFailed
     from kin_memory.lsp.commands.reflect import run_pass
+    from kin_memory.lsp.scheduler import Scheduler
 
     started, release, finished = threading.Event(), threading.Event(), threading.Event()
     flags: list[Callable[[], bool]] = []
@@ -218,9 +219,13 @@ def test_a_cancel_answers_while_the_pass_is_stuck_in_a_call_that_never_looks_at_
         finished.set()
         return "finished late"
 
+    scheduler = Scheduler()
+
     async def scenario() -> tuple[BaseException | None, float, bool]:
         loop = asyncio.get_running_loop()
-        task = asyncio.ensure_future(run_pass(_Progress(bar), "reflect", "Memory reflection", stuck))  # type: ignore[arg-type]
+        task = asyncio.ensure_future(
+            run_pass(scheduler, _Progress(bar), "reflect", "Memory reflection", stuck)  # type: ignore[arg-type]
+        )
         assert await loop.run_in_executor(None, started.wait, 10)
         sent = time.monotonic()
         if how == "cancelRequest":
@@ -245,6 +250,7 @@ def test_a_cancel_answers_while_the_pass_is_stuck_in_a_call_that_never_looks_at_
             assert error.message == "Memory reflection was cancelled; nothing was proposed."
     finally:
         release.set()
+        scheduler.shutdown()
 
 
 def test_a_file_staging_cannot_copy_is_left_out_and_said(

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from ..findings.model import Finding
 from ..findings.run import check_memory
 from ..store.context import Context
+from ..store.freshness import Seen, seen_at
 from ..store.lifecycle import next_change
 from ..store.memory import Memory, Record, StrPath, from_record, load, record_of
-from ..store.scan import stat_of as stat_of  # re-exported for the start-up's catch-up
 from .findings import Entry, FindingsCache, record_text, stamp_probe, variant_key
 
 Render = Callable[[Memory, list[Finding]], bytes]  # b"" when there is nothing to publish
@@ -35,13 +35,14 @@ class Checked:
     path: StrPath
     mtime: float
     size: int
+    key: int  # its freshness key (store/freshness.py)
     made: Memory | None = None  # the memory, once made
 
     @property
     def memory(self) -> Memory:
         if self.made is None:
             assert self.record is not None
-            self.made = from_record(self.path, self.vpath, self.mtime, self.size, self.record)
+            self.made = from_record(self.path, self.vpath, self.mtime, self.size, self.record, self.key)
         return self.made
 
 
@@ -71,18 +72,18 @@ def check_files(
     abandon: Callable[[], bool] | None = None,
     each: Callable[[Checked], None] | None = None,
     all_files: bool = True,
-    stats: dict[str, tuple[float, int]] | None = None,
+    stats: dict[str, Seen] | None = None,
     entries: Callable[[Entry], None] | None = None,
 ) -> CachedCheck | None:
     """Check `files` (memories, not MEMORY.md) in `ctx`; None only when `abandon` said stop. With `each`,
     every file's result is handed over as it is made instead of kept (a big store's worker then holds
     no list of 50,000 memories). `all_files` False: `files` are a few of the store's (checked again), not
-    all of them, so no other file's entry is taken for gone. `stats`: the files' (mtime, size) when the
+    all of them, so no other file's entry is taken for gone. `stats`: what a stat of each file says when the
     caller has them already (a file without one is read and checked). `entries`: where each new entry
     goes instead of `pending`, once its file went to `each` (a worker writes them as it goes)."""
     variant = variant_key(ctx, form)
     if stats is None:
-        stats = {vpath: s for path, vpath in files if (s := stat_of(path)) is not None}
+        stats = {vpath: s for path, vpath in files if (s := seen_at(path)) is not None}
     else:
         stats = {vpath: stats[vpath] for _, vpath in files if vpath in stats}
     result = CachedCheck([], 0, variant)
@@ -99,11 +100,11 @@ def check_files(
                 return None
             result.gone += gone
             for vpath, (record, payload, until) in hits.items():
-                mtime, size = stats[vpath]
+                mtime, size, key = stats[vpath]
                 result.valid_until = min(result.valid_until, until)
                 if record[2] is not None:
                     result.probes.setdefault(str(record[2]), stamp_probe(record[2], probes))
-                keep(Checked(vpath, payload, record, until, paths[vpath], mtime, size))
+                keep(Checked(vpath, payload, record, until, paths[vpath], mtime, size, key))
                 answered.add(vpath)
         result.hits = len(answered)
     for n, (path, vpath) in enumerate(files):
@@ -127,10 +128,10 @@ def check_files(
             result.valid_until = until
         elif cache is not None and (text := record_text(fresh)) is not None:
             # Kept as its JSON until written back: a worker of a big store holds tens of thousands.
-            entry = Entry(vpath, whole.mtime, whole.size, ctx.now, until, probe, text, payload)
+            entry = Entry(vpath, whole.mtime, whole.size, whole.key, ctx.now, until, probe, text, payload)
         # A file with a record gets its memory from it when someone asks (a worker never does).
         made = whole.compacted() if fresh is None else None
-        keep(Checked(vpath, payload, fresh, until, path, whole.mtime, whole.size, made))
+        keep(Checked(vpath, payload, fresh, until, path, whole.mtime, whole.size, whole.key, made))
         if entry is not None:
             (result.pending.append if entries is None else entries)(entry)
     return result

@@ -6,7 +6,7 @@ and what checking it produced, per *variant*: the check context (root, active wo
 severity overrides), the form of the output (the language server's framed diagnostics in one position
 encoding, or the CLI's findings) and the code version. An entry is used only while
 
-- the file's (mtime, size) are those it was computed from,
+- the file's freshness key (store/freshness.py) is the one it was computed from,
 - the clock is before its `valid_until`: the next instant a lifecycle status or message can change
   (`store.lifecycle.next_change`), and
 - its workspace stamp probes the same on disk (exists, is a folder, realpath, main worktree): the
@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import quote
 
 from ..store.context import Context
+from ..store.freshness import Seen, unchanged
 from ..store.paths import (
     HIDDEN_DIR,
     HiddenRefused,
@@ -50,7 +51,7 @@ BUSY_TIMEOUT = 5.0  # seconds a connection waits for another process's lock
 
 DB_NAME = "findings.sqlite3"
 DB_SUFFIXES = ("", "-wal", "-shm", "-journal")
-FORMAT = "7"
+FORMAT = "8"  # 8: entries and snapshot records keep the freshness key
 LOOKUP_BATCH = 500  # entries read and answered at a time (and vpaths asked in one query)
 KEPT_VARIANTS = 6  # contexts remembered (workspaces, the CLI's and the server's forms), most recent first
 _FRAME_HEAD = b"Content-Length: "
@@ -128,6 +129,7 @@ class Entry(NamedTuple):
     vpath: str
     mtime: float
     size: int
+    key: int  # the file's freshness key when read (store/freshness.py)
     since: float  # the check's clock: the entry holds from then until valid_until
     valid_until: float
     probe: str
@@ -171,7 +173,7 @@ class FindingsCache:
 
     # -- reading ----------------------------------------------------------------------------------
     def lookup(
-        self, variant: str, stats: dict[str, tuple[float, int]], now: float, shard: tuple[int, int] = (0, 1)
+        self, variant: str, stats: dict[str, Seen], now: float, shard: tuple[int, int] = (0, 1)
     ) -> tuple[dict[str, tuple[Record, bytes, float]], list[str]]:
         """(vpath → (record, payload, valid until) for every file of `stats` whose entry still holds,
         vpaths of the shard's entries whose file is gone). Unreadable rows count as misses."""
@@ -185,7 +187,7 @@ class FindingsCache:
     def lookup_batches(
         self,
         variant: str,
-        stats: dict[str, tuple[float, int]],
+        stats: dict[str, Seen],
         now: float,
         shard: tuple[int, int] = (0, 1),
         batch: int = LOOKUP_BATCH,
@@ -195,7 +197,7 @@ class FindingsCache:
         payload at once. With `only`, just those files' entries are read (a few files checked again)
         and none is called gone. An error ends the batches (the files not answered yet are checked)."""
         index, count = shard
-        columns = "SELECT vpath, mtime, size, since, valid_until, probe, record, payload FROM entries "
+        columns = "SELECT vpath, key, since, valid_until, probe, record, payload FROM entries "
         try:
             if only is not None:
                 for start in range(0, len(only), batch):
@@ -215,19 +217,19 @@ class FindingsCache:
             log.info("findings cache unreadable: %s", exc)
 
     def _answers(
-        self, rows: list[tuple[Any, ...]], stats: dict[str, tuple[float, int]], now: float
+        self, rows: list[tuple[Any, ...]], stats: dict[str, Seen], now: float
     ) -> tuple[dict[str, tuple[Record, bytes, float]], list[str]]:
         hits: dict[str, tuple[Record, bytes, float]] = {}
         gone: list[str] = []
-        fields_of = _decode_all([row[6] for row in rows])
-        for (vpath, mtime, size, since, valid_until, probe, record, payload), fields in zip(
+        fields_of = _decode_all([row[5] for row in rows])
+        for (vpath, key, since, valid_until, probe, record, payload), fields in zip(
             rows, fields_of, strict=True
         ):
-            stat = stats.get(vpath)
-            if stat is None:
+            seen = stats.get(vpath)
+            if seen is None:
                 gone.append(vpath)
                 continue
-            if stat != (mtime, size) or not since <= now < valid_until:
+            if not unchanged(key, seen.key) or not since <= now < valid_until:
                 continue
             if fields is None:
                 fields = _decode(record)
@@ -292,7 +294,7 @@ class FindingsCache:
 
     # -- whole-store summaries ----------------------------------------------------------------------
     # What a whole check printed, keyed by everything it depended on (the variant, how it was asked,
-    # and every file's (vpath, mtime, size)): an unchanged store is then answered with a stat per file.
+    # and every file's (vpath, freshness key)): an unchanged store is then answered with a stat per file.
     # A summary is kept whole while files' messages age ("expires … in 22 hours"): its caller redoes
     # only the files whose own part of it has passed its validity.
     def summary(self, key: str, now: float) -> bytes | None:
@@ -336,7 +338,7 @@ class FindingsCache:
             with self.conn:
                 self.conn.execute("BEGIN IMMEDIATE")
                 self.conn.executemany(
-                    "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
+                    "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows
                 )
                 self.conn.executemany(
                     "DELETE FROM entries WHERE variant = ? AND vpath = ?", ((variant, v) for v in gone)
@@ -446,6 +448,7 @@ def _rows(variant: str, entries: Iterable[Entry]) -> Iterator[tuple[object, ...]
             zlib.crc32(e.vpath.encode("utf-8", "surrogatepass")),
             e.mtime,
             e.size,
+            e.key,
             e.since,
             e.valid_until,
             e.probe,
@@ -594,7 +597,7 @@ def _create(conn: sqlite3.Connection, replace: bool = False) -> None:
             return  # another process made it meanwhile
         conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
         conn.execute(
-            "CREATE TABLE entries (variant TEXT, vpath TEXT, h INTEGER, mtime REAL, size INTEGER, since REAL, "
+            "CREATE TABLE entries (variant TEXT, vpath TEXT, h INTEGER, mtime REAL, size INTEGER, key INTEGER, since REAL, "
             "valid_until REAL, probe TEXT, record TEXT, payload BLOB, PRIMARY KEY (variant, vpath)) WITHOUT ROWID"
         )
         conn.execute("CREATE TABLE variants (variant TEXT PRIMARY KEY, used REAL)")

@@ -68,7 +68,7 @@ class Snapshot:
     probes: list[list[str]]  # [stamp, what the disk said of it] for the path stamps of its files
     frames: bytes  # framed publishDiagnostics of its files with findings, concatenated
     files: str  # JSON: [[vpath, valid until, frame start, frame end, uri or "", LISTED|HIDDEN|UNLISTED]]
-    records: str  # JSON: [[vpath, mtime, size, record], ...] for every file ("" when not read)
+    records: str  # JSON: [[vpath, mtime, size, key, record], ...] for every file ("" when not read)
     listed: str  # JSON: [[vpath, prompt-block line], ...] for its files listed in the context
     count: int  # files
     # What a start needs of `files` while none of them has aged (see valid_until), kept apart so that
@@ -81,19 +81,19 @@ class Snapshot:
 class SnapshotBuilder:
     """A segment's files as a check produced them, to be kept as a Snapshot once all of it is known."""
 
-    files: list[tuple[str, float, int]] = field(default_factory=list)  # (vpath, mtime, size)
-    records: list[str] = field(default_factory=list)  # each file's [vpath, mtime, size, record], as JSON
+    files: list[tuple[str, int]] = field(default_factory=list)  # (vpath, freshness key)
+    records: list[str] = field(default_factory=list)  # each file's [vpath, mtime, size, key, record], as JSON
     index: list[list[Any]] = field(default_factory=list)  # Snapshot.files
     payloads: list[bytes] = field(default_factory=list)
     size: int = 0  # bytes of payloads so far
     listed: list[tuple[str, str]] = field(default_factory=list)
     probes: dict[str, str] = field(default_factory=dict)
 
-    def add(self, vpath: str, mtime: float, size: int, record_json: str, until: float, payload: bytes,
-            uri: str, line: str | None, kind: str) -> None:  # fmt: skip
+    def add(self, vpath: str, mtime: float, size: int, key: int, record_json: str, until: float,
+            payload: bytes, uri: str, line: str | None, kind: str) -> None:  # fmt: skip
         """One file; `record_json` is its record as the findings cache keeps it (JSON text)."""
-        self.files.append((vpath, mtime, size))
-        self.records.append(f"[{_json_string(vpath)},{mtime!r},{size},{record_json}]")
+        self.files.append((vpath, key))
+        self.records.append(f"[{_json_string(vpath)},{mtime!r},{size},{key},{record_json}]")
         start = self.size
         if payload:
             self.payloads.append(payload)

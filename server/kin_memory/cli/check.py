@@ -149,18 +149,18 @@ RESAVE_AGED_SHARE = 0.05
 
 def _summarised_store_part(root: Path, ctx, only: Path | None, fmt: str) -> Part:
     """The store's part of the output, from the summary of the last identical check when every file's
-    (mtime, size) is what it was then (a stat per file). On a big store some file's message ages every
+    freshness key is what it was then (a stat per file). On a big store some file's message ages every
     second ("expires … in 22 hours"), so a summary redone whole would almost never be used: an aged
     lifecycle message is brought up to date from the file's category and mtime, and any other aged
     file is checked again, alone."""
     import hashlib
 
     from ..caches.findings import FindingsCache, variant_key
-    from ..store.scan import stat_of
+    from ..store.freshness import key_at
 
     cache = FindingsCache.open(root)
     scanned = scan_names_of(root)
-    listing = "\n".join(f"{vpath}\0{stat_of(path)}" for path, vpath, _ in sorted(scanned[0], key=_by_vpath))
+    listing = "\n".join(f"{vpath}\0{key_at(path)}" for path, vpath, _ in sorted(scanned[0], key=_by_vpath))
     how = f"{variant_key(ctx, 'cli')}\n{fmt}\n{os.getcwd()}\n{only}\n"
     key = hashlib.sha256((how + listing).encode("utf-8", "surrogatepass")).hexdigest()
     try:

@@ -55,15 +55,9 @@ def run(args: argparse.Namespace) -> int:
         # half) until it is done or a message other than a search came (see Handover.wait_before_import).
         front.wait_before_import(FRONT_CHECK_WAIT)
     from ..lsp.server import create_server
-    from ..lsp.startup.strategy import PreparedStartup, ShardedStartup, Startup
     from ..lsp.transport import serve_handover, serve_stdio, serve_tcp
 
-    startup: Startup = ShardedStartup(shards)
-    if front is not None:
-        startup = (
-            PreparedStartup(front.check, front.recall_synced) if front.check else ShardedStartup(front.shards)
-        )
-    server = create_server(args.root, args.workspace, startup, session=session, front=front)
+    server = create_server(args.root, args.workspace, shards, session=session, front=front)
     if opened is not None:
         serve_tcp(server, opened)
     elif front is not None:

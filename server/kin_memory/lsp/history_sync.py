@@ -1,8 +1,8 @@
 """History in the language server: once the store is loaded, catch up with the disk (the first time, the
 whole store is kept and marked reviewed), then keep what every disk change holds as it is observed.
 
-Store events for the disk (the watcher's, the client's, our own commands') are queued to one worker
-thread, never read on the event loop. A change whose content is already the memory's newest version (a
+Store events for the disk (the watcher's, the client's, our own commands') are queued to one lane
+(a thread of the scheduler's), never read on the event loop. A change whose content is already the memory's newest version (a
 write the tool, a proposal or a restore kept itself) adds nothing. A memory open in the editor whose disk
 content is now the buffer's text was saved from the editor: its version says "edit".
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..history import retention
@@ -20,6 +19,7 @@ from ..history.db import HistoryUnavailable, Retention, database
 from ..history.sync import catch_up
 from ..history.versions import keep, observe
 from ..store.events import StoreEvent
+from .scheduler import Scheduler
 from .session import Session
 
 log = logging.getLogger("kin_memory.lsp")
@@ -27,10 +27,12 @@ READY_WAIT = 600.0
 
 
 class HistorySync:
-    def __init__(self, session: Session, pause: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self, session: Session, scheduler: Scheduler, pause: Callable[[], None] | None = None
+    ) -> None:
         self.session = session
         self.pause = pause  # between batches of the catch-up: let waiting queries go first
-        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kin-memory-history")
+        self.worker = scheduler.lane("history")
         self.pending: set[str] = set()
         self.lock = threading.Lock()
         self.started = False

@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 from ..store.events import StoreEvent
+from .scheduler import Scheduler
 from .session import Session
 
 log = logging.getLogger("kin_memory.lsp")
@@ -25,8 +26,9 @@ SHUTDOWN_WAIT = 0.1  # seconds `shutdown` may wait for folders changed a moment 
 
 
 class ListingSync:
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, scheduler: Scheduler) -> None:
         self.session = session
+        self.scheduler = scheduler
         self.due: float | None = None  # when to walk (monotonic), pushed back by each new change
         self.wake = threading.Event()
         self.thread: threading.Thread | None = None
@@ -53,8 +55,7 @@ class ListingSync:
         with self.lock:  # per event: cheap, the walk waits for the store to be quiet
             self.due = time.monotonic() + QUIET
             if self.thread is None:
-                self.thread = threading.Thread(target=self._run, name="kin-memory-listing", daemon=True)
-                self.thread.start()
+                self.thread = self.scheduler.spawn("listing", self._run)
         self.wake.set()
 
     def _run(self) -> None:

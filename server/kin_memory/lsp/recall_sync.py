@@ -12,7 +12,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -23,6 +22,7 @@ from ..store.events import StoreEvent
 from ..store.paths import INDEX_VPATH
 from ..store.workspace import visibility
 from .heap import release_freed
+from .scheduler import Scheduler
 from .session import Session
 
 if TYPE_CHECKING:  # the index (SQLite, ranking) is loaded when first used, after `initialize`
@@ -42,8 +42,8 @@ Log = Callable[[str], None]
 
 
 class RecallSync:
-    def __init__(self, session: Session, publish: Publish, say: Log, waiting: Callable[[], int] = lambda: 0,
-                 synced: threading.Event | None = None) -> None:  # fmt: skip
+    def __init__(self, session: Session, scheduler: Scheduler, publish: Publish, say: Log,
+                 waiting: Callable[[], int] = lambda: 0, synced: threading.Event | None = None) -> None:  # fmt: skip
         """`synced`: set by the start-up front when the index already matched the store it loaded."""
         self.session = session
         self.publish = publish
@@ -52,7 +52,7 @@ class RecallSync:
         self._queries = 0  # recall queries running now (hover, search, symbols): the writer yields to them
         self._last_query = 0.0  # when the last of them ended
         self._buffer_touched = 0.0  # when an editor buffer last changed (opened or edited)
-        self.writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kin-memory-index")
+        self.writer = scheduler.lane("index")  # SQLite has one writer anyway
         self.pending: set[str] = set()
         self.lock = threading.Lock()
         self.draining = False
@@ -260,6 +260,6 @@ class RecallSync:
         return self.recall.unavailable()
 
     def reindex(self, progress, cancelled):
-        """A full rebuild (on the writer thread: the caller runs this through `self.writer`)."""
+        """A full rebuild (on the writer thread: the caller runs this through `self.writer.run`)."""
         return self.recall.reindex(self.session.store.disk_memories(), progress=progress, cancelled=cancelled,
                                    chunk=1000)  # fmt: skip

@@ -1,5 +1,7 @@
 """The language server: wiring only. Each feature is a unit with its dependencies passed in; the server
-object holds no feature state (the session, the publisher and recall are separate units)."""
+object holds no feature state (the session, the publisher and recall are separate units). It owns the
+scheduler (every thread: scheduler.py) and the start-up (startup/strategy.py), which it hands to the
+Lifecycle feature to run once the client's settings are in."""
 
 from __future__ import annotations
 
@@ -8,7 +10,6 @@ import importlib
 import inspect
 import logging
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 from lsprotocol import types as lsp
@@ -33,12 +34,17 @@ from .listing_sync import ListingSync
 from .progress import Progress
 from .publisher import DiagnosticsPublisher
 from .recall_sync import RecallSync
+from .scheduler import Scheduler
 from .session import Session
 from .startup.front import Handover
-from .startup.strategy import InProcessStartup, Startup
+from .startup.shards import Shards
+from .startup.strategy import Startup, Units
 
 log = logging.getLogger("kin_memory.lsp")
-QUERY_THREADS = 2
+
+
+class Unit(Protocol):
+    def register(self, server: LanguageServer) -> None: ...
 
 
 class TextChange(Protocol):
@@ -58,8 +64,9 @@ def _content_change(span: tuple[int, int, int, int] | None, text: str) -> lsp.Te
 
 
 class KinMemoryServer(LanguageServer):
-    def __init__(self) -> None:
+    def __init__(self, scheduler: Scheduler | None = None) -> None:
         super().__init__("kin-memory", __version__)
+        self.scheduler = scheduler or Scheduler()  # every thread of the server (see scheduler.py)
         self.waiting: Callable[[], int] = lambda: 0  # messages received, not yet dispatched (transport)
         self.on_change: Callable[[str], None] | None = None  # (uri) after a document's text changed
 
@@ -102,21 +109,23 @@ class KinMemoryServer(LanguageServer):
             asyncio.ensure_future(res)
 
 
-def create_server(root: str | None = None, workspace: str | None = None, startup: Startup | None = None,
+def create_server(root: str | None = None, workspace: str | None = None, shards: Shards | None = None,
                   session: Session | None = None, front: Handover | None = None) -> KinMemoryServer:  # fmt: skip
-    """`session` and `front`: made and started by the start-up front (see startup/front.py)."""
-    server = KinMemoryServer()
+    """`shards`: the workers forked for the first check (None: it runs in process); `session` and
+    `front`: made and started by the start-up front (see startup/front.py), whose scheduler the server
+    keeps."""
+    server = KinMemoryServer(front.scheduler if front is not None else None)
+    scheduler = server.scheduler
     session = session or Session(root, workspace)
     converter = get_converter()
-    pool = ThreadPoolExecutor(max_workers=QUERY_THREADS, thread_name_prefix="kin-memory-query")
     progress = Progress(session)
     progress.bind(server)
-    documents = Documents(session, lambda: server.workspace)
+    documents = Documents(session, scheduler, lambda: server.workspace)
     server.on_change = documents.changed
     publisher = DiagnosticsPublisher(
         server.send_frames, resolve=lambda source, uri: diagnostics.resolve(source, uri)
     )
-    diagnostics = Diagnostics(session, publisher, documents.version, lambda: server.waiting())
+    diagnostics = Diagnostics(session, scheduler, publisher, documents.version, lambda: server.waiting())
 
     def say(message: str) -> None:  # from the index writer thread
         log.info(message)
@@ -124,36 +133,59 @@ def create_server(root: str | None = None, workspace: str | None = None, startup
             params = lsp.LogMessageParams(type=lsp.MessageType.Info, message=f"kin-memory: {message}")
             documents.loop.call_soon_threadsafe(server.window_log_message, params)
 
-    recall = RecallSync(session, diagnostics.publish_extra, say, lambda: server.waiting(),
+    def log_message(message: str, warning: bool) -> None:  # on the event loop
+        kind = lsp.MessageType.Warning if warning else lsp.MessageType.Info
+        server.window_log_message(lsp.LogMessageParams(type=kind, message=message))
+
+    recall = RecallSync(session, scheduler, diagnostics.publish_extra, say, lambda: server.waiting(),
                         synced=front.recall_synced if front is not None else None)  # fmt: skip
-    history = HistorySync(session, recall.yield_to_queries)
-    units = (
-        Lifecycle(session, documents, diagnostics, recall, progress, startup or InProcessStartup(), front),
+    history = HistorySync(session, scheduler, recall.yield_to_queries)
+    startup = Startup(Units(session, scheduler, documents, diagnostics, recall, progress, log_message),
+                      shards, front)  # fmt: skip
+    units: tuple[Unit, ...] = (
+        Lifecycle(session, scheduler, diagnostics, startup.run, front),
         documents,
-        Hover(session, recall, pool),
+        Hover(session, recall, scheduler),
         Completion(session),
         CodeActions(session, diagnostics, converter),
         CodeLens(session),
-        Symbols(session, recall, pool, converter),
-        # Command groups are imported on their first call (see LazyCommands).
-        LazyCommands(names.STORE, lambda: _group("store").StoreCommands(session, recall, pool)),
-        LazyCommands(names.RECALL, lambda: _group("recall").RecallCommands(session, recall, pool, progress)),
-        LazyCommands(names.TOOL, lambda: _group("tool").ToolCommand(session, documents)),
-        LazyCommands(names.SWEEP, lambda: _group("sweep").SweepCommand(session, documents, progress)),
-        LazyCommands(names.REFLECT, lambda: _group("reflect").ReflectCommand(session, progress)),
-        LazyCommands(names.SESSIONS, lambda: _group("sessions").SessionCommands(session)),
-        LazyCommands(names.PASSES, lambda: _group("passes").PassCommands(session, progress)),
-        LazyCommands(names.PROPOSALS, lambda: _group("proposals").ProposalCommands(session, documents)),
-        history,
-        LazyCommands(names.HISTORY, lambda: _group("history").HistoryCommands(session, documents, history)),
-        LazyCommands(names.BULK, lambda: _group("bulk").BulkCommands(session)),
-        LazyCommands(names.HEALTH, lambda: _group("health").HealthCommands(session, recall, pool, history)),
+        Symbols(session, recall, scheduler, converter),
+        *_commands(session, scheduler, recall, history, documents, progress),
         Renames(session, documents.version, converter),
-        ListingSync(session),
+        ListingSync(session, scheduler),
     )
     for unit in units:
         unit.register(server)
     return server
+
+
+def _commands(session: Session, scheduler: Scheduler, recall: RecallSync, history: HistorySync,
+              documents: Documents, progress: Progress) -> tuple[Unit, ...]:  # fmt: skip
+    """The command groups, each imported on its first call (see LazyCommands), and history's sync."""
+    return (
+        LazyCommands(names.STORE, lambda: _group("store").StoreCommands(session, recall, scheduler)),
+        LazyCommands(
+            names.RECALL, lambda: _group("recall").RecallCommands(session, recall, scheduler, progress)
+        ),
+        LazyCommands(names.TOOL, lambda: _group("tool").ToolCommand(session, scheduler, documents)),
+        LazyCommands(
+            names.SWEEP, lambda: _group("sweep").SweepCommand(session, scheduler, documents, progress)
+        ),
+        LazyCommands(names.REFLECT, lambda: _group("reflect").ReflectCommand(session, scheduler, progress)),
+        LazyCommands(names.SESSIONS, lambda: _group("sessions").SessionCommands(session, scheduler)),
+        LazyCommands(names.PASSES, lambda: _group("passes").PassCommands(session, scheduler, progress)),
+        LazyCommands(
+            names.PROPOSALS, lambda: _group("proposals").ProposalCommands(session, scheduler, documents)
+        ),
+        LazyCommands(
+            names.HISTORY, lambda: _group("history").HistoryCommands(session, scheduler, documents, history)
+        ),
+        LazyCommands(names.BULK, lambda: _group("bulk").BulkCommands(session, scheduler)),
+        LazyCommands(
+            names.HEALTH, lambda: _group("health").HealthCommands(session, recall, scheduler, history)
+        ),
+        history,
+    )
 
 
 def _group(name: str) -> Any:

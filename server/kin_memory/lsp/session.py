@@ -35,6 +35,14 @@ ACTIVE_TTL = 1.0  # seconds
 # A memory's path below the root made only of characters a URI keeps as they are, with no "." or ".."
 # component (a Path would drop or keep them differently than a string join).
 VSCODE_CLIENTS = ("visual studio code", "code - oss", "code-server", "vscodium", "cursor")
+SETTINGS_SECTION = "kinMemory"  # what the server asks the client for (workspace/configuration)
+CONFIG_TIMEOUT = 5.0  # seconds the client gets to answer that request
+
+
+def settings_of(result: object) -> dict:
+    """The client's settings from its answer to workspace/configuration ({} when it has none)."""
+    first = result[0] if isinstance(result, list) and result else None
+    return first if isinstance(first, dict) else {}
 
 
 def uri_to_path(uri: str) -> Path | None:
@@ -75,6 +83,21 @@ class Session:
     @property
     def root(self) -> Path:
         return self.root_choice.path
+
+    # -- initialize -------------------------------------------------------------------------------
+    def take_initialize(self, params: dict, encoding: str) -> object:
+        """What the server takes from `initialize` (its params as JSON, the position encoding agreed):
+        the folders, the client's name, the encoding; returns the initialization options, the settings
+        to apply until the client's own are pulled. The one reading of these params, whoever answered."""
+        folders = params.get("workspaceFolders")
+        uris = [f.get("uri") for f in folders if isinstance(f, dict)] if isinstance(folders, list) else []
+        if not uris and isinstance(params.get("rootUri"), str):
+            uris = [params["rootUri"]]
+        self.folders = [str(p) for p in (uri_to_path(u) for u in uris if isinstance(u, str)) if p]
+        info = params.get("clientInfo")
+        self.client_name = str(info.get("name") or "") if isinstance(info, dict) else ""
+        self.encoding = encoding
+        return params.get("initializationOptions") or {}
 
     # -- settings ---------------------------------------------------------------------------------
     def apply_settings(self, raw: object) -> list[SettingProblem]:

@@ -23,7 +23,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO, cast
 
@@ -33,6 +32,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import JsonRPCProtocol
 
 from . import door
+from .scheduler import Scheduler
 from .wire import FdReader, Outlet, Readable, frames, next_body
 
 if TYPE_CHECKING:
@@ -174,21 +174,22 @@ def serve_stream(server: LanguageServer, reader: Readable, writer: BinaryIO | No
     logging.getLogger("pygls.io_").addFilter(_quiet_client_errors)
     stop = threading.Event()
     server.protocol.set_writer(_ClientWriter(writer, stop.set, outlet, screen))
+    scheduler: Scheduler = getattr(server, "scheduler", None) or Scheduler()
     loop = asyncio.new_event_loop()
-    executor = ThreadPoolExecutor(thread_name_prefix="kin-memory-worker")
-    loop.set_default_executor(executor)  # kept, so shutting down need not reach into the loop
+    # pygls's own executor jobs (if any) share the background pool: no thread outside the scheduler.
+    loop.set_default_executor(scheduler.background)
     try:
-        loop.run_until_complete(_serve(server, reader, stop, received, framer))
+        loop.run_until_complete(_serve(server, scheduler, reader, stop, received, framer))
     except BrokenPipeError:
         log.info("the client closed the connection")
     except (KeyboardInterrupt, SystemExit):
         pass
     finally:
-        _close_loop(loop, executor)
+        _close_loop(loop, scheduler)
         server.shutdown()
 
 
-async def _serve(server: LanguageServer, stream: Readable, stop: threading.Event,
+async def _serve(server: LanguageServer, scheduler: Scheduler, stream: Readable, stop: threading.Event,
                  received: Sequence[bytes] = (), framer: Framer = next_body) -> None:  # fmt: skip
     loop = asyncio.get_running_loop()
     loop.set_exception_handler(_quiet_cancellation)
@@ -218,7 +219,7 @@ async def _serve(server: LanguageServer, stream: Readable, stop: threading.Event
         finally:
             loop.call_soon_threadsafe(put, [*batch, (None, _BARRIER)])
 
-    threading.Thread(target=read, name="kin-memory-reader", daemon=True).start()
+    scheduler.spawn("reader", read)
     screened = _ScreenedReader(queue, server)
     if hasattr(server, "waiting"):  # how far behind the editor the server is: features defer work then
         server.waiting = lambda: screened.pending.live + queue.qsize()
@@ -226,15 +227,15 @@ async def _serve(server: LanguageServer, stream: Readable, stop: threading.Event
                     error_handler=server.report_server_error)  # fmt: skip
 
 
-def _close_loop(loop: asyncio.AbstractEventLoop, executor: ThreadPoolExecutor) -> None:
-    """Cancel what is still running and stop without waiting for the loop's worker threads: the client
+def _close_loop(loop: asyncio.AbstractEventLoop, scheduler: Scheduler) -> None:
+    """Cancel what is still running and stop without waiting for the scheduler's threads: the client
     is gone (asyncio.run would wait for every executor job and fire timers meanwhile)."""
     tasks = [t for t in asyncio.all_tasks(loop) if not t.done()]
     for task in tasks:
         task.cancel()
     if tasks:
         loop.run_until_complete(asyncio.wait(tasks, timeout=2))
-    executor.shutdown(wait=False, cancel_futures=True)
+    scheduler.shutdown()
     # Left stopped, not closed: a background thread finishing its work may still post a callback to it
     # (on a closed loop that raises in the thread); nothing runs it any more.
 
@@ -273,32 +274,41 @@ _BARRIER = _About()  # anything else: nothing moves across it
 
 
 def _about(body: bytes | None) -> _About:
-    if body is None or isinstance(body, _Reply) or b"textDocument" not in body:
+    message = _document_message(body)
+    if message is None:
         return _BARRIER
+    data, params, doc = message
+    uri, method = doc["uri"], data["method"]
+    changes = params.get("contentChanges")
+    is_request = "id" in data
+    edit = method == "textDocument/didChange" and not is_request
+    full = edit and isinstance(changes, list) and len(changes) == 1 and _whole_text(changes[0])
+    version = doc.get("version")
+    read = _changes(changes) if edit and _is_int(version) else None
+    return _About(uri, full, is_request, edit, version if read is not None else None, read)
+
+
+def _document_message(body: bytes | None) -> tuple[dict, dict, dict] | None:
+    """(message, params, textDocument) of a `textDocument/...` message naming its document by a string
+    URI; None for anything else (a barrier)."""
+    if body is None or isinstance(body, _Reply) or b"textDocument" not in body:
+        return None
     try:
         data = json.loads(body)
     except ValueError:
-        return _BARRIER
+        return None
     method = data.get("method") if isinstance(data, dict) else None
     params = data.get("params") if isinstance(data, dict) else None
     doc = params.get("textDocument") if isinstance(params, dict) else None
     uri = doc.get("uri") if isinstance(doc, dict) else None
     if not isinstance(uri, str) or not isinstance(method, str) or not method.startswith("textDocument/"):
-        return _BARRIER
-    changes = params.get("contentChanges") if isinstance(params, dict) else None
-    is_request = "id" in data
-    full = (
-        method == "textDocument/didChange"
-        and not is_request
-        and isinstance(changes, list)
-        and len(changes) == 1
-        and isinstance(changes[0], dict)
-        and "range" not in changes[0]
-    )
-    edit = method == "textDocument/didChange" and not is_request
-    version = doc.get("version") if isinstance(doc, dict) else None
-    read = _changes(changes) if edit and _is_int(version) else None
-    return _About(uri, full, is_request, edit, version if read is not None else None, read)
+        return None
+    assert isinstance(params, dict) and isinstance(doc, dict)
+    return data, params, doc
+
+
+def _whole_text(change: object) -> bool:
+    return isinstance(change, dict) and "range" not in change
 
 
 def _is_int(value: object) -> bool:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from ..store.freshness import unchanged
 from ..store.paths import (
     HIDDEN_DIR,
     HiddenRefused,
@@ -73,7 +74,8 @@ CREATE TABLE docs(
   workspace TEXT,
   scope TEXT,
   mtime REAL NOT NULL,
-  size INTEGER NOT NULL
+  size INTEGER NOT NULL,
+  key INTEGER NOT NULL
 );
 CREATE INDEX docs_scope ON docs(scope);
 CREATE VIRTUAL TABLE fts USING fts5(path, title, body, tokenize='unicode61 remove_diacritics 2');
@@ -84,7 +86,7 @@ INSERT INTO vocab_gen VALUES (1, 0);
 CREATE TABLE vocab_saved(one INTEGER PRIMARY KEY CHECK (one = 1), gen INTEGER NOT NULL, data BLOB NOT NULL);
 """
 # `seal`: per segment of the store's files (caches/segments.py), the digest of what `docs` holds of
-# it (vpath, mtime, size), kept by sealed() and dropped by any write to that segment. A start compares
+# it (vpath, freshness key), kept by sealed() and dropped by any write to that segment. A start compares
 # it with the files' own digests: a segment that matches needs no look at its rows.
 _SEAL = "CREATE TABLE IF NOT EXISTS seal(seg INTEGER PRIMARY KEY, listing BLOB NOT NULL)"
 # `vocab_gen`: documents written or removed since the index was made (every text write adds its count).
@@ -329,11 +331,12 @@ class RecallIndex:
         self._drop_local()
 
     # -- writes --------------------------------------------------------------------------------
-    def known(self) -> dict[str, tuple[float, int]]:
-        rows: list[tuple[str, float, int]] = self._run(
-            lambda c: c.execute("SELECT vpath, mtime, size FROM docs").fetchall(), []
+    def known(self) -> dict[str, int]:
+        """Each indexed memory's freshness key."""
+        rows: list[tuple[str, int]] = self._run(
+            lambda c: c.execute("SELECT vpath, key FROM docs").fetchall(), []
         )
-        return {v: (m, s) for v, m, s in rows}
+        return dict(rows)
 
     def count(self) -> int:
         """Memories in the full-text table (session memories are recorded in docs only)."""
@@ -374,8 +377,8 @@ class RecallIndex:
             for d in batch:
                 self._delete(c, d.vpath)
                 cur = c.execute(
-                    "INSERT INTO docs(vpath,title,category,workspace,scope,mtime,size) VALUES(?,?,?,?,?,?,?)",
-                    (d.vpath, d.title, d.category, d.workspace, d.scope, d.mtime, d.size),
+                    "INSERT INTO docs(vpath,title,category,workspace,scope,mtime,size,key) VALUES(?,?,?,?,?,?,?,?)",
+                    (d.vpath, d.title, d.category, d.workspace, d.scope, d.mtime, d.size, d.key),
                 )
                 if d.indexed:
                     c.execute(
@@ -401,21 +404,21 @@ class RecallIndex:
 
     def sync(
         self,
-        stats: Mapping[str, tuple[float, int]],
+        stats: Mapping[str, int],
         load: Callable[[str], RecallDoc | None],
         *,
         progress: Callable[[int, int], None] | None = None,
         cancelled: Callable[[], bool] | None = None,
         chunk: int = 2000,
     ) -> SyncStats:
-        """Bring the index in line with stats {vpath: (mtime, size)}, loading only new or changed files.
+        """Bring the index in line with stats {vpath: freshness key}, loading only new or changed files.
         Committed in chunks, so progress shows and a cancelled or killed sync keeps what it did."""
         start = time.perf_counter()
         if not self.available():  # refused: reading every file for an index that keeps nothing is waste
             return SyncStats(len(stats), 0, 0, time.perf_counter() - start)
         known = self.known()
         gone = [v for v in known if v not in stats]
-        changed = [v for v, st in stats.items() if known.get(v) != (st[0], st[1])]
+        changed = [v for v, key in stats.items() if not unchanged(known.get(v), key)]
         self.remove(gone)
         done = 0
         for i in range(0, len(changed), chunk):
@@ -446,11 +449,11 @@ class RecallIndex:
             have = {seg for (seg,) in c.execute("SELECT seg FROM seal")}
             if len(have) >= SEGMENTS:
                 return
-            parts: dict[int, list[tuple[str, float, int]]] = {s: [] for s in range(SEGMENTS) if s not in have}
-            for vpath, mtime, size in c.execute("SELECT vpath, mtime, size FROM docs"):
+            parts: dict[int, list[tuple[str, int]]] = {s: [] for s in range(SEGMENTS) if s not in have}
+            for vpath, key in c.execute("SELECT vpath, key FROM docs"):
                 part = parts.get(segment_of(vpath))
                 if part is not None:
-                    part.append((vpath, mtime, size))
+                    part.append((vpath, key))
             c.executemany(
                 "INSERT INTO seal VALUES (?, ?)", ((s, listing_digest(p)) for s, p in parts.items())
             )

@@ -11,9 +11,10 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
+from ..store.freshness import unchanged
 from ..store.paths import HIDDEN_DIR, hidden_file_problem
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: docs keep the freshness key
 DB_NAME = "recall.sqlite3"
 DB_SUFFIXES = ("", "-wal", "-shm", "-journal")  # the database and the files SQLite keeps beside it
 
@@ -58,8 +59,8 @@ def peek_count(root: Path | str) -> int | None:
 
 
 class Lag:
-    """How many writes or removals a sync of the index would make, counted as the files' (vpath, mtime,
-    size) come in, a chunk at a time: only those rows of the index are read, never the whole of it.
+    """How many writes or removals a sync of the index would make, counted as the files' (vpath,
+    freshness key) come in, a chunk at a time: only those rows of the index are read, never the whole of it.
     `behind()` is None when there is no usable index. Used by one thread (its connection's)."""
 
     BATCH = 500  # vpaths asked per query (well under SQLite's variable limit)
@@ -67,13 +68,13 @@ class Lag:
     def __init__(self, root: Path | str, keep: int = 0) -> None:
         """`keep`: how many of the changed files' vpaths to keep (see `changed_vpaths`)."""
         self.conn = _open_read_only(root)
-        self.changed = 0  # files the index lacks or holds at another (mtime, size)
+        self.changed = 0  # files the index lacks or holds with another freshness key
         self.matched = 0  # files the index holds (changed or not)
         self.keep = keep
         self.changed_vpaths: list[str] = []  # the first `keep` of them
         self.gone_count = 0  # the index's memories no file came in for (known after `behind`)
 
-    def add(self, files: list[tuple[str, float, int]]) -> None:
+    def add(self, files: list[tuple[str, int]]) -> None:
         conn = self.conn
         if conn is None:
             return
@@ -81,11 +82,11 @@ class Lag:
             for start in range(0, len(files), self.BATCH):
                 part = files[start : start + self.BATCH]
                 marks = ",".join("?" * len(part))
-                rows = conn.execute(f"SELECT vpath, mtime, size FROM docs WHERE vpath IN ({marks})",
-                                    [vpath for vpath, _, _ in part]).fetchall()  # fmt: skip
-                held = {vpath: (mtime, size) for vpath, mtime, size in rows}
+                rows = conn.execute(f"SELECT vpath, key FROM docs WHERE vpath IN ({marks})",
+                                    [vpath for vpath, _ in part]).fetchall()  # fmt: skip
+                held = dict(rows)
                 self.matched += len(held)
-                changed = [vpath for vpath, mtime, size in part if held.get(vpath) != (mtime, size)]
+                changed = [vpath for vpath, key in part if not unchanged(held.get(vpath), key)]
                 self.changed += len(changed)
                 self.changed_vpaths += changed[: max(0, self.keep - len(self.changed_vpaths))]
         except sqlite3.Error:
@@ -101,7 +102,7 @@ class Lag:
             return {}
         return {seg: listing for seg, listing in rows if isinstance(seg, int) and isinstance(listing, bytes)}
 
-    def add_segment(self, files: list[tuple[str, float, int]], digest: bytes, seals: dict[int, bytes],
+    def add_segment(self, files: list[tuple[str, int]], digest: bytes, seals: dict[int, bytes],
                     seg: int) -> None:  # fmt: skip
         """A segment's files: matched as a whole when the index's seal of it is their digest, else
         compared row by row (`add`)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..store.categories import SESSION
+from ..store.freshness import UNSURE
 from ..store.memory import BODY_CAP, Memory
 from ..store.paths import rel_of_virtual
 from ..store.workspace import GLOBAL, stamp_kind
@@ -22,6 +23,7 @@ class RecallDoc:
     scope: str | None  # what the workspace filter compares: "global" (legacy/global), the stamp, or None
     mtime: float
     size: int
+    key: int  # the file's freshness key (store/freshness.py); UNSURE for an editor buffer
 
     @property
     def indexed(self) -> bool:
@@ -71,4 +73,5 @@ def doc_from_memory(memory: Memory, *, overlay: bool = False) -> RecallDoc | Non
         scope=scope_of(stamp),
         mtime=memory.mtime,
         size=OVERLAY_SIZE if overlay else memory.size,
+        key=UNSURE if overlay else memory.key,
     )

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..findings.content import mask_secrets
+from ..store.freshness import key_at
 from ..store.memory import Memory, load
 from ..store.store import scan
 from .duplicates import Duplicate, near_duplicates, rank_duplicates_first
@@ -91,9 +92,9 @@ class Recall:
         cancelled: Cancelled | None = None,
         chunk: int = 2000,
     ) -> SyncStats:
-        """From memories already parsed: only those whose (mtime, size) the index lacks are written."""
+        """From memories already parsed: only those whose freshness key the index lacks are written."""
         by_vpath = {m.vpath: m for m in memories if not m.is_index}
-        stats = {v: (m.mtime, m.size) for v, m in by_vpath.items()}
+        stats = {v: m.key for v, m in by_vpath.items()}
 
         def whole(vpath: str) -> RecallDoc | None:
             m = by_vpath[vpath]
@@ -108,16 +109,15 @@ class Recall:
         """From the files: stat every memory, parse only the new and changed ones."""
         files, _ = scan(self.root)
         paths: dict[str, Path] = {}
-        stats: dict[str, tuple[float, int]] = {}
+        stats: dict[str, int] = {}
         for path, vpath, is_index in files:
             if is_index:
                 continue
-            try:
-                st = os.stat(path)
-            except OSError:
+            key = key_at(path)
+            if key is None:
                 continue
             paths[vpath] = path
-            stats[vpath] = (st.st_mtime, st.st_size)
+            stats[vpath] = key
         with self._writing(cancelled=cancelled):
             return self.index.sync(
                 stats,

@@ -6,10 +6,11 @@ inode) taken from the stat of the reading. The file is unchanged while its key s
 - mtime and size alone are not enough: `tar -x`, `rsync -t`, `cp -p` and sync clients rewrite a file at
   the same size and put its old mtime back. Nothing can set a ctime back (every write, `utime` and rename
   moves it), and a file replaced by a rename has another inode.
-- A file whose ctime is within a clock tick of its reading could change again in the same tick without
-  its key moving (the "racy" case git knows). Such a reading is kept with UNSURE, a key no file has, so the
-  next look reads the file again. The tick is taken with a wide margin: RACY_FINE where the filesystem
-  stamps below the second, RACY_COARSE where it stamps whole seconds.
+- A filesystem that stamps whole seconds (its ctimes end in nine zeros) can change a file again within the
+  second of a reading without its key moving. Such a reading within RACY_COARSE of the file's last change
+  is kept with UNSURE, a key no file has, so the next look reads the file again (the "racy" case git
+  knows). Where stamps have nanoseconds the window is the kernel's clock tick, a few milliseconds, and a
+  write in it still reaches the server through the watcher; a reading is kept as it is.
 
 Folders follow the same rule through their ctime (which moves whenever an entry is added, removed or
 renamed): a listing is trusted for a folder whose ctime is the one it saw and was old enough then.
@@ -20,6 +21,7 @@ from __future__ import annotations
 import os
 import struct
 from hashlib import blake2b
+from typing import NamedTuple
 
 Key = int
 UNSURE: Key = 0  # never the key of a file: what is kept of a reading too close to the file's last change
@@ -49,15 +51,39 @@ def racy(ctime_ns: int) -> float:
 
 
 def trusted(ctime_ns: int, read_at: float) -> bool:
-    """Whether a file or folder last changed at `ctime_ns` was seen as it is by a reading begun at `read_at`."""
+    """Whether a folder (or a file of a whole-second filesystem) last changed at `ctime_ns` was seen as it
+    is by a reading begun at `read_at`."""
     return ctime_ns < int((read_at - racy(ctime_ns)) * NS)
 
 
 def kept_key(st: os.stat_result, read_at: float) -> Key:
     """What a cache keeps of a reading begun at `read_at` (epoch seconds) whose stat is `st`."""
-    return key_of(st) if trusted(st.st_ctime_ns, read_at) else UNSURE
+    if st.st_ctime_ns % NS == 0 and not trusted(st.st_ctime_ns, read_at):
+        return UNSURE
+    return key_of(st)
 
 
 def unchanged(kept: Key | None, now: Key | None) -> bool:
     """Whether a file whose kept key is `kept` is, with key `now`, the file the cache saw."""
     return kept is not None and now is not None and kept != UNSURE and kept == now
+
+
+class Seen(NamedTuple):
+    """What a stat of a file says, as the caches use it: mtime and size (to remake a memory from a kept
+    record: its age, its size) and the key that says whether it is the file they saw."""
+
+    mtime: float
+    size: int
+    key: Key
+
+
+def seen_of(st: os.stat_result) -> Seen:
+    return Seen(st.st_mtime, st.st_size, key_of(st))
+
+
+def seen_at(path: str | os.PathLike[str]) -> Seen | None:
+    """What a stat of the file at `path` says now (links followed), None when it cannot be stat'ed."""
+    try:
+        return seen_of(os.stat(path))
+    except OSError:
+        return None

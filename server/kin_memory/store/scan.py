@@ -221,12 +221,3 @@ class _Walk:
 
 def _name(entry: os.DirEntry[str]) -> str:
     return entry.name
-
-
-def stat_of(path: str | os.PathLike[str]) -> tuple[float, int] | None:
-    """(mtime, size) of a file, None when it cannot be stat'ed: what says a file is unchanged."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_mtime, st.st_size)

@@ -315,12 +315,12 @@ def test_answers_read_a_batch_at_a_time_are_the_whole_lookup(store: Path) -> Non
     """A big start reads the cache a batch at a time (never every payload at once): the same answers
     and the same gone files as one read of everything."""
     from kin_memory.caches.findings import variant_key
-    from kin_memory.store.scan import stat_of
+    from kin_memory.store.freshness import seen_at
 
     ctx = Context(root=store)
     check(store, ctx)
     (store / "prefs" / "p.md").unlink()
-    stats = {v: s for p, v in files_of(store) if (s := stat_of(p)) is not None}
+    stats = {v: s for p, v in files_of(store) if (s := seen_at(p)) is not None}
     cache = FindingsCache.open(store)
     assert cache is not None
     try:

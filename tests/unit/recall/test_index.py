@@ -217,12 +217,14 @@ def test_seals_follow_what_the_index_holds(store: Path) -> None:
     r = Recall(store)
     r.sync_disk()
     assert r.index.seal() == SEGMENTS and r.index.seal() == 0
-    files: dict[int, list[tuple[str, float, int]]] = {}
+    from kin_memory.store.freshness import key_of
+
+    files: dict[int, list[tuple[str, int]]] = {}
     for path in store.rglob("*.md"):
         vpath = "/memories/" + path.relative_to(store).as_posix()
         if vpath != "/memories/MEMORY.md" and "session" not in vpath:
             st = os.stat(path)
-            files.setdefault(segment_of(vpath), []).append((vpath, st.st_mtime, st.st_size))
+            files.setdefault(segment_of(vpath), []).append((vpath, key_of(st)))
     lag = Lag(store)
     seals = lag.sealed()
     lag.close()
@@ -402,7 +404,7 @@ def test_a_start_takes_the_saved_vocabulary_while_it_is_recent(store: Path) -> N
 
     def doc(n: int) -> RecallDoc:
         return RecallDoc(f"/memories/new/n{n}.md", f"New {n}", f"zqfresh{n} words", "project-fact", None,
-                         "global", 1.0, 10)  # fmt: skip
+                         "global", 1.0, 10, 1)  # fmt: skip
 
     again.upsert([doc(n) for n in range(3)])  # a few writes since: used, marked stale
     behind = RecallIndex(store)
@@ -482,7 +484,7 @@ def test_a_saved_vocabulary_may_lag_by_a_share_of_a_big_index(store: Path, monke
 
     def doc(n: int) -> RecallDoc:
         return RecallDoc(f"/memories/bulk/n{n}.md", f"Bulk {n}", f"zqbulk{n} filler words", "project-fact",
-                         None, "global", 1.0, 10)  # fmt: skip
+                         None, "global", 1.0, 10, 1)  # fmt: skip
 
     crafted(store)
     first = Recall(store)

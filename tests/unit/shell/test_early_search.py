@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from kin_memory import protocol
+from kin_memory.lsp.scheduler import Scheduler
 from kin_memory.lsp.session import Session
 from kin_memory.lsp.startup.early import EarlySearch
 from kin_memory.lsp.wire import FdReader, Outlet, frame, next_body
@@ -50,8 +51,8 @@ class Early:
         self.synced = threading.Event()
         self.received = [*HEAD, *(json.dumps(m).encode() for m in before)]
         self.reader = FdReader(self.in_r)
-        self.early = EarlySearch(self.session, self.reader, Outlet(self.out_w), self.received, 2, self.check,
-                                 self.synced)  # fmt: skip
+        self.early = EarlySearch(self.session, Scheduler(), self.reader, Outlet(self.out_w), self.received, 2,
+                                 self.check, self.synced)  # fmt: skip
         self.early.start()
         self.out = FdReader(self.out_r)
 

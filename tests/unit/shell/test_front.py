@@ -200,14 +200,15 @@ def test_the_index_lag_counts_what_a_sync_would_write(tmp_path: Path) -> None:
             scope="global",
             mtime=float(i),
             size=10 + i,
+            key=100 + i,
         )  # fmt: skip
         for i in range(5)
     ]
     index.upsert(docs)
     lag = Lag(root)
-    lag.add([(f"/memories/n{i}.md", float(i), 10 + i) for i in range(3)])  # unchanged
-    lag.add([("/memories/n3.md", 99.0, 13), ("/memories/new.md", 1.0, 1)])  # changed, new
+    lag.add([(f"/memories/n{i}.md", 100 + i) for i in range(3)])  # unchanged
+    lag.add([("/memories/n3.md", 999), ("/memories/new.md", 1)])  # changed, new
     assert lag.behind() == 3  # n3 changed, new.md new, n4 gone
     same = Lag(root)
-    same.add([(f"/memories/n{i}.md", float(i), 10 + i) for i in range(5)])
+    same.add([(f"/memories/n{i}.md", 100 + i) for i in range(5)])
     assert same.behind() == 0

@@ -172,3 +172,16 @@ def test_only_answers_this_server_gives_are_kept() -> None:
     clients = [{}, {"general": {"positionEncodings": ["utf-32"]}}, {"workspace": {"fileOperations": {"willRename": True}}},
                {"textDocument": {"synchronization": {"willSave": True}}}]  # fmt: skip
     assert all(is_server_answer(initialize_answer({"capabilities": c})) for c in clients)
+
+
+def test_the_cache_keeps_bytes_and_the_server_says_what_is_valid() -> None:
+    """caches/handshake.py knows nothing of the protocol: the validation is passed in, and a file with one
+    entry the caller refuses is ignored as a whole."""
+    from kin_memory.caches import handshake as kept
+
+    remember(KEY, ANSWER)
+    assert kept.remembered(KEY, is_server_answer) == ANSWER
+    assert kept.remembered(KEY, lambda result: False) is None
+    kept.remember(KEY, {"anything": 1}, lambda result: True)  # another caller's rule
+    assert kept.remembered(KEY, lambda result: True) == {"anything": 1}
+    assert remembered(KEY, PARAMS) is None  # not an answer this server gives: never sent

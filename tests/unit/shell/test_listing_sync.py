@@ -13,6 +13,7 @@ import kin_memory.lsp.listing_sync as listing_sync
 from kin_memory.caches.findings import FindingsCache
 from kin_memory.caches.listing import kept
 from kin_memory.lsp.listing_sync import ListingSync
+from kin_memory.lsp.scheduler import Scheduler
 from kin_memory.store.events import StoreEvent, StoreEvents
 
 
@@ -56,7 +57,7 @@ def test_files_created_or_deleted_are_kept_once_the_store_is_quiet(tmp_path: Pat
         write(root, f"notes/deep/n{i}.md")
     FindingsCache.open(root).close()  # type: ignore[union-attr]
     session = FakeSession(root)
-    ListingSync(session)  # type: ignore[arg-type]
+    ListingSync(session, Scheduler())  # type: ignore[arg-type]
 
     session.events.emit(StoreEvent("changed", "/memories/notes/deep/n1.md"))
     session.events.emit(StoreEvent("created", "/memories/notes/deep/n9.md", overlay=True))  # a buffer only
@@ -78,7 +79,7 @@ def test_a_walk_still_due_at_shutdown_is_done_then(tmp_path: Path, monkeypatch) 
     write(root, "notes/n1.md")
     FindingsCache.open(root).close()  # type: ignore[union-attr]
     session = FakeSession(root)
-    sync = ListingSync(session)  # type: ignore[arg-type]
+    sync = ListingSync(session, Scheduler())  # type: ignore[arg-type]
     write(root, "notes/n2.md")
     session.events.emit(StoreEvent("created", "/memories/notes/n2.md"))
     time.sleep(0.3)  # the folders are older than the racy window: the walk is kept without waiting
@@ -98,7 +99,7 @@ def test_a_walk_due_at_shutdown_right_after_a_change_waits_only_briefly(
     write(root, "notes/n1.md")
     FindingsCache.open(root).close()  # type: ignore[union-attr]
     session = FakeSession(root)
-    sync = ListingSync(session)  # type: ignore[arg-type]
+    sync = ListingSync(session, Scheduler())  # type: ignore[arg-type]
     write(root, "notes/n2.md")
     session.events.emit(StoreEvent("created", "/memories/notes/n2.md"))
     started = time.monotonic()

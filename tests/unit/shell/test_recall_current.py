@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 from kin_memory.lsp.recall_sync import RecallSync
+from kin_memory.lsp.scheduler import Scheduler
 from kin_memory.lsp.session import Session
 from support.memfiles import memory, write
 
@@ -17,7 +18,8 @@ def test_the_fronts_finding_is_enough_and_memory_md_is_not_a_pending_change(tmp_
     write(root, "facts/a.md", memory("project-fact", "# A\n\nalpha\n"))
     session = Session(str(root))
     synced = threading.Event()
-    sync = RecallSync(session, lambda *a: None, lambda message: None, synced=synced)
+    scheduler = Scheduler()
+    sync = RecallSync(session, scheduler, lambda *a: None, lambda message: None, synced=synced)
     assert not sync.wait_current(0)  # nothing said the index matched yet
     synced.set()  # what the front does when the workers found the index current
     assert not session.ready.is_set()
@@ -29,4 +31,4 @@ def test_the_fronts_finding_is_enough_and_memory_md_is_not_a_pending_change(tmp_
     session.store.refresh_path(root / "facts" / "b.md")
     assert sync.wait_current(10)  # once indexed
     assert [hit.vpath for hit, _ in sync.recall.search("beta", ())] == ["/memories/facts/b.md"]
-    sync.writer.shutdown(wait=True)
+    scheduler.shutdown(wait=True)

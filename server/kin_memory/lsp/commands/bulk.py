@@ -4,7 +4,6 @@ Computed from the files on disk, off the event loop; nothing is written here."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 
 from pygls.lsp.server import LanguageServer
@@ -13,13 +12,15 @@ from ... import protocol
 from ...proposals.bulk import fix_all, restamp
 from ...proposals.results import proposal_result
 from ...store.workspace import GLOBAL
+from ..scheduler import Scheduler
 from ..session import Session
 from .base import CommandFailed, Handler
 
 
 class BulkCommands:
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, scheduler: Scheduler) -> None:
         self.session = session
+        self.scheduler = scheduler
 
     def handlers(self, server: LanguageServer) -> dict[str, Handler]:
         """This group's commands (imported and built on the first call of any of them)."""
@@ -29,8 +30,7 @@ class BulkCommands:
         }
 
     async def fix_all(self, _params: protocol.EmptyParams) -> protocol.ProposalResult:
-        loop = asyncio.get_running_loop()
-        proposal = await loop.run_in_executor(None, fix_all, self.session.root, self.session.context())
+        proposal = await self.scheduler.run(fix_all, self.session.root, self.session.context())
         self.session.operator_proposals.add(proposal.id)
         return proposal_result(proposal)
 
@@ -43,7 +43,6 @@ class BulkCommands:
                 )
             to = os.path.realpath(to)  # stamps are realpaths
         stamped = [m.vpath for m in self.session.store.memories() if m.stamp == params.stamp]
-        loop = asyncio.get_running_loop()
-        proposal = await loop.run_in_executor(None, restamp, self.session.root, params.stamp, to, stamped)
+        proposal = await self.scheduler.run(restamp, self.session.root, params.stamp, to, stamped)
         self.session.operator_proposals.add(proposal.id)
         return proposal_result(proposal)

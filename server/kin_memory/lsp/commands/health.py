@@ -7,9 +7,7 @@ reads the disk or the index, so it runs off the event loop.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from concurrent.futures import Executor
 from dataclasses import replace
 
 from pygls.lsp.server import LanguageServer
@@ -21,6 +19,7 @@ from ...stats import GroupsMemo, store_stats
 from ...store.settings_edit import SettingsEditError, set_memory_enabled
 from ..history_sync import HistorySync
 from ..recall_sync import RecallSync
+from ..scheduler import Scheduler
 from ..session import Session
 from .base import CommandFailed, Handler, workspace_arg
 
@@ -30,10 +29,12 @@ HISTORY_WAIT = 10.0  # seconds the queue count waits for captures the watcher ha
 
 
 class HealthCommands:
-    def __init__(self, session: Session, recall: RecallSync, pool: Executor, history: HistorySync) -> None:
+    def __init__(
+        self, session: Session, recall: RecallSync, scheduler: Scheduler, history: HistorySync
+    ) -> None:
         self.session = session
         self.recall = recall
-        self.pool = pool
+        self.scheduler = scheduler
         self.history = history
         self.memo = GroupsMemo()
 
@@ -50,20 +51,17 @@ class HealthCommands:
             return 0
 
     async def stats(self, params: protocol.WorkspaceParams) -> protocol.StatsResult:
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, self.session.ready.wait, READY_WAIT)
+        await self.scheduler.run(self.session.ready.wait, READY_WAIT)
         ctx = self.session.context()
         if params.workspace is not None:
             ctx = replace(ctx, active=workspace_arg(params.workspace))
-        settings = await loop.run_in_executor(None, self.session.file_settings)
-        count = await loop.run_in_executor(self.pool, self.recall.recall.index.count)
+        settings = await self.scheduler.run(self.session.file_settings)
+        count = await self.scheduler.query(self.recall.recall.index.count)
         index = protocol.IndexState(
             state="ready" if self.recall.synced.is_set() else "building", memories=count
         )
-        queue = await loop.run_in_executor(None, self._review_queue)
-        return await loop.run_in_executor(
-            None,
-            lambda: store_stats(
+        queue = await self.scheduler.run(self._review_queue)
+        return await self.scheduler.run(lambda: store_stats(
                 self.session.store, ctx, root=self.session.root_choice, memory_enabled=settings.memory_enabled,
                 index=index, review_queue=queue, uri_of=self.session.uri_of, memo=self.memo,
             ),
@@ -72,9 +70,8 @@ class HealthCommands:
     async def set_memory_enabled(
         self, params: protocol.SetMemoryEnabledParams
     ) -> protocol.SetMemoryEnabledResult:
-        loop = asyncio.get_running_loop()
         try:
-            path = await loop.run_in_executor(None, set_memory_enabled, params.enabled)
+            path = await self.scheduler.run(set_memory_enabled, params.enabled)
         except SettingsEditError as exc:
             raise CommandFailed(str(exc)) from None
         return protocol.SetMemoryEnabledResult(enabled=params.enabled, settings_file=str(path))

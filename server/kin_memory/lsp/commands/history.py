@@ -7,7 +7,6 @@ changes is refused (what the user is typing is never overwritten); an unmodified
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -26,6 +25,7 @@ from ...store.reader import Refused, read_file
 from ...tool.guard import GuardError, resolve
 from ..features.documents import Documents
 from ..history_sync import HistorySync
+from ..scheduler import Scheduler
 from ..session import Session
 from .base import CommandFailed, Handler
 
@@ -34,8 +34,11 @@ CURRENT_WAIT = 10.0  # seconds a command waits for queued captures (a write just
 
 
 class HistoryCommands:
-    def __init__(self, session: Session, documents: Documents, sync: HistorySync) -> None:
+    def __init__(
+        self, session: Session, scheduler: Scheduler, documents: Documents, sync: HistorySync
+    ) -> None:
         self.session = session
+        self.scheduler = scheduler
         self.documents = documents
         self.sync = sync
 
@@ -51,10 +54,9 @@ class HistoryCommands:
         }
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, self.sync.wait_current, CURRENT_WAIT)
+        await self.scheduler.run(self.sync.wait_current, CURRENT_WAIT)
         try:
-            return await loop.run_in_executor(None, fn, *args)
+            return await self.scheduler.run(fn, *args)
         except HistoryError as exc:
             raise CommandFailed(str(exc)) from None
 

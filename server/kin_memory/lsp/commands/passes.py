@@ -34,6 +34,7 @@ from ...store.workspace import is_inside
 from ...tool import messages
 from ...wording import sentence
 from ..progress import Progress
+from ..scheduler import Scheduler
 from ..session import Session, uri_to_path
 from .base import CommandFailed, Handler, workspace_arg
 from .reflect import ReflectCommand, Work, run_pass
@@ -43,10 +44,13 @@ READY_WAIT = 120.0  # seconds the candidates wait for the startup load
 
 
 class PassCommands:
-    def __init__(self, session: Session, progress: Progress) -> None:
+    def __init__(self, session: Session, scheduler: Scheduler, progress: Progress) -> None:
         self.session = session
+        self.scheduler = scheduler
         self.progress = progress
-        self.reflection = ReflectCommand(session, progress)  # its provider settings, not its command
+        self.reflection = ReflectCommand(
+            session, scheduler, progress
+        )  # its provider settings, not its command
 
     def handlers(self, server: LanguageServer) -> dict[str, Handler]:
         """This group's commands (imported and built on the first call of any of them)."""
@@ -58,7 +62,7 @@ class PassCommands:
 
     # -- shared -----------------------------------------------------------------------------------
     async def _enabled(self, loop: asyncio.AbstractEventLoop) -> None:
-        settings = await loop.run_in_executor(None, self.session.file_settings)
+        settings = await self.scheduler.run(self.session.file_settings)
         if not settings.memory_enabled:
             raise CommandFailed(messages.disabled(home_relative(settings.disabled_by)))
 
@@ -80,13 +84,11 @@ class PassCommands:
     async def _run(self, kind: str, title: str, work: Work[T]) -> T:
         """Run a pass as reflection does (see run_pass): in a worker, never holding up other requests,
         a cancel answering at once; a cancel proposes nothing."""
-        return await run_pass(self.progress, kind, title, work)
+        return await run_pass(self.scheduler, self.progress, kind, title, work)
 
     async def _propose(self, proposal: Proposal) -> protocol.ProposalResult:
         if proposal.changes:
-            await asyncio.get_running_loop().run_in_executor(
-                None, proposals.save, self.session.root, proposal
-            )
+            await self.scheduler.run(proposals.save, self.session.root, proposal)
         return proposal_result(proposal)
 
     # -- init -------------------------------------------------------------------------------------
@@ -134,7 +136,7 @@ class PassCommands:
     async def candidates(self, params: protocol.WorkspaceParams) -> protocol.CandidatesResult:
         loop = asyncio.get_running_loop()
         await self._enabled(loop)
-        found, _ = await loop.run_in_executor(None, self._survey, self._workspace(params.workspace))
+        found, _ = await self.scheduler.run(self._survey, self._workspace(params.workspace))
         return protocol.CandidatesResult(candidates=[
             protocol.ConsolidationCandidate(kind=c.kind, paths=list(c.paths),
                                             uris=[self.session.uri_of(p) for p in c.paths], reason=c.reason)

@@ -7,7 +7,6 @@ the user is working on); an unmodified open buffer simply follows the file, as e
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from pygls.lsp.server import LanguageServer
@@ -21,13 +20,15 @@ from ...store.memory import MAX_READ_BYTES
 from ...store.reader import Refused, read_file
 from ...wording import sentence
 from ..features.documents import Documents
+from ..scheduler import Scheduler
 from ..session import Session
 from .base import CommandFailed, Handler
 
 
 class ProposalCommands:
-    def __init__(self, session: Session, documents: Documents) -> None:
+    def __init__(self, session: Session, scheduler: Scheduler, documents: Documents) -> None:
         self.session = session
+        self.scheduler = scheduler
         self.documents = documents
 
     def handlers(self, server: LanguageServer) -> dict[str, Handler]:
@@ -40,9 +41,8 @@ class ProposalCommands:
 
     async def apply(self, params: protocol.ApplyProposalParams) -> protocol.ApplyProposalResult:
         root = self.session.root
-        loop = asyncio.get_running_loop()
         try:
-            proposal = await loop.run_in_executor(None, proposals.load, root, params.id)
+            proposal = await self.scheduler.run(proposals.load, root, params.id)
         except proposals.ProposalError as exc:
             raise CommandFailed(sentence(str(exc))) from None
         if params.paths is not None:
@@ -57,13 +57,11 @@ class ProposalCommands:
         dirty = self._unsaved(picked)
         wanted = [i for i, c in picked if i not in dirty]
         active = () if proposal.id in self.session.operator_proposals else self.session.active()
-        result = await loop.run_in_executor(
-            None, lambda: apply_proposal(root, proposal, wanted, active=active)
-        )
+        result = await self.scheduler.run(lambda: apply_proposal(root, proposal, wanted, active=active))
         for path in result.applied:
             self.documents.external_change(self.session.path_of(path))
         if len(result.applied_changes) == len(proposal.changes):  # nothing left to review
-            await loop.run_in_executor(None, proposals.discard, root, proposal.id)
+            await self.scheduler.run(proposals.discard, root, proposal.id)
         conflicts = [protocol.Conflict(path=p, reason=r) for p, r in result.conflicts]
         conflicts += [
             protocol.Conflict(path=p, reason="it is open in the editor with unsaved changes")
@@ -89,15 +87,13 @@ class ProposalCommands:
 
     async def discard(self, params: protocol.ProposalIdParams) -> protocol.OkResult:
         try:
-            await asyncio.get_running_loop().run_in_executor(
-                None, proposals.discard, self.session.root, params.id
-            )
+            await self.scheduler.run(proposals.discard, self.session.root, params.id)
         except proposals.ProposalError as exc:
             raise CommandFailed(sentence(str(exc))) from None
         return protocol.OkResult()
 
     async def list(self, _params: protocol.EmptyParams) -> protocol.ListProposalsResult:
-        found = await asyncio.get_running_loop().run_in_executor(None, proposals.list_all, self.session.root)
+        found = await self.scheduler.run(proposals.list_all, self.session.root)
         return protocol.ListProposalsResult(proposals=[proposal_info(p) for p in found])
 
 

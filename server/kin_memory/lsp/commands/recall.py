@@ -7,7 +7,6 @@ memory tool's sentence naming that file. Reindex only maintains the local cache 
 from __future__ import annotations
 
 import asyncio
-from concurrent.futures import Executor
 
 from pygls.lsp.server import LanguageServer
 
@@ -19,6 +18,7 @@ from ...tool import messages
 from ...wording import counted
 from ..progress import Progress
 from ..recall_sync import RecallSync
+from ..scheduler import Scheduler
 from ..session import Session
 from .base import CommandFailed, Handler, workspace_arg
 
@@ -27,10 +27,12 @@ READY_WAIT = 120.0  # seconds a preview waits for the startup load
 
 
 class RecallCommands:
-    def __init__(self, session: Session, recall: RecallSync, pool: Executor, progress: Progress) -> None:
+    def __init__(
+        self, session: Session, recall: RecallSync, scheduler: Scheduler, progress: Progress
+    ) -> None:
         self.session = session
         self.recall = recall
-        self.pool = pool
+        self.scheduler = scheduler
         self.progress = progress
 
     def handlers(self, server: LanguageServer) -> dict[str, Handler]:
@@ -47,7 +49,7 @@ class RecallCommands:
     async def _require_enabled(self, loop: asyncio.AbstractEventLoop) -> None:
         """Recall answers nothing while `memory_enabled = false`: the tool's sentence, naming the file
         that says so (the settings files are read off the loop)."""
-        await loop.run_in_executor(None, self._check_enabled)
+        await self.scheduler.run(self._check_enabled)
 
     def _check_enabled(self) -> None:
         settings = self.session.file_settings()
@@ -63,7 +65,7 @@ class RecallCommands:
         current = self.recall.wait_current(0)
         if not current:
             await self._require_enabled(loop)
-            current = await loop.run_in_executor(None, self.recall.wait_current, CURRENT_WAIT)
+            current = await self.scheduler.run(self.recall.wait_current, CURRENT_WAIT)
 
         def hits(view: tuple[str, ...]) -> list:
             self._check_enabled()
@@ -72,7 +74,7 @@ class RecallCommands:
         # The active view and the operator's (for "n more in other workspaces") side by side: most of
         # each is SQLite's, which runs while the other holds the interpreter.
         views = [active, ()] if active else [active]
-        found = await asyncio.gather(*(loop.run_in_executor(self.pool, hits, view) for view in views))
+        found = await asyncio.gather(*(self.scheduler.query(hits, view) for view in views))
         complete = current and self.recall.unavailable() is None  # an unusable index: not a "no match"
         return search_answer(found[0], found[-1], self.session.uri_of, complete)
 
@@ -81,23 +83,18 @@ class RecallCommands:
         loop = asyncio.get_running_loop()
         await self._require_enabled(loop)
         # Before the startup load completes the store holds only open buffers: compose from all of it.
-        await loop.run_in_executor(None, self.session.ready.wait, READY_WAIT)
+        await self.scheduler.run(self.session.ready.wait, READY_WAIT)
         store = self.session.store
-        block = await loop.run_in_executor(
-            None, lambda: compose(list(store.memories()), store.index_file(), active)
-        )
+        block = await self.scheduler.run(lambda: compose(list(store.memories()), store.index_file(), active))
         return index_preview_result(block)
 
     async def reindex(self, _params: protocol.EmptyParams) -> protocol.ReindexResult:
         task = await self.progress.begin("reindex", "Reindexing memories", cancellable=True)
-        loop = asyncio.get_running_loop()
 
         def report(done: int, total: int) -> None:
             task.report(f"{done} of {total}", int(100 * done / max(total, 1)))
 
-        stats = await loop.run_in_executor(
-            self.recall.writer, lambda: self.recall.reindex(report, task.cancelled)
-        )
+        stats = await self.recall.writer.run(lambda: self.recall.reindex(report, task.cancelled))
         cancelled = task.cancelled()
         task.end("cancelled" if cancelled else f"{counted(stats.read, 'memory', 'memories')} indexed")
         return protocol.ReindexResult(files=stats.read, seconds=round(stats.seconds, 3), cancelled=cancelled)

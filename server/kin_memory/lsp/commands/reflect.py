@@ -29,6 +29,7 @@ from ...reflect.run import Cancelled, reflect
 from ...tool import messages
 from ...wording import counted, sentence
 from ..progress import Progress
+from ..scheduler import Scheduler
 from ..session import Session, uri_to_path
 from .base import CommandFailed, Handler
 
@@ -37,21 +38,20 @@ CANCEL_POLL = 0.1  # seconds between looks at the progress bar's Cancel while a 
 Work = Callable[[Callable[[], bool], Callable[[str], None]], T]  # (cancelled, report) -> result
 
 
-async def run_pass(progress: Progress, kind: str, title: str, work: Work[T],
+async def run_pass(scheduler: Scheduler, progress: Progress, kind: str, title: str, work: Work[T],
                    ended: Callable[[T], str] = lambda _: "finished") -> T:  # fmt: skip
-    """Run a model pass in a worker of the loop's executor under a cancellable progress bar; the loop
+    """Run a model pass in a worker of the background pool under a cancellable progress bar; the loop
     only waits. A cancel answers within CANCEL_POLL: `$/cancelRequest` cancels this coroutine (the
     editor gets RequestCancelled), the progress bar's Cancel is looked at here as well as by the pass.
     Either way the pass is told to stop and is abandoned, not waited for: a worker stuck in a call that
     does not look at the flag cannot hold the answer back."""
-    loop = asyncio.get_running_loop()
     task = await progress.begin(kind, title, cancellable=True)
     stop = threading.Event()
 
     def cancelled() -> bool:
         return stop.is_set() or task.cancelled()
 
-    future = loop.run_in_executor(None, work, cancelled, task.report)
+    future = scheduler.run(work, cancelled, task.report)
     future.add_done_callback(_settled)
     try:
         while not future.done():
@@ -81,8 +81,9 @@ def _settled(future: asyncio.Future[Any]) -> None:
 
 
 class ReflectCommand:
-    def __init__(self, session: Session, progress: Progress) -> None:
+    def __init__(self, session: Session, scheduler: Scheduler, progress: Progress) -> None:
         self.session = session
+        self.scheduler = scheduler
         self.progress = progress
 
     def handlers(self, server: LanguageServer) -> dict[str, Handler]:
@@ -100,8 +101,7 @@ class ReflectCommand:
                                  max_tool_calls=r.max_tool_calls, timeout=r.timeout_seconds)  # fmt: skip
 
     async def reflect(self, params: protocol.ReflectParams) -> protocol.ProposalResult:
-        loop = asyncio.get_running_loop()
-        settings = await loop.run_in_executor(None, self.session.file_settings)
+        settings = await self.scheduler.run(self.session.file_settings)
         if not settings.memory_enabled:
             raise CommandFailed(messages.disabled(settings.disabled_by))
         config = self.config()
@@ -110,7 +110,7 @@ class ReflectCommand:
             cfg.check(config, label)
             key = cfg.api_key(config, label=label)
             source = _transcript_path(params.transcript)
-            transcript = await loop.run_in_executor(None, transcripts.read, source, params.transcript)
+            transcript = await self.scheduler.run(transcripts.read, source, params.transcript)
         except (cfg.ConfigError, transcripts.TranscriptError) as exc:
             raise CommandFailed(sentence(str(exc))) from None
         active = self.session.active()
@@ -133,7 +133,7 @@ class ReflectCommand:
                 else "nothing to write"
             )
 
-        proposal = await run_pass(self.progress, "reflect", "Memory reflection", work, ended)
+        proposal = await run_pass(self.scheduler, self.progress, "reflect", "Memory reflection", work, ended)
         return proposal_result(proposal)
 
 

@@ -4,19 +4,19 @@ event loop; the rule of where sessions live and which is newest is reflect/sessi
 
 from __future__ import annotations
 
-import asyncio
-
 from pygls.lsp.server import LanguageServer
 
 from ... import protocol
 from ...reflect import sessions
+from ..scheduler import Scheduler
 from ..session import Session
 from .base import Handler
 
 
 class SessionCommands:
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, scheduler: Scheduler) -> None:
         self.session = session
+        self.scheduler = scheduler
 
     def handlers(self, server: LanguageServer) -> dict[str, Handler]:
         """This group's commands (imported and built on the first call of any of them)."""
@@ -24,7 +24,7 @@ class SessionCommands:
 
     async def latest(self, _params: protocol.EmptyParams) -> protocol.LatestSessionResult:
         workspaces = [w for w in self.session.active() if w.startswith("/")]
-        return await asyncio.get_running_loop().run_in_executor(None, _latest, workspaces)
+        return await self.scheduler.run(_latest, workspaces)
 
 
 def _latest(workspaces: list[str]) -> protocol.LatestSessionResult:

@@ -6,9 +6,6 @@ the file is left as it was (see tool/review.py).
 
 from __future__ import annotations
 
-import asyncio
-from concurrent.futures import Executor
-
 from pygls.lsp.server import LanguageServer
 
 from ... import protocol
@@ -18,6 +15,7 @@ from ...store.lifecycle import lifecycle
 from ...store.workspace import visibility
 from ...tool.review import ReviewError, mark_reviewed
 from ..recall_sync import RecallSync
+from ..scheduler import Scheduler
 from ..session import Session, uri_to_path
 from .base import CommandFailed, Handler
 
@@ -25,10 +23,10 @@ READY_WAIT = 120.0  # seconds a listing waits for the startup load
 
 
 class StoreCommands:
-    def __init__(self, session: Session, recall: RecallSync, pool: Executor) -> None:
+    def __init__(self, session: Session, recall: RecallSync, scheduler: Scheduler) -> None:
         self.session = session
         self.recall = recall
-        self.pool = pool
+        self.scheduler = scheduler
 
     def handlers(self, server: LanguageServer) -> dict[str, Handler]:
         """This group's commands (imported and built on the first call of any of them)."""
@@ -40,7 +38,7 @@ class StoreCommands:
 
     async def list(self, _params: protocol.EmptyParams) -> protocol.ListResult:
         # Before the startup load completes the store is partial: answer with the whole of it.
-        await asyncio.get_running_loop().run_in_executor(None, self.session.ready.wait, READY_WAIT)
+        await self.scheduler.run(self.session.ready.wait, READY_WAIT)
         ctx = self.session.context()
         out = []
         for m in sorted(self.session.store.memories(), key=lambda m: m.vpath):
@@ -62,7 +60,7 @@ class StoreCommands:
         try:
             # Through the tool's guard (never a file outside the store), off the event loop: it reads the
             # file to refuse anything but a project fact.
-            await asyncio.get_running_loop().run_in_executor(None, mark_reviewed, root, vpath)
+            await self.scheduler.run(mark_reviewed, root, vpath)
         except ReviewError as exc:
             raise CommandFailed(str(exc)) from None
         store = self.session.store
@@ -76,10 +74,9 @@ class StoreCommands:
         return protocol.OkResult()
 
     async def info(self, _params: protocol.EmptyParams) -> protocol.InfoResult:
-        loop = asyncio.get_running_loop()
-        settings = await loop.run_in_executor(None, self.session.file_settings)
+        settings = await self.scheduler.run(self.session.file_settings)
         try:
-            count = await loop.run_in_executor(self.pool, self.recall.recall.index.count)
+            count = await self.scheduler.query(self.recall.recall.index.count)
             name: protocol.IndexStateName = "ready" if self.recall.synced.is_set() else "building"
         except IndexUnavailable:  # locked by another process for now: the rest of the answer stands
             count, name = 0, "unavailable"

@@ -22,6 +22,7 @@ from ...tool.sweep import SweepPlan, apply_sweep, disk_memories, plan_from, plan
 from ...wording import counted
 from ..features.documents import Documents
 from ..progress import Progress
+from ..scheduler import Scheduler
 from ..session import Session
 from .base import Handler
 
@@ -30,8 +31,11 @@ ISSUED_MAX = 8  # dry runs remembered at once (one per editor window asking is p
 
 
 class SweepCommand:
-    def __init__(self, session: Session, documents: Documents, progress: Progress) -> None:
+    def __init__(
+        self, session: Session, scheduler: Scheduler, documents: Documents, progress: Progress
+    ) -> None:
         self.session = session
+        self.scheduler = scheduler
         self.documents = documents
         self.progress = progress
         # token → (store root, thresholds, plan) of the dry runs answered; a token is used at most once.
@@ -46,7 +50,6 @@ class SweepCommand:
     async def sweep(self, params: protocol.SweepParams) -> protocol.SweepResult:
         ctx = self.session.context()
         root = self.session.root
-        loop = asyncio.get_running_loop()
         issued = self.issued.pop(params.token, None) if params.token and not params.dry_run else None
         if issued is None or issued[0] != str(root) or _limits(issued[1]) != _limits(ctx.thresholds):
             return await self.dry_run()
@@ -66,7 +69,7 @@ class SweepCommand:
             return stop.is_set() or (task is not None and task.cancelled())
 
         try:
-            result = await loop.run_in_executor(None, lambda: apply_sweep(
+            result = await self.scheduler.run(lambda: apply_sweep(
                 root, planned, ctx.thresholds, ctx.now, progress=report, cancelled=cancelled))  # fmt: skip
         except asyncio.CancelledError:  # $/cancelRequest: let the worker stop at the next file
             stop.set()
@@ -82,9 +85,7 @@ class SweepCommand:
         """The current list and the token a real sweep must present to delete exactly it."""
         ctx = self.session.context()
         root = self.session.root
-        planned = await asyncio.get_running_loop().run_in_executor(
-            None, lambda: plan_from(disk_memories(root), ctx.now, ctx.thresholds)
-        )
+        planned = await self.scheduler.run(lambda: plan_from(disk_memories(root), ctx.now, ctx.thresholds))
         token = plan_token(root, planned, ctx.thresholds)
         self.issued.pop(token, None)
         self.issued[token] = (str(root), ctx.thresholds, planned)

@@ -22,6 +22,7 @@ from ...store.root import VIRTUAL_ROOT
 from ...tool.commands import ToolContext, run_tool
 from ..convert import col_to_client
 from ..features.documents import Documents
+from ..scheduler import Scheduler
 from ..session import Session, uri_to_path
 from .base import Handler
 
@@ -97,8 +98,9 @@ class LspEditor:
 
 
 class ToolCommand:
-    def __init__(self, session: Session, documents: Documents) -> None:
+    def __init__(self, session: Session, scheduler: Scheduler, documents: Documents) -> None:
         self.session = session
+        self.scheduler = scheduler
         self.documents = documents
         self.server: LanguageServer | None = None
 
@@ -112,14 +114,14 @@ class ToolCommand:
     async def run(self, params: protocol.ToolParams) -> protocol.ToolResult:
         assert self.server is not None
         loop = asyncio.get_running_loop()
-        settings = await loop.run_in_executor(None, self.session.file_settings)
+        settings = await self.scheduler.run(self.session.file_settings)
         active = () if params.workspace == "none" else self.session.active()
         context = ToolContext(root=self.session.root, workspace=active[0] if active else None,
                               visible_from=active,
                               mode=self.session.settings.tool_mode, enabled=settings.memory_enabled,
                               disabled_by=home_relative(settings.disabled_by), confirm=self._confirmer(loop),
                               editor=LspEditor(self.server, self.session, loop))  # fmt: skip
-        result = await loop.run_in_executor(None, run_tool, params.input, context)
+        result = await self.scheduler.run(run_tool, params.input, context)
         if not result.is_error:
             for key in PATH_KEYS:
                 value = params.input.get(key)

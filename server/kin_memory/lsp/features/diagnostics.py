@@ -25,6 +25,7 @@ from ...store.prompt_block import compose, listing_line
 from ...store.settings import global_settings_path, project_settings_path
 from ..convert import diagnostics_frame, diagnostics_json
 from ..publisher import DiagnosticsPublisher
+from ..scheduler import Scheduler
 from ..session import Session, path_to_uri, uri_to_path
 
 log = logging.getLogger("kin_memory.lsp")
@@ -38,9 +39,10 @@ SETTINGS_POLL = 0.5  # seconds between stats of the settings files
 
 
 class Diagnostics:
-    def __init__(self, session: Session, publisher: DiagnosticsPublisher, versions,
+    def __init__(self, session: Session, scheduler: Scheduler, publisher: DiagnosticsPublisher, versions,
                  waiting: Callable[[], int] = lambda: 0) -> None:  # fmt: skip
         self.session = session
+        self.scheduler = scheduler
         self.publisher = publisher
         self.versions = versions  # uri → the open document's version, or None
         self.waiting = waiting  # messages from the editor not yet handled
@@ -61,7 +63,7 @@ class Diagnostics:
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
-        threading.Thread(target=self._poll_settings, name="kin-memory-settings", daemon=True).start()
+        self.scheduler.spawn("settings", self._poll_settings)
 
     def stop(self) -> None:
         self._stop.set()
@@ -198,7 +200,7 @@ class Diagnostics:
 
     def _start_index_check(self, loop: asyncio.AbstractEventLoop) -> None:
         self._index_timer = None
-        loop.run_in_executor(None, self._index_diagnostics).add_done_callback(self._index_done)
+        self.scheduler.run(self._index_diagnostics, loop=loop).add_done_callback(self._index_done)
 
     def _index_diagnostics(self) -> list[dict] | None:
         if self.session.store.index_file() is None:
@@ -248,7 +250,7 @@ class Diagnostics:
         loop = self.loop
         if loop is None:
             return
-        loop.run_in_executor(None, self.store_frames).add_done_callback(
+        self.scheduler.run(self.store_frames, loop=loop).add_done_callback(
             lambda f: None if f.cancelled() or f.exception() else self.send_store_frames(*f.result())
         )
 
@@ -273,7 +275,7 @@ class Diagnostics:
     def refresh_settings(self) -> None:
         loop = self.loop
         if loop is not None:
-            loop.run_in_executor(None, self.settings_diagnostics).add_done_callback(
+            self.scheduler.run(self.settings_diagnostics, loop=loop).add_done_callback(
                 lambda f: None if f.cancelled() or f.exception() else self.publish_settings(f.result())
             )
 

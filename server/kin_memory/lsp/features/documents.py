@@ -22,6 +22,7 @@ from pygls.lsp.server import LanguageServer
 from ...store.paths import relative_parts
 from ...store.store import scan_refuses
 from ..handlers import handler
+from ..scheduler import Scheduler
 from ..session import Session, path_to_uri, uri_to_path
 
 log = logging.getLogger("kin_memory.lsp")
@@ -35,8 +36,9 @@ WATCH_TICK = 100
 
 
 class Documents:
-    def __init__(self, session: Session, workspace_docs) -> None:
+    def __init__(self, session: Session, scheduler: Scheduler, workspace_docs) -> None:
         self.session = session
+        self.scheduler = scheduler
         self.docs = workspace_docs  # () → pygls Workspace (its text_documents)
         self.loop: asyncio.AbstractEventLoop | None = None
         self.held: set[Path] = set()  # changes seen before the startup load completed
@@ -155,7 +157,7 @@ class Documents:
 
     def start_watcher(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
-        threading.Thread(target=self._watch, name="kin-memory-watch", daemon=True).start()
+        self.scheduler.spawn("watch", self._watch)
 
     def _watch(self) -> None:
         try:

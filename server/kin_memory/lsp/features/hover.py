@@ -7,9 +7,7 @@ files are read on the pool too), while frontmatter hovers, like diagnostics, sta
 
 from __future__ import annotations
 
-import asyncio
 import time
-from concurrent.futures import Executor
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -18,15 +16,16 @@ from ...store.memory import Memory
 from ..convert import col_from_client
 from ..handlers import handler
 from ..recall_sync import RecallSync
+from ..scheduler import Scheduler
 from ..session import Session
 from .frontmatter_hover import frontmatter_hover
 
 
 class Hover:
-    def __init__(self, session: Session, recall: RecallSync, pool: Executor) -> None:
+    def __init__(self, session: Session, recall: RecallSync, scheduler: Scheduler) -> None:
         self.session = session
         self.recall = recall
-        self.pool = pool
+        self.scheduler = scheduler
 
     def register(self, server: LanguageServer) -> None:
         server.feature(lsp.TEXT_DOCUMENT_HOVER)(handler(self.hover))
@@ -41,8 +40,7 @@ class Hover:
         col = col_from_client(line, params.position.character, self.session.encoding)
         text = frontmatter_hover(memory, n, col, self.session.context())
         if text is None and memory.body_line <= n < len(memory.lines) and line.strip():
-            loop = asyncio.get_running_loop()
-            text = await loop.run_in_executor(self.pool, self.related, memory, n, col)
+            text = await self.scheduler.query(self.related, memory, n, col)
         if text is None:
             return None
         return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text))

@@ -3,8 +3,6 @@ while memory is disabled; titles come masked from recall)."""
 
 from __future__ import annotations
 
-import asyncio
-from concurrent.futures import Executor
 from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
@@ -15,6 +13,7 @@ from ...store.frontmatter import Span
 from ..convert import range_json
 from ..handlers import handler
 from ..recall_sync import RecallSync
+from ..scheduler import Scheduler
 from ..session import Session
 
 WORKSPACE_SYMBOLS = 50
@@ -26,10 +25,10 @@ if TYPE_CHECKING:
 
 
 class Symbols:
-    def __init__(self, session: Session, recall: RecallSync, pool: Executor, converter) -> None:
+    def __init__(self, session: Session, recall: RecallSync, scheduler: Scheduler, converter) -> None:
         self.session = session
         self.recall = recall
-        self.pool = pool
+        self.scheduler = scheduler
         self.converter = converter
 
     def register(self, server: LanguageServer) -> None:
@@ -74,10 +73,9 @@ class Symbols:
 
     async def workspace_symbols(self, params: lsp.WorkspaceSymbolParams) -> list[lsp.SymbolInformation]:
         active = self.session.active()
-        loop = asyncio.get_running_loop()
         # No "nothing found" while the index is still filling: wait for it a little (bounded).
-        await loop.run_in_executor(None, self.recall.wait_current, SYMBOLS_WAIT)
-        hits = await loop.run_in_executor(self.pool, self._search, params.query, active)
+        await self.scheduler.run(self.recall.wait_current, SYMBOLS_WAIT)
+        hits = await self.scheduler.query(self._search, params.query, active)
         return [
             lsp.SymbolInformation(name=h.title or h.vpath, kind=lsp.SymbolKind.File, container_name=h.vpath,
                                   location=lsp.Location(uri=self.session.uri_of(h.vpath), range=_TOP))

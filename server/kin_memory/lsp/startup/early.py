@@ -3,7 +3,7 @@
 On a warm start the workers have checked the store and found the recall index current in a few tenths of
 a second, and the LSP stack takes about half a second of CPU to import after that: a `kin.memory.search`
 sent at once (the editor restoring a search view, an agent asking right after spawning the server) waited
-for the import although its answer was ready. This thread reads the input while the stack imports and
+for the import although its answer was ready. A thread of its own reads the input while the stack imports and
 answers searches from the index, through the same core call the server uses, once the start-up check
 said the index matches the store (never before: an answer from it is then complete, as the server's).
 
@@ -29,6 +29,7 @@ from ..wire import HEADER, FdReader, Outlet, frame, next_body
 
 if TYPE_CHECKING:
     from ...recall.service import Recall
+    from ..scheduler import Scheduler
     from ..session import Session
 
 log = logging.getLogger("kin_memory.lsp")
@@ -42,9 +43,10 @@ MAX_BUFFERED = 1 << 20  # bytes of one message read here at most; a bigger one i
 class EarlySearch:
     """Reads the input from `received[start:]` on, answers searches; `stop` before the server reads."""
 
-    def __init__(self, session: Session, reader: FdReader, outlet: Outlet, received: list[bytes],
-                 start: int, check: Future, synced: threading.Event) -> None:  # fmt: skip
+    def __init__(self, session: Session, scheduler: Scheduler, reader: FdReader, outlet: Outlet,
+                 received: list[bytes], start: int, check: Future, synced: threading.Event) -> None:  # fmt: skip
         self.session = session
+        self.scheduler = scheduler
         self.reader = reader
         self.outlet = outlet
         self.received = received
@@ -54,19 +56,20 @@ class EarlySearch:
         self.pending: list[tuple[int, object, object]] = []  # (index in received, request id, argument)
         self.answered: set[int] = set()
         self.wake_r, self.wake_w = os.pipe()
-        self.thread = threading.Thread(target=self._run, name="kin-memory-early-search", daemon=True)
+        self.thread: threading.Thread | None = None
         self.recall: Recall | None = None  # opened for the first answer
         # Set when this thread stopped reading (a message only the server can handle, the end of the
         # input, ...): the server is wanted now, not only once the check is done.
         self.wanted = threading.Event()
 
     def start(self) -> None:
-        self.thread.start()
+        self.thread = self.scheduler.spawn("early-search", self._run)
 
     def stop(self) -> list[bytes]:
         """Stop reading (at once, between two reads) and hand over what was read, less what was answered."""
         os.write(self.wake_w, b"x")
-        self.thread.join()
+        if self.thread is not None:
+            self.thread.join()
         os.close(self.wake_r)
         os.close(self.wake_w)
         received = [body for i, body in enumerate(self.received) if i not in self.answered]

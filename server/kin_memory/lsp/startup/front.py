@@ -5,12 +5,13 @@ editor before it was done: not the answer to `initialize`, not the settings roun
 diagnostic. On a warm start the workers have the whole store's diagnostics ready long before that. So
 `kin-memory serve` (stdio) first runs this front, which speaks just enough of the protocol by hand:
 
-1. it reads `initialize` and sends the answer pygls gave a client with the same capabilities before (on
-   this machine, see handshake.py) or, the first time, the one this code's server gives (capabilities.py);
-   for a client whose capabilities it does not judge, it hands everything over;
+1. it reads `initialize` and sends handshake.early_answer (the answer pygls gave a client with the same
+   capabilities before, else the one this code's server gives); for a client whose capabilities it does
+   not judge, it hands everything over;
 2. it reads `initialized` and asks the client for its `kinMemory` settings (`workspace/configuration`);
-3. with the settings applied to the session, it starts the first check on a thread of its own: the
-   workers' diagnostics stream straight to the editor, their records become the store;
+3. with the settings applied to the session, it starts the first check on the scheduler's background
+   pool (the scheduler is made here and handed to the server): the workers' diagnostics stream
+   straight to the editor, their records become the store;
 4. it goes on reading while the LSP stack imports, and answers searches once the check found the recall
    index current (see early.py).
 
@@ -31,9 +32,9 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..scheduler import Scheduler
 from ..wire import FdReader, Outlet, frame, next_body
-from .capabilities import initialize_answer
-from .handshake import handshake_key, remember, remembered
+from .handshake import early_answer, handshake_key, remember
 
 if TYPE_CHECKING:  # made once `initialize` is answered: the session's imports take tens of milliseconds
     from ..session import Session
@@ -43,7 +44,6 @@ if TYPE_CHECKING:  # made once `initialize` is answered: the session's imports t
 log = logging.getLogger("kin_memory.lsp")
 
 NEXT_WAIT = 1.0  # seconds to wait for `initialized` after the answer to `initialize`
-CONFIG_TIMEOUT = 5.0  # seconds the client gets to answer workspace/configuration (as the server gives)
 SETTINGS_ID = "kin-memory-start-settings"
 
 
@@ -62,6 +62,7 @@ class Handover:
     recall_synced: threading.Event = field(default_factory=threading.Event)  # the index matched the store
     shards: Shards | None = None  # the workers, when the front did not use them
     early: EarlySearch | None = None  # answering searches while the LSP stack imports: stopped first
+    scheduler: Scheduler = field(default_factory=Scheduler)  # the server's threads, from the first one on
 
     def wait_before_import(self, timeout: float) -> None:
         """Before the LSP stack is imported: until the first check is done, while only searches came (the
@@ -110,7 +111,7 @@ class ReplyScreen:
         if differs:  # a bug in capabilities.py: the next start sends pygls's own answer
             log.warning("the initialize answer sent differs from the server's; kept for the next start")
         if self.keep is not None and "result" in message and (differs or not self.drop):
-            threading.Thread(target=self.keep, args=(result,), daemon=True).start()
+            self.keep(result)  # the front's keep queues the write on the background pool
         return b"" if self.drop else data
 
 
@@ -154,16 +155,17 @@ class Front:
         key = handshake_key(params)
         if key is None or not isinstance(params, dict):
             return
-        # What pygls said before for this client, else what this code's server says (capabilities.py).
-        answer = remembered(key, params) or initialize_answer(params)
+        answer = early_answer(key, params)
+        scheduler = self.handover.scheduler
+
+        def keep(result: object) -> None:
+            scheduler.submit(remember, key, result)
+
         if answer is None:  # pygls answers; its answer is kept for the next start
-            self.handover.screen = ReplyScreen(first["id"], drop=False, keep=lambda r: remember(key, r))
+            self.handover.screen = ReplyScreen(first["id"], drop=False, keep=keep)
             return
         self.outlet.send(frame({"jsonrpc": "2.0", "id": first["id"], "result": answer}))
-
-        self.handover.screen = ReplyScreen(
-            first["id"], drop=True, keep=lambda r: remember(key, r), sent=answer
-        )
+        self.handover.screen = ReplyScreen(first["id"], drop=True, keep=keep, sent=answer)
         self.handover.answered = True
         self.session = self.make_session()
         self._take_initialize(self.session, params, answer)
@@ -180,19 +182,11 @@ class Front:
         self._start_check(handled)
 
     def _take_initialize(self, session: Session, params: dict, answer: dict) -> None:
-        """What the server's initialize handler takes from the params, for the check to start with."""
-        from ..session import uri_to_path
-
-        folders = params.get("workspaceFolders")
-        uris = [f.get("uri") for f in folders if isinstance(f, dict)] if isinstance(folders, list) else []
-        if not uris and isinstance(params.get("rootUri"), str):
-            uris = [params["rootUri"]]
-        session.folders = [str(p) for p in (uri_to_path(u) for u in uris if isinstance(u, str)) if p]
-        info = params.get("clientInfo")
-        session.client_name = str(info.get("name") or "") if isinstance(info, dict) else ""
+        """The params read as the server's initialize handler reads them, for the check to start with."""
         encoding = answer["capabilities"].get("positionEncoding")
-        session.encoding = encoding if isinstance(encoding, str) else "utf-16"
-        self._apply(session, params.get("initializationOptions") or {})
+        self._apply(
+            session, session.take_initialize(params, encoding if isinstance(encoding, str) else "utf-16")
+        )
 
     def _apply(self, session: Session, settings: object) -> None:
         session.apply_settings(settings)
@@ -200,8 +194,10 @@ class Front:
 
     def _pull_settings(self) -> object | None:
         """The client's `kinMemory` settings ({} when it has none); None when it did not answer in time."""
+        from ..session import CONFIG_TIMEOUT, SETTINGS_SECTION, settings_of
+
         request = {"jsonrpc": "2.0", "id": SETTINGS_ID, "method": "workspace/configuration",
-                   "params": {"items": [{"section": "kinMemory"}]}}  # fmt: skip
+                   "params": {"items": [{"section": SETTINGS_SECTION}]}}  # fmt: skip
         self.outlet.send(frame(request))
         deadline = time.monotonic() + CONFIG_TIMEOUT
         while True:
@@ -215,10 +211,7 @@ class Front:
             except ValueError:
                 message = None
             if isinstance(message, dict) and message.get("id") == SETTINGS_ID and "method" not in message:
-                result = message.get("result")
-                return (
-                    result[0] if isinstance(result, list) and result and isinstance(result[0], dict) else {}
-                )
+                return settings_of(message.get("result"))
             self.handover.received.append(body)
 
     def _start_check(self, handled: int) -> None:
@@ -227,24 +220,19 @@ class Front:
             return
         from .strategy import check_in_front
 
-        future: Future = Future()
-        future.set_running_or_notify_cancel()
-
-        def run() -> None:
-            try:
-                future.set_result(check_in_front(session, shards, self.outlet, self.handover.recall_synced))
-            except BaseException as exc:  # noqa: BLE001 - the server then checks as usual
-                future.set_exception(exc)
-
-        threading.Thread(target=run, name="kin-memory-start-check", daemon=True).start()
-        self.handover.check = future
+        handover = self.handover
+        future = handover.scheduler.submit(
+            check_in_front, session, shards, self.outlet, handover.recall_synced, handover.scheduler
+        )
+        if future is None:
+            return
+        handover.check = future
         self.handover.shards = None
 
         from .early import EarlySearch
 
-        handover = self.handover
-        handover.early = EarlySearch(session, self.reader, self.outlet, handover.received, handled, future,
-                                     handover.recall_synced)  # fmt: skip
+        handover.early = EarlySearch(session, handover.scheduler, self.reader, self.outlet, handover.received,
+                                     handled, future, handover.recall_synced)  # fmt: skip
         handover.early.start()
 
 

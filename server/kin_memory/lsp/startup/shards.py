@@ -5,12 +5,12 @@ to parse on one core. `kin-memory serve` therefore forks one worker per core *be
 LSP stack (no threads exist yet, so forking is safe). Each worker scans the store, keeps every Nth
 file, reads and parses it, then waits for the session's check context (known only after `initialize`
 and `workspace/configuration`), checks its files and sends back framed publishDiagnostics bytes, its
-share of the prompt-block listing and the (mtime, size) it saw per file.
+share of the prompt-block listing and the freshness key it saw per file.
 
 The server uses the shards only when they were started for the root it ends up serving; otherwise,
 or when a worker fails, it checks in-process as before. The workers hold no state the server needs
 later: the server loads its own Store afterwards, off the critical path, and rechecks any file whose
-(mtime, size) moved in between.
+freshness key moved in between (store/freshness.py).
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ...store.freshness import Seen
 
 if TYPE_CHECKING:  # the workers import no more than they need before the fork
     from ...caches.checked import Checked
@@ -69,10 +71,10 @@ class PickledRecords(_Named):
     blob: bytes
 
     @classmethod
-    def of(cls, records: list[tuple[str, float, int, Any]]) -> PickledRecords:
+    def of(cls, records: list[tuple[str, float, int, int, Any]]) -> PickledRecords:
         return cls("\0".join(vpath for vpath, *_ in records), pickle.dumps(records, pickle.HIGHEST_PROTOCOL))
 
-    def decoded(self) -> list[tuple[str, float, int, Any]]:
+    def decoded(self) -> list[tuple[str, float, int, int, Any]]:
         return pickle.loads(self.blob)
 
 
@@ -86,11 +88,11 @@ class JsonRecords(_Named):
     snapshot: tuple[str, str, int, bytes]  # (store root, variant, segment, listing digest)
     skip: frozenset[str] = frozenset()  # files of the snapshot checked again (sent on their own)
 
-    def decoded(self, kept: SnapshotRecords) -> list[tuple[str, float, int, Any]]:
-        """Each file's (vpath, mtime, size, record); the record None (the file is read again) when the
+    def decoded(self, kept: SnapshotRecords) -> list[tuple[str, float, int, int, Any]]:
+        """Each file's (vpath, mtime, size, key, record); the record None (the file is read again) when the
         snapshot is not there any more or does not hold the file. The worker sent the segment because
-        the snapshot's listing digest was that of the files' (vpath, mtime, size) on disk: its own
-        (mtime, size) are theirs."""
+        the snapshot's listing digest was that of the files' (vpath, freshness key) on disk: its own
+        (mtime, size, key) are theirs."""
         vpaths = self.vpaths
         _, variant, seg, listing = self.snapshot
         text = kept.get(variant, seg, listing)
@@ -100,15 +102,20 @@ class JsonRecords(_Named):
         by_vpath = {
             row[0]: row
             for row in rows
-            if isinstance(row, list) and len(row) == 4 and isinstance(row[0], str) and row[0] not in self.skip
+            if isinstance(row, list) and len(row) == 5 and isinstance(row[0], str) and row[0] not in self.skip
         }
-        out: list[tuple[str, float, int, Any]] = []
+        out: list[tuple[str, float, int, int, Any]] = []
         for vpath in vpaths:
             row = by_vpath.get(vpath)
-            if row is not None and isinstance(row[1], (int, float)) and isinstance(row[2], int):
-                out.append((vpath, row[1], row[2], row[3]))
+            if (
+                row is not None
+                and isinstance(row[1], (int, float))
+                and isinstance(row[2], int)
+                and isinstance(row[3], int)
+            ):
+                out.append((vpath, row[1], row[2], row[3], row[4]))
             else:
-                out.append((vpath, 0.0, 0, None))
+                out.append((vpath, 0.0, 0, 0, None))
         return out
 
 
@@ -121,7 +128,7 @@ class ShardResult:
     problems: list = field(default_factory=list)  # the scan's problems (from the first worker only)
     hits: int = 0  # files answered by the findings cache
     # How the recall index compares with the shard's files: (files it holds as they are, files it lacks
-    # or holds at another (mtime, size), the first RECALL_KEEP of those); None when it could not be read.
+    # or holds with another freshness key, the first RECALL_KEEP of those); None when it could not be read.
     recall: tuple[int, int, list[str]] | None = None
     # Sent in chunks after the above and gathered by the parent as they arrive (see _Incoming):
     frames: list[bytes] = field(default_factory=list)  # framed publishDiagnostics
@@ -150,10 +157,10 @@ class ShardResult:
             while self.records:
                 chunk = self.records.pop(0)
                 rows = chunk.decoded(kept) if isinstance(chunk, JsonRecords) else chunk.decoded()
-                for vpath, mtime, size, record in rows:
+                for vpath, mtime, size, key, record in rows:
                     path = prefix + vpath[len("/memories") :]
                     memories[vpath] = (
-                        from_record(path, vpath, mtime, size, record) if record is not None else None
+                        from_record(path, vpath, mtime, size, record, key) if record is not None else None
                     )
         finally:
             kept.close()
@@ -657,13 +664,15 @@ class _Outbox:
     def __init__(self, stream: Callable[[tuple[str, object]], bool] | None, variant: str = "") -> None:
         self.stream = stream
         self.variant = variant  # the findings cache's, where the server reads a segment's records
-        self.records: list[tuple[str, float, int, Record | None]] = []
+        self.records: list[tuple[str, float, int, int, Record | None]] = []
         self.payloads: list[bytes] = []
         self.with_findings: list[str] = []
         self.segments: list[tuple[str, object]] = []  # snapshots not streamed yet
 
-    def add(self, vpath: str, mtime: float, size: int, payload: bytes, record: Record | None) -> None:
-        self.records.append((vpath, mtime, size, record))
+    def add(
+        self, vpath: str, mtime: float, size: int, key: int, payload: bytes, record: Record | None
+    ) -> None:
+        self.records.append((vpath, mtime, size, key, record))
         if payload:
             self.payloads.append(payload)
             self.with_findings.append(vpath)
@@ -746,8 +755,8 @@ def _check(
     outbox = _Outbox(stream, variant)
     result = ShardResult([], [], 0)
     lister = _Lister(ctx.active)
-    stats: dict[str, tuple[float, int]] = {}
-    if fresh := _nothing_kept(root, cache, variant):  # each file's (mtime, size) comes with its reading
+    stats: dict[str, Seen] = {}
+    if fresh := _nothing_kept(root, cache, variant):  # what a stat says of each file comes with its reading
         answered: tuple | None = _all_to_check(files, said)
     else:
         by_segment, stats, listings = _stat_files(files)
@@ -815,25 +824,24 @@ def _all_to_check(
 
 def _stat_files(
     files: list[tuple[str, str, int]],
-) -> tuple[
-    dict[int, list[tuple[str, str]]], dict[str, tuple[float, int]], dict[int, list[tuple[str, float, int]]]
-]:
-    """(the files of each segment, each file's (mtime, size), each segment's listing of what its files
-    are on disk): one pass, a stat per file and nothing more (a warm start of a big store does little
-    else). A file that cannot be stat'ed is in its segment but not in its listing."""
+) -> tuple[dict[int, list[tuple[str, str]]], dict[str, Seen], dict[int, list[tuple[str, int]]]]:
+    """(the files of each segment, what a stat says of each file, each segment's listing of its files'
+    (vpath, freshness key)): one pass, a stat per file and nothing more (a warm start of a big store does
+    little else). A file that cannot be stat'ed is in its segment but not in its listing."""
+    from ...store.freshness import seen_of
+
     by_segment: dict[int, list[tuple[str, str]]] = {}
-    stats: dict[str, tuple[float, int]] = {}
-    listings: dict[int, list[tuple[str, float, int]]] = {}
+    stats: dict[str, Seen] = {}
+    listings: dict[int, list[tuple[str, int]]] = {}
     stat = os.stat
     for path, vpath, seg in files:
         by_segment.setdefault(seg, []).append((path, vpath))
         try:
-            st = stat(path)
+            seen = seen_of(stat(path))
         except OSError:
             continue
-        mtime, size = st.st_mtime, st.st_size
-        stats[vpath] = (mtime, size)
-        listings.setdefault(seg, []).append((vpath, mtime, size))
+        stats[vpath] = seen
+        listings.setdefault(seg, []).append((vpath, seen.key))
     return by_segment, stats, listings
 
 
@@ -842,8 +850,8 @@ class _Each:
     snapshot will need, and the file itself into the outbox."""
 
     def __init__(self, result: ShardResult, outbox: _Outbox, lister: _Lister, remade: set[str],
-                 stats: dict[str, tuple[float, int]] | None = None) -> None:  # fmt: skip
-        """`stats`: filled with each file's (mtime, size) as read, when the files were not stat'ed."""
+                 stats: dict[str, Seen] | None = None) -> None:  # fmt: skip
+        """`stats`: filled with what each file's reading saw, when the files were not stat'ed."""
         from ...caches.segments import listing_kind
 
         self.result, self.outbox, self.lister, self.remade = result, outbox, lister, remade
@@ -864,15 +872,15 @@ class _Each:
         elif category != "session":
             self.result.hidden += 1
         if self.stats is not None:
-            self.stats[c.vpath] = (c.mtime, c.size)
+            self.stats[c.vpath] = Seen(c.mtime, c.size, c.key)
         if c.vpath in self.remade:
             self.seen[c.vpath] = (line, self.kind(line, category), str(stamp) if _is_path(stamp) else None)
-        self.outbox.add(c.vpath, c.mtime, c.size, c.payload, record)
+        self.outbox.add(c.vpath, c.mtime, c.size, c.key, c.payload, record)
 
 
 def _from_snapshots(
     root: Path,
-    by_segment: dict[int, list[tuple[str, str]]], listings: dict[int, list[tuple[str, float, int]]],
+    by_segment: dict[int, list[tuple[str, str]]], listings: dict[int, list[tuple[str, int]]],
     cache, variant: str, now: float, result: ShardResult, outbox: _Outbox, abandon,
     said: Callable[[RecallSaid], None] | None = None,
 ) -> tuple[list[tuple[str, str]], dict[int, list[str]], set[int]] | None:  # fmt: skip
@@ -950,11 +958,11 @@ class _RecallLag:
         self.sealed: list[int] = []  # segments matched by their seal
         self.compared: dict[int, str] = {}  # the others: their vpaths, joined by NUL
 
-    def add(self, seg: int, listing: list[tuple[str, float, int]], digest: bytes) -> None:
+    def add(self, seg: int, listing: list[tuple[str, int]], digest: bytes) -> None:
         if self.lag.conn is not None and self.seals.get(seg) == digest:
             self.sealed.append(seg)
         else:
-            self.compared[seg] = "\0".join(vpath for vpath, _, _ in listing)
+            self.compared[seg] = "\0".join(vpath for vpath, _ in listing)
         self.lag.add_segment(listing, digest, self.seals, seg)
 
     def told(self, said: tuple[int, int, list[str]] | None, files: int) -> RecallSaid:
@@ -976,7 +984,7 @@ ENTRIES_DEFERRED = 8_000  # files a worker checks whose snapshots wait for the a
 
 
 def _answers_whole(
-    snap: Snapshot, listing: list[tuple[str, float, int]], digest: bytes, now: float, memo: dict[str, str],
+    snap: Snapshot, listing: list[tuple[str, int]], digest: bytes, now: float, memo: dict[str, str],
     result: ShardResult, outbox: _Outbox,
 ) -> bool:  # fmt: skip
     """Send a segment whose snapshot holds for every one of its files (none has aged: the earliest
@@ -994,12 +1002,12 @@ def _answers_whole(
     result.listed += [(vpath, line) for vpath, line in lines]
     result.hidden += snap.hidden
     result.hits += snap.count
-    outbox.segment([vpath for vpath, _, _ in listing], snap.uris, snap.frames, snap, set())
+    outbox.segment([vpath for vpath, _ in listing], snap.uris, snap.frames, snap, set())
     return True
 
 
 def _holds(
-    snap: Snapshot, listing: list[tuple[str, float, int]], digest: bytes, now: float, memo: dict[str, str]
+    snap: Snapshot, listing: list[tuple[str, int]], digest: bytes, now: float, memo: dict[str, str]
 ) -> bool:
     """Whether the snapshot is of these files as they are: the same files unchanged, the clock not
     before it, every path stamp probing the same on disk."""
@@ -1017,7 +1025,7 @@ def _lines_whole(lines: object) -> bool:
 
 
 def _usable(
-    snap: Snapshot, listing: list[tuple[str, float, int]], digest: bytes, now: float, memo: dict[str, str]
+    snap: Snapshot, listing: list[tuple[str, int]], digest: bytes, now: float, memo: dict[str, str]
 ) -> tuple[list[list], list[tuple[str, str]]] | None:
     """(the snapshot's files, its listing lines) when it still answers for the segment: the same files
     unchanged, the clock not before it, every path stamp probing the same on disk, its parts whole."""
@@ -1086,7 +1094,7 @@ def _is_path(stamp: object) -> bool:
 
 def _add_fresh(
     b, vpaths: list[str], fresh: dict[str, Any], seen: dict[str, tuple[str | None, str, str | None]],
-    stats: dict[str, tuple[float, int]], uri_of: Callable[[str], str],
+    stats: dict[str, Seen], uri_of: Callable[[str], str],
 ) -> None:  # fmt: skip
     """A segment's files into its snapshot, from the entries its check just made."""
     for vpath in vpaths:
@@ -1105,7 +1113,7 @@ class _SnapshotSink:
     start, so all of them are made after this one's answer, in `finish`."""
 
     def __init__(
-        self, cache, variant: str, redo: dict[int, list[str]], stats: dict[str, tuple[float, int]],
+        self, cache, variant: str, redo: dict[int, list[str]], stats: dict[str, Seen],
         now: float, seen: dict[str, tuple[str | None, str, str | None]], uri_of: Callable[[str], str],
         keep: bool, defer: bool = False,
     ) -> None:  # fmt: skip
@@ -1175,7 +1183,7 @@ class _SnapshotSink:
 
 
 def _keep_snapshots(
-    cache, variant: str, redo: dict[int, list[str]], stats: dict[str, tuple[float, int]], now: float,
+    cache, variant: str, redo: dict[int, list[str]], stats: dict[str, Seen], now: float,
     lister: _Lister, uri_of: Callable[[str], str], fresh: dict[str, Any] | None = None,
     seen: dict[str, tuple[str | None, str, str | None]] | None = None, aged_only: set[int] | None = None,
 ) -> None:  # fmt: skip

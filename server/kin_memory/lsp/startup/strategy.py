@@ -1,10 +1,26 @@
-"""How the first whole-store check is done: in this process, or by workers forked before the LSP stack
-imported (see shards.py). The server calls `first_check` and knows nothing about worker processes.
+"""The start-up pipeline: one path from `initialize` to a server whose store is the disk's.
+
+Its steps, in order:
+
+1. `initialize` answered: by the start-up front before the LSP stack is imported (front.py), else by
+   pygls; either way the session reads the params (`Session.take_initialize`);
+2. the client's settings pulled (the front's request, else the Lifecycle feature's; `settings_of`);
+3. the first whole-store check, by the pool of worker processes forked before the LSP stack imported
+   (shards): N workers, or none (a pool of zero: the check runs in this process). When the front
+   started it, the workers' diagnostics already streamed to the editor;
+4. the workers' records adopted as the store (no file read twice);
+5. the file watcher, then the catch-up: a stat per file finds what changed between the check's scan and
+   the watcher's start; then recall follows the store (its index already current when the check found
+   it so).
+
+The server builds one `Startup` and hands `run` to the Lifecycle feature, which calls it once the
+settings are in.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import threading
 import time
@@ -12,115 +28,198 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from ...caches.checked import stat_of
 from ...findings.run import check_memory
 from ...recall.peek import Lag
+from ...store.freshness import key_at, unchanged
 from ...store.memory import Memory, load
 from ...store.paths import real_path
 from ...store.prompt_block import compose_from
 from ...store.store import scan_names
+from ...wording import counted
 from ..convert import diagnostics_frame, diagnostics_json
 from ..features.diagnostics import INDEX_VPATH, Diagnostics
+from ..heap import release_freed
+from ..scheduler import Scheduler
 from ..session import Session
 from ..wire import Outlet, frame
 from .shards import RECALL_KEEP, OnFrames, OnRecall, OnRecords, RecallSaid, ShardResult, Shards
+
+if TYPE_CHECKING:
+    from ..features.documents import Documents
+    from ..progress import Progress
+    from ..recall_sync import RecallSync
 
 log = logging.getLogger("kin_memory.lsp")
 FRONT_SYNC_MAX = (
     RECALL_KEEP  # index writes the start-up makes itself; more are left to the server (with progress)
 )
+ARM_WAIT = 5.0  # seconds the catch-up waits for the file watcher to arm (it reports within 0.1 s)
+Say = Callable[[str, bool], None]  # (message, is a warning): a line in the editor's log
 
 
-class Startup(Protocol):
-    # Whether the file watcher must run while the first check loads the store. When not, the watcher
-    # starts after it (arming a watch on a 100k store costs a third of a second of the start) and
-    # `settle` finds what changed meanwhile.
-    watch_during_check: bool
+@dataclass
+class Units:
+    """The server's units the start-up drives."""
 
-    async def first_check(self, session: Session, diagnostics: Diagnostics) -> tuple[int, str | None]:
-        """Load the store and publish its diagnostics; returns (memories checked, how), how None when the
-        check was already logged."""
-
-    def settle(self, session: Session) -> None:
-        """Once the session is ready (its store events handled as usual): catch up with whatever the
-        first check could have missed. Runs off the event loop."""
+    session: Session
+    scheduler: Scheduler
+    documents: Documents
+    diagnostics: Diagnostics
+    recall: RecallSync
+    progress: Progress
+    say: Say
 
 
-class InProcessStartup:
-    """Parsing, checking and JSON framing all run off the event loop; the loop only writes the bytes."""
+class Front(Protocol):
+    """What the start-up front (front.Handover) leaves to the start-up."""
 
-    watch_during_check = True
+    check: Future[FrontCheck | None] | None  # the first check it started, running
+    recall_synced: threading.Event  # set when it found the recall index current
+    shards: Shards | None  # the workers, when it did not use them
 
-    async def first_check(self, session: Session, diagnostics: Diagnostics) -> tuple[int, str | None]:
+
+class Startup:
+    def __init__(self, units: Units, shards: Shards | None = None, front: Front | None = None) -> None:
+        """`shards`: the workers forked for this start (None: a pool of zero); `front`: what the start-up
+        front did (its check running, or the workers it left unused)."""
+        self.units = units
+        self.shards = front.shards if front is not None else shards
+        self.front_check: Future[FrontCheck | None] | None = front.check if front is not None else None
+        self.recall_synced = front.recall_synced if front is not None else None
+        self._logged_problems: set[tuple[str, str]] = set()
+
+    async def run(self) -> None:
+        """Steps 3 to 5, once the settings are in."""
+        u = self.units
+        loop = asyncio.get_running_loop()
+        # The editor's answer to creating the progress token is not waited for: the check starts at once.
+        progress = asyncio.ensure_future(
+            u.progress.begin("startup", "kin-memory", message="loading the store")
+        )
+        started = time.perf_counter()
+        u.diagnostics.start(loop)
+        count, how = await self._check()
+        # After the check: arming a watch on a 100k store costs a third of a second of it; the catch-up
+        # finds what changed meanwhile.
+        u.documents.start_watcher(loop)
+        if how is not None:  # None: logged where it was done
+            u.say(f"kin-memory: {count} memories in {u.session.root} checked in "
+                  f"{time.perf_counter() - started:.2f}s{how}", False)  # fmt: skip
+        self.log_scan_problems()
+        _freeze()
+        u.session.ready.set()
+        u.documents.release_held()
+        u.recall.start(loop)
+        u.diagnostics.refresh_settings()
+        await u.scheduler.run(self._catch_up)
+        await u.scheduler.run(release_freed)  # the catch-up's scan of every file, freed
+        (await progress).end(f"{counted(count, 'memory', 'memories')} checked")
+
+    # -- step 3 and 4: the check, by 0..N workers, and the store adopted -------------------------------
+    async def _check(self) -> tuple[int, str | None]:
+        """(memories checked, how), how None when the check was already logged (by the front)."""
+        done = await self._front_done()
+        if done is not None:
+            return done.count, None
+        u = self.units
+        loop = asyncio.get_running_loop()
+
+        def stream(vpaths: list[str], frames: bytes, named: list[str]) -> None:  # from the collecting thread
+            loop.call_soon_threadsafe(self._publish_frames, vpaths, frames, named)
+
+        # Each worker's diagnostics go out as they arrive, before its records become the store.
+        shards, self.shards = self.shards, None
+        results = await u.scheduler.run(collect_for, u.session, shards, stream)
+        if results is None:  # a pool of zero (or workers for another root, or one failed)
+            return await self._check_here()
+        for r in results:  # kept only when nobody streamed them
+            for frames in r.frames:
+                u.diagnostics.publisher.publish_bulk("file", frames, ())
+            r.frames = []
+        index = index_diagnostics(u.session, results)
+        if index is not None:
+            u.diagnostics.publisher.publish("file", *index)
+        await u.scheduler.run(adopt, u.session, results)
+        u.diagnostics.recheck_open()
+        return sum(r.count() for r in results), workers_said(results)
+
+    async def _front_done(self) -> FrontCheck | None:
+        """The check the front did, its diagnostics recorded as published; None when there was none or
+        it could not be used (a failure, another root: then the store is loaded here)."""
+        check, self.front_check = self.front_check, None
+        if check is None:
+            return None
+        try:
+            done = await asyncio.wrap_future(check)
+        except Exception as exc:  # noqa: BLE001 - checked here instead
+            log.warning("the start-up check failed (%r): checking again", exc)
+            done = None
+        session, publisher = self.units.session, self.units.diagnostics.publisher
+        if done is None or done.root != session.root:
+            if self.recall_synced is not None:
+                self.recall_synced.clear()  # whatever the front found, the store is loaded here now
+            return None
+        publisher.publish_bulk("file", b"", done.uris)  # sent: only recorded
+        if done.index is not None:
+            publisher.record("file", *done.index)
+        done.uris = set()  # at 100k memories, tens of thousands of URIs the publisher now holds
+        self.units.diagnostics.recheck_open()
+        return done
+
+    async def _check_here(self) -> tuple[int, str]:
+        """The check in this process: parsing, checking and JSON framing off the event loop."""
+        session, diagnostics = self.units.session, self.units.diagnostics
+
         def load_and_check() -> tuple[bytes, set[str]]:
             session.store.load_all()
             return diagnostics.store_frames()
 
-        diagnostics.send_store_frames(*await asyncio.get_running_loop().run_in_executor(None, load_and_check))
+        diagnostics.send_store_frames(*await self.units.scheduler.run(load_and_check))
         return sum(1 for _ in session.store.memories()), ""
 
-    def settle(self, session: Session) -> None:
-        """The load ran with the watcher started: nothing to catch up."""
+    def _publish_frames(self, vpaths: list[str], frames: bytes, named: list[str]) -> None:
+        session = self.units.session
+        self.units.diagnostics.publisher.publish_bulk(
+            "file", frames, {session.uri_of(v) for v in vpaths}.union(named)
+        )
+
+    # -- step 5: the catch-up --------------------------------------------------------------------------
+    def _catch_up(self) -> None:
+        """Once the watcher sees changes (nothing falls between the two): a stat per file catches what
+        moved between the check's scan and the watcher's start; those files are read again, and their
+        store events recheck and reindex them like any change. MEMORY.md included. Runs off the loop."""
+        self.units.documents.armed.wait(ARM_WAIT)
+        moved_since_check(self.units.session)
+
+    def log_scan_problems(self) -> None:
+        """Entries the scan skipped (a folder named x.md, a symlink out of the store) have no document to
+        carry a diagnostic: each gets a logged reason, once."""
+        for problem in self.units.session.store.scan_problems():
+            if (problem.vpath, problem.reason) not in self._logged_problems:
+                self._logged_problems.add((problem.vpath, problem.reason))
+                self.units.say(f"kin-memory: {problem.vpath}: {problem.reason}", True)
 
 
-class ShardedStartup:
-    """Take the workers' checks when they were started for the root this session serves; otherwise (or
-    when a worker fails) check in process."""
+def moved_since_check(session: Session) -> None:
+    """Every file whose freshness key is not the one the store read (or that came or went), read again."""
+    root, store = session.root, session.store
+    known = {m.vpath: m.key for m in store.disk_memories()}
+    files, _ = scan_names(root)
+    now = {vpath: key_at(path) for path, vpath, _ in files}
+    moved = {v for v, key in now.items() if not unchanged(known.get(v), key)}
+    moved |= {v for v in known if v not in now}
+    for vpath in sorted(moved):
+        store.refresh_path(real_path(root, vpath))
 
-    watch_during_check = False
 
-    def __init__(self, shards: Shards | None) -> None:
-        self.shards = shards
-        self.fallback: InProcessStartup | None = None  # when the workers could not be used
-
-    def _collect(self, session: Session, on_frames: OnFrames) -> list[ShardResult] | None:
-        shards, self.shards = self.shards, None
-        return collect_for(session, shards, on_frames)
-
-    async def first_check(self, session: Session, diagnostics: Diagnostics) -> tuple[int, str | None]:
-        loop = asyncio.get_running_loop()
-
-        def stream(vpaths: list[str], frames: bytes, named: list[str]) -> None:  # from the collecting thread
-            loop.call_soon_threadsafe(self._publish_frames, session, diagnostics, vpaths, frames, named)
-
-        # Each worker's diagnostics go out as they arrive, before its records become the store.
-        results = await loop.run_in_executor(None, self._collect, session, stream)
-        if results is None:
-            self.fallback = InProcessStartup()
-            return await self.fallback.first_check(session, diagnostics)
-        for r in results:  # kept only when nobody streamed them
-            for frames in r.frames:
-                diagnostics.publisher.publish_bulk("file", frames, ())
-            r.frames = []
-        index = index_diagnostics(session, results)
-        if index is not None:
-            diagnostics.publisher.publish("file", *index)
-        count = sum(r.count() for r in results)
-        await loop.run_in_executor(None, adopt, session, results)
-        diagnostics.recheck_open()
-        return count, workers_said(results)
-
-    def settle(self, session: Session) -> None:
-        """A stat per file catches what moved between the first check's scan (the workers', or the
-        fallback's load) and the watcher's start: those files are read again, and their store events
-        recheck and reindex them like any change. MEMORY.md included."""
-        root = session.root
-        store = session.store
-        known = {m.vpath: (m.mtime, m.size) for m in store.disk_memories()}
-        files, _ = scan_names(root)
-        now = {vpath: stat_of(path) for path, vpath, _ in files}
-        moved = {v for v, st in now.items() if known.get(v) != st}
-        moved |= {v for v in known if v not in now}
-        for vpath in sorted(moved):
-            store.refresh_path(real_path(root, vpath))
-
-    @staticmethod
-    def _publish_frames(
-        session: Session, diagnostics: Diagnostics, vpaths: list[str], frames: bytes, named: list[str]
-    ) -> None:
-        diagnostics.publisher.publish_bulk("file", frames, {session.uri_of(v) for v in vpaths}.union(named))
+def _freeze() -> None:
+    """What the start-up load built lives as long as the server: taken out of the collector's view,
+    later collections no longer walk 100k memories in the middle of a keystroke."""
+    gc.collect()
+    gc.freeze()
+    release_freed()
 
 
 @dataclass
@@ -134,9 +233,8 @@ class FrontCheck:
     index: tuple[str, list[dict]] | None  # MEMORY.md's document and diagnostics, sent
 
 
-def check_in_front(
-    session: Session, shards: Shards, outlet: Outlet, recall_synced: threading.Event
-) -> FrontCheck | None:
+def check_in_front(session: Session, shards: Shards, outlet: Outlet, recall_synced: threading.Event,
+                   scheduler: Scheduler) -> FrontCheck | None:  # fmt: skip
     """The workers' check, streamed to the editor as it arrives; None when it could not be used (the
     server then checks as usual). Runs on a thread of its own while the LSP stack imports. When the
     recall index matches every file the workers checked (a warm start), `recall_synced` is set: the
@@ -154,7 +252,7 @@ def check_in_front(
     early = _EarlyRecall(session, lag, len(shards.results), send, recall_synced, started)
     try:
         if lag.conn is not None:  # loaded while the workers check, should a few files need indexing
-            threading.Thread(target=_load_recall, name="kin-memory-load-recall", daemon=True).start()
+            scheduler.submit(_load_recall)
         results = _collect_shared(session, shards, outlet, on_frames, early.heard)
         if results is None:
             return None
@@ -317,33 +415,6 @@ def _write_recall(root: Path, gone: list[str], changed: list[str]) -> bool:
 
 def _log_frame(message: str) -> bytes:
     return frame({"jsonrpc": "2.0", "method": "window/logMessage", "params": {"type": 3, "message": message}})
-
-
-class PreparedStartup(ShardedStartup):
-    """The first check done by the start-up front (see front.py); when it could not be done there, the
-    check is done in process."""
-
-    def __init__(self, check: Future[FrontCheck | None], recall_synced: threading.Event) -> None:
-        super().__init__(None)
-        self.check = check
-        self.recall_synced = recall_synced
-
-    async def first_check(self, session: Session, diagnostics: Diagnostics) -> tuple[int, str | None]:
-        try:
-            done = await asyncio.wrap_future(self.check)
-        except Exception as exc:  # noqa: BLE001 - checked here instead
-            log.warning("the start-up check failed (%r): checking again", exc)
-            done = None
-        if done is None or done.root != session.root:
-            self.recall_synced.clear()  # whatever the front found, the store is loaded here now
-            self.fallback = InProcessStartup()
-            return await self.fallback.first_check(session, diagnostics)
-        diagnostics.publisher.publish_bulk("file", b"", done.uris)  # sent: only recorded
-        if done.index is not None:
-            diagnostics.publisher.record("file", *done.index)
-        done.uris = set()  # at 100k memories, tens of thousands of URIs the publisher now holds
-        diagnostics.recheck_open()
-        return done.count, None
 
 
 def collect_for(

@@ -1,0 +1,100 @@
+"""The recall index's tables: what a new database is made of, and what an older one gains.
+
+One row per memory in `docs` (virtual path, title, category, workspace stamp, the scope the workspace
+filter compares, mtime and size for ranking and display, and the freshness key of the reading it was made
+from: store/freshness.py) and, except for session memories, one row in the FTS5 table `fts` (path,
+title, body). A database of another SCHEMA_VERSION is not migrated: it is a cache, rebuilt from the files.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+
+from ..store.paths import is_transient
+from .peek import DB_NAME, DB_SUFFIXES, SCHEMA_VERSION
+
+__all__ = ["DB_NAME", "DB_SUFFIXES", "SCHEMA_VERSION", "check_schema", "create_schema", "schema_state", "upgrade"]
+
+log = logging.getLogger("kin_memory.recall")
+
+# `seal`: per segment of the store's files (caches/segments.py), the digest of what `docs` holds of
+# it (vpath, freshness key), kept by the writer's seal() and dropped by any write to that segment. A start
+# compares it with the files' own digests: a segment that matches needs no look at its rows.
+SEAL_TABLE = "CREATE TABLE IF NOT EXISTS seal(seg INTEGER PRIMARY KEY, listing BLOB NOT NULL)"
+# `vocab_gen`: documents written or removed since the index was made (every text write adds its count).
+# `vocab_saved`: the vocabulary (term, memories holding it) as read at generation `gen` (see
+# caches/recall_vocab.py): one row to read at a start instead of a pass over the whole full-text index.
+VOCAB_TABLES = (
+    "CREATE TABLE IF NOT EXISTS vocab_gen(one INTEGER PRIMARY KEY CHECK (one = 1), n INTEGER NOT NULL)",
+    "INSERT OR IGNORE INTO vocab_gen VALUES (1, 0)",
+    "CREATE TABLE IF NOT EXISTS vocab_saved(one INTEGER PRIMARY KEY CHECK (one = 1), gen INTEGER NOT NULL, "
+    "data BLOB NOT NULL)",
+)
+_CORE = (
+    """CREATE TABLE docs(
+  id INTEGER PRIMARY KEY,
+  vpath TEXT UNIQUE NOT NULL,
+  title TEXT NOT NULL,
+  category TEXT NOT NULL,
+  workspace TEXT,
+  scope TEXT,
+  mtime REAL NOT NULL,
+  size INTEGER NOT NULL,
+  key INTEGER NOT NULL
+)""",
+    "CREATE INDEX docs_scope ON docs(scope)",
+    "CREATE VIRTUAL TABLE fts USING fts5(path, title, body, tokenize='unicode61 remove_diacritics 2')",
+    "CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, 'row')",
+)
+REQUIRED = frozenset({"docs", "fts", "vocab"})  # a database without these is not an index of ours
+
+
+def schema_state(conn: sqlite3.Connection) -> tuple[int, set[str]]:
+    """The database's schema version and its tables."""
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    return version, {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
+
+def create_schema(conn: sqlite3.Connection) -> bool:
+    """Create the schema of a new database under one write lock, checking again inside it: another
+    connection creating it at the same moment (the CLI beside the server) is waited for, and its
+    half-made schema is never mistaken for a foreign one and rebuilt. Whether this call created it."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version, tables = schema_state(conn)
+        if version == 0 and not tables:
+            for statement in (*_CORE, SEAL_TABLE, *VOCAB_TABLES):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return version == 0 and not tables
+
+
+def check_schema(conn: sqlite3.Connection, version: int, tables: set[str]) -> None:
+    """DatabaseError (a rebuild) unless the database is an index of this version that reads."""
+    if version != SCHEMA_VERSION or not REQUIRED <= tables:
+        raise sqlite3.DatabaseError(f"schema version {version}, this version uses {SCHEMA_VERSION}")
+    conn.execute("SELECT count(*) FROM docs").fetchone()
+    conn.execute("SELECT rowid FROM fts LIMIT 1").fetchall()
+    upgrade(conn, tables)
+
+
+def upgrade(conn: sqlite3.Connection, tables: set[str]) -> None:
+    """An index made by an earlier build of this version gains the tables it lacks: seals (which writes
+    need), the saved vocabulary (which nothing needs: while another connection holds a long write, this
+    connection goes on without it, and a later one adds it)."""
+    if "seal" not in tables:
+        conn.execute(SEAL_TABLE)
+    try:
+        if not {"vocab_gen", "vocab_saved"} <= tables:
+            for statement in VOCAB_TABLES:
+                conn.execute(statement)
+    except sqlite3.OperationalError as exc:
+        if not is_transient(exc):
+            raise
+        log.info("recall index not upgraded yet: %s", exc)
