@@ -1,27 +1,25 @@
 -- Bulk fixes in Neovim: `:KinMemoryFixAll` (the store's safe fixes: fences and categories) and
 -- `:KinMemoryRestamp {stamp} [{to}]` (every memory of a moved repository; `global` makes them global),
 -- also run by the KM301 quick fixes. The server answers one proposal, reviewed like a reflection's.
+local core = require('kin_memory.core')
+local review = require('kin_memory.review')
+local server = require('kin_memory.server')
+
 local B = {}
 
-local function core()
-  return require('kin_memory')
-end
+local notify = core.notify
 
-local function notify(msg, level)
-  vim.notify('kin-memory: ' .. msg, level or vim.log.levels.INFO)
-end
-
-local function review(proposal, nothing)
+local function open_review(proposal, nothing)
   if type(proposal) ~= 'table' or type(proposal.changes) ~= 'table' or #proposal.changes == 0 then
     notify(nothing)
     return
   end
-  core().review(proposal)
+  review.review(proposal)
 end
 
 function B.fix_all()
-  core().execute('kin.memory.fixAll', {}, function(proposal)
-    review(proposal, 'no memory has a safe fix to make.')
+  server.execute('kin.memory.fixAll', {}, function(proposal)
+    open_review(proposal, 'no memory has a safe fix to make.')
   end)
 end
 
@@ -34,8 +32,8 @@ function B.restamp(stamp, to)
     if not new or new == '' then
       return
     end
-    core().execute('kin.memory.restamp', { stamp = stamp, to = vim.fn.expand(new) }, function(proposal)
-      review(proposal, 'no memory is stamped ' .. stamp .. ' any more.')
+    server.execute('kin.memory.restamp', { stamp = stamp, to = vim.fn.expand(new) }, function(proposal)
+      open_review(proposal, 'no memory is stamped ' .. stamp .. ' any more.')
     end)
   end
   if to then
@@ -56,8 +54,8 @@ end
 function B.rename(new)
   local buf = vim.api.nvim_get_current_buf()
   local name = vim.api.nvim_buf_get_name(buf)
-  local root = core().root()
-  if not root or not core().is_memory_file(name) then
+  local root = core.root()
+  if not root or not core.is_memory_file(name) then
     notify('the current buffer is not a memory file of the store.', vim.log.levels.ERROR)
     return
   end
@@ -71,7 +69,7 @@ function B.rename(new)
   if not target:match('%.md$') then
     target = target .. '.md'
   end
-  core().execute('kin.memory.tool', { command = 'rename', old_path = old, new_path = target, workspace = 'none' }, function(result)
+  server.execute('kin.memory.tool', { command = 'rename', old_path = old, new_path = target, workspace = 'none' }, function(result)
     if type(result) ~= 'table' or result.isError then
       notify(('%s was not renamed: %s'):format(old, result and result.content or '?'), vim.log.levels.ERROR)
       return

@@ -1,16 +1,15 @@
 -- :checkhealth kin_memory — whether the server is there and which one, where the store is and how it
 -- was found, whether the settings files are valid, the recall index, and whether reflection is
 -- configured with its SDK importable by the server's Python. Every ERROR says what to do.
+local core = require('kin_memory.core')
+local bootstrap = require('kin_memory.bootstrap')
+
 local H = {}
 
 local health = vim.health
 
-local function core()
-  return require('kin_memory')
-end
-
 local function printable(s)
-  return core().printable(core().one_line(s))
+  return core.printable(core.one_line(s))
 end
 
 local SETUP = "require('kin_memory').setup({ … })"
@@ -61,9 +60,9 @@ local function server_python(cmd)
   return shebang:match('^%s*(%S*python[%w.]*)%s*$')
 end
 
-local function check_server(kin)
+local function check_server()
   health.start('kin-memory: server')
-  local cmd = kin.options.cmd
+  local cmd = core.options.cmd
   if type(cmd) ~= 'table' or type(cmd[1]) ~= 'string' then
     health.info('`cmd` is not a list of strings: the server command cannot be checked here.')
     return nil
@@ -76,7 +75,7 @@ local function check_server(kin)
     return nil
   end
   health.ok(('server command: `%s` (%s)'):format(printable(table.concat(cmd, ' ')), printable(vim.fn.exepath(cmd[1]))))
-  local info_cmd = kin.info_command()
+  local info_cmd = bootstrap.info_command()
   if not info_cmd then
     health.warn('cannot tell from `cmd` how to ask the server where the store is.',
       { ('Set `info_cmd` in %s, for example info_cmd = { "kin-memory", "info", "--json" }.'):format(SETUP) })
@@ -146,9 +145,9 @@ end
 local SDK = { anthropic = 'anthropic', openai = 'openai' }
 local KEY_ENV = { anthropic = 'ANTHROPIC_API_KEY', openai = 'OPENAI_API_KEY' }
 
-local function check_reflection(kin)
+local function check_reflection()
   health.start('kin-memory: reflection')
-  local r = (kin.options.settings or {}).reflection or {}
+  local r = (core.options.settings or {}).reflection or {}
   if not r.provider or not r.model then
     health.info('not configured (optional). :KinMemoryReflect, :KinMemoryInit and :KinMemoryConsolidate need '
       .. "settings.reflection = { provider = 'anthropic' or 'openai', model = '…' } in setup().")
@@ -168,7 +167,7 @@ local function check_reflection(kin)
       { ('Export %s before starting Neovim, or name another variable as settings.reflection.apiKeyEnv.'):format(
         printable(key_env)) })
   end
-  local cmd = kin.options.cmd
+  local cmd = core.options.cmd
   local python = type(cmd) == 'table' and type(cmd[1]) == 'string' and server_python(cmd) or nil
   if not python then
     health.info(('cannot tell which Python runs the server, so whether it can import %s is not checked.'):format(
@@ -184,12 +183,12 @@ local function check_reflection(kin)
   end
 end
 
-local function check_client(kin)
+local function check_client()
   health.start('kin-memory: in this Neovim')
   if vim.fn.has('nvim-0.11') ~= 1 then
     health.error('Neovim 0.11 or newer is needed (vim.lsp.config and vim.lsp.enable).')
   end
-  local clients = vim.lsp.get_clients({ name = kin.name })
+  local clients = vim.lsp.get_clients({ name = core.name })
   if #clients == 0 then
     health.info('the language server is not running: it starts when a memory file opens.')
   end
@@ -197,17 +196,16 @@ local function check_client(kin)
     local n = vim.tbl_count(c.attached_buffers or {})
     health.ok(('the language server runs (client %d), attached to %d memory buffer(s)'):format(c.id, n))
   end
-  health.ok(('code lens: %s'):format(kin.options.codelens and 'on' or 'off (codelens = false in setup())'))
+  health.ok(('code lens: %s'):format(core.options.codelens and 'on' or 'off (codelens = false in setup())'))
 end
 
 function H.check()
-  local kin = core()
-  local running = #vim.lsp.get_clients({ name = kin.name }) > 0
-  check_client(kin)
-  local info = check_server(kin)
+  local running = #vim.lsp.get_clients({ name = core.name }) > 0
+  check_client()
+  local info = check_server()
   if info then
     -- The running server's answer has the live index state; the CLI's is the same store otherwise.
-    local client = running and vim.lsp.get_clients({ name = kin.name })[1] or nil
+    local client = running and vim.lsp.get_clients({ name = core.name })[1] or nil
     if client and client.initialized then
       local answer = client:request_sync('workspace/executeCommand',
         { command = 'kin.memory.info', arguments = { vim.empty_dict() } }, 5000)
@@ -217,7 +215,7 @@ function H.check()
     end
     check_store(info, running)
   end
-  check_reflection(kin)
+  check_reflection()
 end
 
 return H

@@ -2,22 +2,12 @@
 -- file in a split, or restore it), `:KinMemoryChanges` (what changed since the last review, as a quickfix
 -- list), `:KinMemoryDiff` (the current memory against its reviewed text, in a diff split),
 -- `:KinMemoryAccept[!] [path…]` and `:KinMemoryRevert [path…]`. Every write goes through the server.
+local core = require('kin_memory.core')
+local server = require('kin_memory.server')
+
 local H = {}
 
-local function core()
-  return require('kin_memory')
-end
-
-local function notify(msg, level)
-  vim.notify('kin-memory: ' .. msg, level or vim.log.levels.INFO)
-end
-
---- A path from the store shown in a message: control characters escaped (a newline would fake a line).
-local function printable(text)
-  return (tostring(text or ''):gsub('[%c\127]', function(c)
-    return ('\\x%02x'):format(c:byte())
-  end))
-end
+local notify, printable = core.notify, core.printable
 
 local function when(t)
   return type(t) == 'number' and os.date('%Y-%m-%d %H:%M', math.floor(t)) or '?'
@@ -26,8 +16,8 @@ end
 --- The store path (`/memories/…`) of a buffer, or nil.
 local function vpath_of(buf)
   local name = vim.api.nvim_buf_get_name(buf)
-  local root = core().root()
-  if name == '' or not root or not core().is_memory_file(name) then
+  local root = core.root()
+  if name == '' or not root or not core.is_memory_file(name) then
     return nil
   end
   local rel
@@ -38,7 +28,7 @@ local function vpath_of(buf)
 end
 
 local function disk_path(vpath)
-  return core().root() .. vpath:sub(#'/memories' + 1)
+  return core.root() .. vpath:sub(#'/memories' + 1)
 end
 
 --- The buffer showing `vpath`'s file, reloaded from disk when it has no unsaved changes.
@@ -90,13 +80,13 @@ function H.diff(vpath, version, label)
   if not version then
     return diff_split(name, {}, vpath)
   end
-  core().execute('kin.memory.version', { path = vpath, version = version }, function(result)
+  server.execute('kin.memory.version', { path = vpath, version = version }, function(result)
     diff_split(name, text_lines(result.text), vpath)
   end)
 end
 
 function H.restore(vpath, version)
-  core().execute('kin.memory.restore', { path = vpath, version = version }, function(result)
+  server.execute('kin.memory.restore', { path = vpath, version = version }, function(result)
     follow_disk(vpath)
     notify(('restored %s to version %d (%d bytes)'):format(printable(vpath), version, result.bytes or 0))
   end)
@@ -114,7 +104,7 @@ function H.history()
     notify('the current buffer is not a memory file of the store.', vim.log.levels.ERROR)
     return
   end
-  core().execute('kin.memory.history', { path = vpath }, function(result)
+  server.execute('kin.memory.history', { path = vpath }, function(result)
     local versions = result.versions or {}
     if #versions == 0 then
       notify('no versions of ' .. printable(vpath) .. ' are kept yet.')
@@ -151,7 +141,7 @@ H.last_changes = {}
 
 --- :KinMemoryChanges: everything changed since the last review, as the quickfix list.
 function H.changes(callback)
-  core().execute('kin.memory.changes', { rescan = true }, function(result)
+  server.execute('kin.memory.changes', { rescan = true }, function(result)
     local changes = result.changes or {}
     H.last_changes = {}
     local items = {}
@@ -207,7 +197,7 @@ function H.diff_reviewed()
   if H.last_changes[vpath] then
     return show(H.last_changes[vpath])
   end
-  core().execute('kin.memory.changes', {}, function(result)
+  server.execute('kin.memory.changes', {}, function(result)
     for _, c in ipairs(result.changes or {}) do
       H.last_changes[c.path] = c
     end
@@ -240,7 +230,7 @@ function H.accept(bang, args)
     end
     arg = { paths = paths }
   end
-  core().execute('kin.memory.acceptChanges', arg, function(result)
+  server.execute('kin.memory.acceptChanges', arg, function(result)
     H.last_changes = {}
     notify(('accepted %d change%s'):format(#result.paths, #result.paths == 1 and '' or 's'))
   end)
@@ -253,7 +243,7 @@ function H.revert(args)
     notify('name the memories to revert.', vim.log.levels.ERROR)
     return
   end
-  core().execute('kin.memory.revertChanges', { paths = paths }, function(result)
+  server.execute('kin.memory.revertChanges', { paths = paths }, function(result)
     H.last_changes = {}
     for _, vpath in ipairs(result.paths or {}) do
       follow_disk(vpath)

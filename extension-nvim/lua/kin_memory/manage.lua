@@ -1,15 +1,12 @@
 -- The store as a whole, as in VS Code's palette: `:KinMemoryNew` (a memory created through the memory
 -- tool, so its guard applies), `:KinMemoryList[!] [filter…]` (memories into the quickfix list),
--- `:KinMemoryReindex`, `:KinMemoryOpenStore`. `:KinMemoryRestart` lives with the client (init.lua).
+-- `:KinMemoryReindex`, `:KinMemoryOpenStore`. `:KinMemoryRestart` lives with the client (server.lua).
+local core = require('kin_memory.core')
+local server = require('kin_memory.server')
+
 local S = {}
 
-local function core()
-  return require('kin_memory')
-end
-
-local function notify(msg, level)
-  core().notify(msg, level)
-end
+local notify = core.notify
 
 -- What each category is for, shown when picking one (the lifecycle numbers are the SPEC's).
 S.categories = {
@@ -57,19 +54,19 @@ end
 
 local function create(category, vpath)
   local text = ('---\ncategory: %s\n---\n\n# %s\n\n'):format(category, title_of(vpath))
-  core().execute('kin.memory.tool', { command = 'create', path = vpath, file_text = text }, function(result)
+  server.execute('kin.memory.tool', { command = 'create', path = vpath, file_text = text }, function(result)
     if type(result) ~= 'table' or result.isError then
-      notify(('%s was not created: %s'):format(core().printable(vpath), core().one_line(result and result.content)),
+      notify(('%s was not created: %s'):format(core.printable(vpath), core.one_line(result and result.content)),
         vim.log.levels.ERROR)
       return
     end
-    local root = core().root()
+    local root = core.root()
     if not root then
       return
     end
     vim.cmd.edit(vim.fn.fnameescape(root .. vpath:sub(#'/memories' + 1)))
     vim.api.nvim_win_set_cursor(0, { vim.api.nvim_buf_line_count(0), 0 })
-    notify('created ' .. core().printable(vpath))
+    notify('created ' .. core.printable(vpath))
   end)
 end
 
@@ -139,9 +136,9 @@ function S.list(words, everywhere)
       .. 'preference, episodic, session).'):format(unknown), vim.log.levels.ERROR)
     return
   end
-  core().execute('kin.memory.list', vim.empty_dict(), function(result)
+  server.execute('kin.memory.list', vim.empty_dict(), function(result)
     local items = {}
-    local printable = core().printable
+    local printable = core.printable
     for _, m in ipairs(type(result) == 'table' and result.memories or {}) do
       local keep = (everywhere or m.visible)
         and (next(filters.statuses) == nil or filters.statuses[m.status])
@@ -170,7 +167,7 @@ end
 --- :KinMemoryReindex: rebuild the recall index from the files.
 function S.reindex()
   notify('reindexing…')
-  core().execute('kin.memory.reindex', vim.empty_dict(), function(result)
+  server.execute('kin.memory.reindex', vim.empty_dict(), function(result)
     if type(result) ~= 'table' then
       return
     end
@@ -185,10 +182,10 @@ end
 --- :KinMemoryOpenStore: the store's folder in a new tab page whose working directory is the store
 --- (the server's root: it alone resolves KIN_MEMORY_DIR and the settings files).
 function S.open_store()
-  local root = core().root()
+  local root = core.root()
   if not root then
-    local client = core().client()
-    root = client and core().root()
+    local client = server.client()
+    root = client and core.root()
   end
   if not root then
     notify('the memory store is not known yet (the server has not answered); :checkhealth kin_memory says why.',
@@ -218,7 +215,7 @@ function S.define_commands()
   cmd('KinMemoryReindex', S.reindex, { nargs = 0, desc = 'kin-memory: rebuild the recall index' })
   cmd('KinMemoryOpenStore', S.open_store, { nargs = 0, desc = 'kin-memory: open the store folder in a new tab' })
   cmd('KinMemoryRestart', function()
-    core().restart()
+    server.restart()
   end, { nargs = 0, desc = 'kin-memory: restart the language server' })
 end
 

@@ -5,6 +5,9 @@
 -- behind a count in the quickfix list), `t` turns memory on or off, `r` refreshes, `q` closes.
 -- Every text from the store (paths, stamps, reasons) is shown through printable(): one line per item,
 -- control characters (terminal escapes included) spelled out as \xNN.
+local core = require('kin_memory.core')
+local server = require('kin_memory.server')
+
 local V = {}
 
 local NAME = 'kin-memory://health'
@@ -13,16 +16,10 @@ local STATUSES = { 'ok', 'stale', 'expiring', 'expired', 'quiet' }
 local BAR = 24 -- the widest bar, in cells
 local ns = vim.api.nvim_create_namespace('kin_memory_health')
 
-local function core()
-  return require('kin_memory')
-end
-
-local function notify(msg, level)
-  core().notify(msg, level)
-end
+local notify = core.notify
 
 local function text(s)
-  return core().printable(core().one_line(s))
+  return core.printable(core.one_line(s))
 end
 
 --- A path as the user types it: under $HOME as ~/….
@@ -216,7 +213,7 @@ V.last = nil -- the last stats shown (for tests and the toggle)
 
 local function show(stats, memories)
   local lines, actions, spans, sections, marks = render(stats, memories)
-  local buf, win = core().scratch(NAME, lines, 'kin_memory_health')
+  local buf, win = core.scratch(NAME, lines, 'kin_memory_health')
   V.last = stats
   V.actions, V.spans = actions, spans
   vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
@@ -293,16 +290,16 @@ end
 --- :KinMemoryHealth: ask the server for the numbers (and the memory list behind them), show them.
 function V.open()
   local arg = {}
-  local ws = core().options.settings.workspace
+  local ws = core.options.settings.workspace
   if type(ws) == 'string' and ws ~= '' then
     arg.workspace = ws
   end
-  core().execute('kin.memory.stats', arg, function(stats)
+  server.execute('kin.memory.stats', arg, function(stats)
     if type(stats) ~= 'table' or type(stats.byCategory) ~= 'table' then
       notify('the server sent no store statistics (is kin-memory up to date?).', vim.log.levels.ERROR)
       return
     end
-    core().execute('kin.memory.list', vim.empty_dict(), function(list)
+    server.execute('kin.memory.list', vim.empty_dict(), function(list)
       show(stats, type(list) == 'table' and type(list.memories) == 'table' and list.memories or {})
     end)
   end)
@@ -311,12 +308,12 @@ end
 --- `t` in the view: turn memory off (or on) for agents, in the global settings file, then refresh.
 function V.toggle()
   local on = not (V.last and V.last.memoryEnabled == false)
-  core().execute('kin.memory.setMemoryEnabled', { enabled = not on }, function(result)
+  server.execute('kin.memory.setMemoryEnabled', { enabled = not on }, function(result)
     if type(result) ~= 'table' then
       return
     end
     notify(('memory is now %s for agents (memory_enabled = %s in %s).'):format(result.enabled and 'on' or 'off',
-      tostring(result.enabled), core().printable(result.settingsFile)))
+      tostring(result.enabled), core.printable(result.settingsFile)))
     V.open()
   end)
 end

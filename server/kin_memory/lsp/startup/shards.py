@@ -887,12 +887,46 @@ def _from_snapshots(
     """Send the segments whose snapshot still holds (their listing added to `result`): (the files left
     to check one by one, segment by segment, and the vpaths of each segment to get a new snapshot);
     None when abandoned. The recall index is compared with every segment first, and `said` told."""
-    from ...caches.segments import HIDDEN, listing_digest
-
     kept = cache.segments(variant, by_segment) if cache is not None else {}
-    rest: list[tuple[str, str]] = []
-    redo: dict[int, list[str]] = {}
-    aged_only: set[int] = set()  # segments answered by their snapshot, to be made again for aged files
+    digests = _compare_recall(root, by_segment, listings, result, abandon, said)
+    if digests is None:
+        return None
+    plan = _Plan([], {}, set())
+    for seg, seg_files in sorted(by_segment.items()):
+        if abandon is not None and abandon():
+            return None
+        listing = listings.get(seg, [])
+        snap = kept.get(seg)
+        if snap is not None and _answers_whole(
+            snap, listing, digests[seg], now, cache.probes, result, outbox
+        ):
+            continue
+        if snap is not None and _answers_partly(snap, seg_files, listing, digests[seg], now, cache.probes,
+                                                result, outbox, plan):  # fmt: skip
+            continue
+        plan.rest += seg_files
+        plan.redo[seg] = [vpath for vpath, *_ in listing]
+    return plan.rest, plan.redo, plan.aged_only
+
+
+@dataclass
+class _Plan:
+    """What `_from_snapshots` leaves to do: the files to check one by one, the vpaths of each segment to
+    get a new snapshot, the segments answered by their snapshot but made again for their aged files."""
+
+    rest: list[tuple[str, str]]
+    redo: dict[int, list[str]]
+    aged_only: set[int]
+
+
+def _compare_recall(
+    root: Path, by_segment: dict[int, list[tuple[str, str]]], listings: dict[int, list[tuple[str, int]]],
+    result: ShardResult, abandon, said: Callable[[RecallSaid], None] | None,
+) -> dict[int, bytes] | None:  # fmt: skip
+    """Each segment's listing digest, with the recall index compared to every segment on the way (told
+    to `said` before any file is sent); None when abandoned."""
+    from ...caches.segments import listing_digest
+
     lag = _RecallLag(root)
     digests: dict[int, bytes] = {}
     for seg in sorted(by_segment):
@@ -905,35 +939,37 @@ def _from_snapshots(
     result.recall = lag.said()
     if said is not None:
         said(lag.told(result.recall, sum(len(f) for f in by_segment.values())))
-    for seg, seg_files in sorted(by_segment.items()):
-        if abandon is not None and abandon():
-            return None
-        listing = listings.get(seg, [])
-        digest = digests[seg]
-        snap = kept.get(seg)
-        if snap is not None and _answers_whole(snap, listing, digest, now, cache.probes, result, outbox):
-            continue
-        usable = _usable(snap, listing, digest, now, cache.probes) if snap is not None else None
-        if snap is not None and usable is not None:
-            index, lines = usable
-            aged = {e[0] for e in index if not e[1] > now}
-            frames = _without(snap.frames, [(e[2], e[3]) for e in index if e[0] in aged])
-            if len(aged) * AGED_SHARE <= len(index) and _whole_frames(frames) is not None:
-                result.listed += [(vpath, line) for vpath, line in lines if vpath not in aged]
-                result.hidden += sum(1 for e in index if e[5] == HIDDEN and e[0] not in aged)
-                result.hits += len(index) - len(aged)
-                uris = "\0".join([e[4] for e in index if e[4] and e[0] not in aged])
-                outbox.segment([x[0] for x in listing if x[0] not in aged], uris, frames, snap, aged)
-                # Checked again below; the snapshot is made again only once a fair share has aged
-                # (each start checks those few again, from their own entries, until then).
-                rest += [(path, vpath) for path, vpath in seg_files if vpath in aged]
-                if len(aged) * REMAKE_SHARE > len(index):
-                    redo[seg] = [vpath for vpath, *_ in listing]
-                    aged_only.add(seg)
-                continue
-        rest += seg_files
-        redo[seg] = [vpath for vpath, *_ in listing]
-    return rest, redo, aged_only
+    return digests
+
+
+def _answers_partly(
+    snap: Snapshot, seg_files: list[tuple[str, str]], listing: list[tuple[str, int]], digest: bytes, now: float,
+    memo: dict[str, str], result: ShardResult, outbox: _Outbox, plan: _Plan,
+) -> bool:  # fmt: skip
+    """Send a segment whose snapshot holds but some of whose files aged, less those files (added to
+    `plan.rest`, checked again); False when the snapshot cannot answer (too many aged, parts not whole)."""
+    from ...caches.segments import HIDDEN
+
+    usable = _usable(snap, listing, digest, now, memo)
+    if usable is None:
+        return False
+    index, lines = usable
+    aged = {e[0] for e in index if not e[1] > now}
+    frames = _without(snap.frames, [(e[2], e[3]) for e in index if e[0] in aged])
+    if len(aged) * AGED_SHARE > len(index) or _whole_frames(frames) is None:
+        return False
+    result.listed += [(vpath, line) for vpath, line in lines if vpath not in aged]
+    result.hidden += sum(1 for e in index if e[5] == HIDDEN and e[0] not in aged)
+    result.hits += len(index) - len(aged)
+    uris = "\0".join([e[4] for e in index if e[4] and e[0] not in aged])
+    outbox.segment([x[0] for x in listing if x[0] not in aged], uris, frames, snap, aged)
+    # Checked again; the snapshot is made again only once a fair share has aged (each start checks
+    # those few again, from their own entries, until then).
+    plan.rest += [(path, vpath) for path, vpath in seg_files if vpath in aged]
+    if len(aged) * REMAKE_SHARE > len(index):
+        plan.redo[snap.seg] = [vpath for vpath, *_ in listing]
+        plan.aged_only.add(snap.seg)
+    return True
 
 
 RECALL_KEEP = 500  # changed files a worker names (a start writes up to this many itself)
