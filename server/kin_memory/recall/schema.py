@@ -14,7 +14,15 @@ import sqlite3
 from ..store.paths import is_transient
 from .peek import DB_NAME, DB_SUFFIXES, SCHEMA_VERSION
 
-__all__ = ["DB_NAME", "DB_SUFFIXES", "SCHEMA_VERSION", "check_schema", "create_schema", "schema_state", "upgrade"]
+__all__ = [
+    "DB_NAME",
+    "DB_SUFFIXES",
+    "SCHEMA_VERSION",
+    "check_schema",
+    "create_schema",
+    "schema_state",
+    "upgrade",
+]
 
 log = logging.getLogger("kin_memory.recall")
 

@@ -9,7 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kin_memory.recall.index import DB_NAME, SCHEMA_VERSION, RecallIndex
+from kin_memory.caches import recall_vocab
+from kin_memory.recall import database
+from kin_memory.recall.index import DB_NAME, SCHEMA_VERSION, IndexUnavailable, RecallIndex
 from kin_memory.recall.service import Recall
 from kin_memory.store.paths import HIDDEN_DIR
 from support.memfiles import memory, write
@@ -357,8 +359,6 @@ def test_related_skips_words_only_the_asking_memory_has(store: Path) -> None:
 def test_an_index_locked_by_another_process_is_not_rebuilt(store: Path, monkeypatch) -> None:
     """A second server in the middle of a long write holds the database: this one's queries fail for now
     (the caller says the index is unavailable), and nothing is wiped."""
-    import kin_memory.recall.index as index_module
-
     crafted(store)
     first = Recall(store)
     first.sync_disk()
@@ -368,10 +368,10 @@ def test_an_index_locked_by_another_process_is_not_rebuilt(store: Path, monkeypa
     holder.execute("PRAGMA locking_mode=EXCLUSIVE")
     holder.execute("BEGIN EXCLUSIVE")
     holder.execute("UPDATE docs SET size = size")
-    monkeypatch.setattr(index_module, "BUSY_TIMEOUT", 0.1)
+    monkeypatch.setattr(database, "BUSY_TIMEOUT", 0.1)
     locked = RecallIndex(store)
     try:
-        with pytest.raises((index_module.IndexUnavailable, sqlite3.OperationalError)):
+        with pytest.raises((IndexUnavailable, sqlite3.OperationalError)):
             locked.known()
         assert locked.rebuilds == 0
     finally:
@@ -390,7 +390,6 @@ def test_a_start_takes_the_saved_vocabulary_while_it_is_recent(store: Path) -> N
     """Reading the vocabulary from the full-text index is a pass over all of it (over a second at 100k):
     the writer saves what it read, and the next start uses that copy while it is at most SAVED_BEHIND
     documents behind (the writer then reads it again). A damaged copy is never used."""
-    import kin_memory.recall.index as index_module
     from kin_memory.recall.records import RecallDoc
 
     crafted(store)
@@ -399,7 +398,7 @@ def test_a_start_takes_the_saved_vocabulary_while_it_is_recent(store: Path) -> N
     first.warm()  # the writer's refresh: reads the vocabulary and saves it
     first.index.close()
     again = RecallIndex(store)
-    assert again._load_saved_vocab() and again._df == _fresh_vocabulary(store) and not again._df_dirty
+    assert again.vocab.load_saved() and again.vocab.df == _fresh_vocabulary(store) and not again.vocab.dirty
     assert paths(Recall(store).search("deploy topology", (WS,)))[0] == "/memories/facts/deploy-topology.md"
 
     def doc(n: int) -> RecallDoc:
@@ -408,17 +407,17 @@ def test_a_start_takes_the_saved_vocabulary_while_it_is_recent(store: Path) -> N
 
     again.upsert([doc(n) for n in range(3)])  # a few writes since: used, marked stale
     behind = RecallIndex(store)
-    assert behind._load_saved_vocab() and behind._df_dirty and "zqfresh1" not in (behind._df or {})
+    assert behind.vocab.load_saved() and behind.vocab.dirty and "zqfresh1" not in (behind.vocab.df or {})
     assert behind.search("zqfresh1", ()) and behind.search("zqfresh1", ())[0].vpath == "/memories/new/n1.md"
     behind.refresh_vocab()  # the writer reads it again and saves it
-    assert behind._df == _fresh_vocabulary(store) and not behind._df_dirty
-    assert RecallIndex(store)._load_saved_vocab()
-    again.upsert([doc(n) for n in range(10, 10 + index_module.SAVED_BEHIND + 1)])  # too far behind
-    assert not RecallIndex(store)._load_saved_vocab()
+    assert behind.vocab.df == _fresh_vocabulary(store) and not behind.vocab.dirty
+    assert RecallIndex(store).vocab.load_saved()
+    again.upsert([doc(n) for n in range(10, 10 + recall_vocab.SAVED_BEHIND + 1)])  # too far behind
+    assert not RecallIndex(store).vocab.load_saved()
     with sqlite3.connect(store / HIDDEN_DIR / DB_NAME) as c:  # damaged: a line without its count
         gen = c.execute("SELECT n FROM vocab_gen").fetchone()[0]
         c.execute("UPDATE vocab_saved SET gen = ?, data = ?", (gen, b"deploy\t3\ntopology"))
-    assert not RecallIndex(store)._load_saved_vocab()
+    assert not RecallIndex(store).vocab.load_saved()
 
 
 def test_an_index_from_before_the_saved_vocabulary_is_read_while_another_writes(
@@ -426,8 +425,6 @@ def test_an_index_from_before_the_saved_vocabulary_is_read_while_another_writes(
 ) -> None:
     """Adding the saved-vocabulary tables to an older index is a write: while another connection holds a
     long write (the index writer's first sync), a query's connection reads on without them."""
-    import kin_memory.recall.index as index_module
-
     crafted(store)
     first = Recall(store)
     first.sync_disk()
@@ -439,7 +436,7 @@ def test_an_index_from_before_the_saved_vocabulary_is_read_while_another_writes(
         c.execute("DROP TABLE vocab_saved")
     writer = sqlite3.connect(db, isolation_level=None)
     writer.execute("BEGIN IMMEDIATE")
-    monkeypatch.setattr(index_module, "BUSY_TIMEOUT", 0.1)
+    monkeypatch.setattr(database, "BUSY_TIMEOUT", 0.1)
     reader = RecallIndex(store)
     try:
         assert reader.count() == held > 0 and reader.rebuilds == 0
@@ -450,7 +447,7 @@ def test_an_index_from_before_the_saved_vocabulary_is_read_while_another_writes(
     later = RecallIndex(store)
     assert later.count() == held
     later.refresh_vocab(force=True)  # the tables are there now: the vocabulary is saved
-    assert RecallIndex(store)._load_saved_vocab()
+    assert RecallIndex(store).vocab.load_saved()
 
 
 def test_a_connection_that_meets_a_passing_lock_is_tried_again(store: Path, monkeypatch) -> None:
@@ -459,7 +456,7 @@ def test_a_connection_that_meets_a_passing_lock_is_tried_again(store: Path, monk
     crafted(store)
     Recall(store).sync_disk()
     index = RecallIndex(store)
-    real, calls = index._connect, []
+    real, calls = index.db._connect, []
 
     def flaky() -> sqlite3.Connection:
         calls.append(1)
@@ -469,18 +466,17 @@ def test_a_connection_that_meets_a_passing_lock_is_tried_again(store: Path, monk
             raise busy
         return real()
 
-    monkeypatch.setattr(index, "_connect", flaky)
+    monkeypatch.setattr(index.db, "_connect", flaky)
     assert index.count() > 0 and len(calls) == 4 and index.rebuilds == 0
 
 
 def test_a_saved_vocabulary_may_lag_by_a_share_of_a_big_index(store: Path, monkeypatch) -> None:
     """In a big index the saved copy stays usable while it lags by up to one document in SAVED_SHARE: a
     word only newer documents hold is still found (it is looked up in the index, never fixed away)."""
-    import kin_memory.recall.index as index_module
     from kin_memory.recall.records import RecallDoc
 
-    monkeypatch.setattr(index_module, "SAVED_BEHIND", 2)
-    monkeypatch.setattr(index_module, "SAVED_SHARE", 4)
+    monkeypatch.setattr(recall_vocab, "SAVED_BEHIND", 2)
+    monkeypatch.setattr(recall_vocab, "SAVED_SHARE", 4)
 
     def doc(n: int) -> RecallDoc:
         return RecallDoc(f"/memories/bulk/n{n}.md", f"Bulk {n}", f"zqbulk{n} filler words", "project-fact",
@@ -496,7 +492,7 @@ def test_a_saved_vocabulary_may_lag_by_a_share_of_a_big_index(store: Path, monke
     writer = RecallIndex(store)
     writer.upsert([doc(n) for n in range(1000, 1000 + docs // 4)])  # a quarter of the index since
     lagging = RecallIndex(store)
-    assert lagging._load_saved_vocab() and lagging._df_dirty and "zqbulk1003" not in (lagging._df or {})
+    assert lagging.vocab.load_saved() and lagging.vocab.dirty and "zqbulk1003" not in (lagging.vocab.df or {})
     assert [h.vpath for h in lagging.search("zqbulk1003", ())] == ["/memories/bulk/n1003.md"]
     writer.upsert([doc(n) for n in range(2000, 2000 + docs)])  # now far behind
-    assert not RecallIndex(store)._load_saved_vocab()
+    assert not RecallIndex(store).vocab.load_saved()

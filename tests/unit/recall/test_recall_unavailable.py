@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kin_memory.recall import index
+from kin_memory.recall import database
 from kin_memory.recall.service import Recall, sync_quietly
 from kin_memory.store.paths import HIDDEN_DIR
 
@@ -39,7 +39,7 @@ def test_a_linked_hidden_folder_is_the_reason(store: Path, tmp_path: Path) -> No
 def test_a_locked_database_is_the_reason_until_a_whole_sync_succeeds(
     store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(index, "BUSY_TIMEOUT", 0.1)
+    monkeypatch.setattr(database, "BUSY_TIMEOUT", 0.1)
     _memory(store, "tabs.md", "the user prefers tabs")
     Recall(store).sync_disk()
     holder = sqlite3.connect(store / HIDDEN_DIR / "recall.sqlite3", isolation_level=None)
