@@ -370,47 +370,6 @@ class FindingsCache:
 _SNAPSHOT_COLUMNS = "seg, listing, since, valid_until, probes, frames, files, listed, count, uris, hidden"
 
 
-class SnapshotRecords:
-    """The records of segments' snapshots, read on one read-only connection of its own (the server asks
-    while the start-up workers may be writing)."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.conn: sqlite3.Connection | None = None
-        self.opened = False
-
-    def get(self, variant: str, seg: int, listing: bytes) -> str | None:
-        """The records of the segment's snapshot when it is still the one of this listing; None
-        otherwise, or when there is no cache to read."""
-        conn = self._connection()
-        if conn is None:
-            return None
-        try:
-            row = conn.execute(
-                "SELECT records FROM segments WHERE variant = ? AND seg = ? AND listing = ?",
-                (variant, seg, listing),
-            ).fetchone()
-        except sqlite3.Error:
-            return None
-        return row[0] if row is not None and isinstance(row[0], str) else None
-
-    def _connection(self) -> sqlite3.Connection | None:
-        if not self.opened:
-            self.opened = True
-            if hidden_file_problem(self.root, DB_NAME) is None:
-                path = os.path.join(self.root, HIDDEN_DIR, DB_NAME)
-                try:
-                    self.conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, timeout=5.0)
-                except sqlite3.Error:
-                    self.conn = None
-        return self.conn
-
-    def close(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
-
-
 def _snapshot(row: tuple[Any, ...]) -> Snapshot | None:
     """A snapshot row as kept (its records left out), None when any part of it is not what this code
     writes."""
@@ -535,7 +494,7 @@ def entries_of_this_code(root: Path, variants: Iterable[str] | None = None) -> i
         for key, value in counts
         if (asked is None or key[len(COUNT_KEY) :] in asked) and str(value).isdigit()
     )
-    # A cold start keeps its segments' snapshots only (see lsp/startup/shards.py): their files count too.
+    # A cold start keeps its segments' snapshots only (see lsp/startup/shards/): their files count too.
     in_snapshots = sum(int(n) for v, n in kept if (asked is None or v in asked) and isinstance(n, int))
     return max(entries, in_snapshots)
 

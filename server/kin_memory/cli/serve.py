@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(flag_sentence("--workspace", str(exc))) from None
     if args.tcp:
         _check_host(args.host, args.allow_remote)
-    # Forked before the LSP stack imports (see lsp/startup/shards.py): no threads exist yet.
+    # Forked before the LSP stack imports (see lsp/startup/shards/): no threads exist yet.
     shards = _start_shards(args.root, args.workspace)
     # Opened after the fork: a worker must not hold the listening socket open once the client is admitted.
     opened = _open_door(args.host, args.port, shards) if args.tcp else None

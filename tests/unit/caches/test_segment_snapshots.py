@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from kin_memory.caches.findings import FindingsCache, SnapshotRecords
+from kin_memory.caches.findings import FindingsCache
 from kin_memory.caches.segments import SEGMENTS, segment_of
+from kin_memory.caches.snapshot_records import SnapshotRecords
 from kin_memory.lsp.startup.shards import JsonRecords, ShardResult, _check
 from kin_memory.store.context import Context
 from kin_memory.store.freshness import key_of
@@ -211,9 +212,10 @@ def test_a_cold_check_writes_its_segments_after_the_answer_or_as_they_are_done(
     answer (the write-back); one with more holds one segment's entries at a time: by the time its check
     returns, every segment it finished is already in the cache. After the write-back all are, and the
     warm start that follows sends exactly what a check without a cache sends."""
-    import kin_memory.lsp.startup.shards as shards
+    import kin_memory.lsp.startup.shards.check as shards
+    import kin_memory.lsp.startup.shards.snapshots as snapshots
 
-    monkeypatch.setattr(shards, "SNAPSHOTS_HELD", 0)  # each segment written the moment it is made
+    monkeypatch.setattr(snapshots, "SNAPSHOTS_HELD", 0)  # each segment written the moment it is made
     monkeypatch.setattr(shards, "ENTRIES_DEFERRED", deferred)
     root = tmp_path / "memory"
     build(root, 400)
@@ -267,7 +269,7 @@ def test_a_first_check_reads_each_file_without_a_stat_first_and_keeps_the_same_s
     before reading them: each file's (mtime, size) comes with its reading. Its snapshots are the ones a
     check that did stat them first (a recall index present) keeps, and the warm start after it sends
     what a check without a cache sends."""
-    import kin_memory.lsp.startup.shards as shards
+    import kin_memory.lsp.startup.shards.check as shards
     from kin_memory.recall.peek import index_usable
     from kin_memory.recall.service import Recall
 

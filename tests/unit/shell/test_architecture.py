@@ -179,3 +179,18 @@ def test_no_python_module_imports_itself_back():
         return False
 
     assert sorted(m for m in edges if reaches(m, m)) == []
+
+
+def test_no_module_is_longer_than_six_hundred_lines():
+    long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES}  # fmt: skip
+    assert long == {}
+
+
+def test_no_function_is_more_complex_than_thirty():
+    from radon.complexity import cc_visit
+
+    complex_ = {f"{p.relative_to(PACKAGE)}:{block.name}": block.complexity
+                for p in PACKAGE.rglob("*.py") for block in cc_visit(p.read_text())
+                if block.complexity > 30}  # fmt: skip
+    assert complex_ == {}

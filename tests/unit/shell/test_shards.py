@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from kin_memory.findings.run import check_memory
-from kin_memory.lsp.startup import shards as shards_module
 from kin_memory.lsp.startup.shards import Shards
+from kin_memory.lsp.startup.shards import outbox as shards_module
 from kin_memory.store.context import Context
 from kin_memory.store.memory import load
 from kin_memory.store.store import scan

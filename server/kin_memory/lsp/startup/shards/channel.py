@@ -1,0 +1,196 @@
+"""The channel between a worker and the server: framed pickles on a pipe, read against a deadline, and the server-side gathering of what each worker streams."""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import select
+import struct
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the workers import no more than they need before the fork
+    pass
+
+
+from .records import JsonRecords, PickledRecords, ShardResult
+from .snapshots import RecallSaid
+
+log = logging.getLogger("kin_memory.lsp")
+
+
+_HEADER = struct.Struct("!Q")
+
+
+def _send(fd: int, payload: bytes) -> None:
+    data = _HEADER.pack(len(payload)) + payload
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _read_exact(fd: int, n: int, deadline: float) -> bytes:
+    chunks, remaining = [], n
+    while remaining:
+        wait = deadline - time.monotonic()
+        if wait <= 0 or not select.select([fd], [], [], wait)[0]:
+            raise TimeoutError("worker did not answer in time")
+        chunk = os.read(fd, min(remaining, 1 << 20))
+        if not chunk:
+            raise EOFError("worker exited early")
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+# (vpaths with findings, framed diagnostics, the URIs of those not named by vpath)
+OnFrames = Callable[[list[str], bytes, list[str]], None]
+
+
+OnRecords = Callable[[PickledRecords], None]  # a chunk of records checked one by one, as sent
+
+
+OnRecall = Callable[["RecallSaid"], None]  # a worker's comparison of the recall index with its files
+
+
+class _Incoming:
+    """One worker's stream as it arrives: chunks of frames and records while it checks, then its summary
+    and "end". Frames are handed on at once; records are kept as sent and become compact memories once
+    every worker is done (see ShardResult.make_memories)."""
+
+    def __init__(self, root: Path, on_frames: OnFrames | None, on_records: OnRecords | None,
+                 on_recall: OnRecall | None = None) -> None:  # fmt: skip
+        self.buffer = bytearray()
+        self.on_recall = on_recall
+        self.on_frames = on_frames
+        self.on_records = on_records
+        self.frames: list[bytes] = []
+        self.with_findings: list[str] = []
+        self.made = ShardResult([], [], 0, prefix=str(root))  # what is made before the summary comes
+        self.result: ShardResult | None = None
+        self.done = False
+
+    @property
+    def unmade(self) -> ShardResult:
+        return self.result or self.made
+
+    def feed(self, data: bytes) -> None:
+        self.buffer += data
+        while len(self.buffer) >= _HEADER.size:
+            (length,) = _HEADER.unpack_from(self.buffer)
+            if len(self.buffer) < _HEADER.size + length:
+                return
+            payload = bytes(self.buffer[_HEADER.size : _HEADER.size + length])
+            del self.buffer[: _HEADER.size + length]
+            self.take(*pickle.loads(payload))
+
+    def take(self, kind: str, chunk: Any) -> None:
+        if self.done:
+            raise EOFError("worker sent more after its end")
+        if kind == "frames":
+            vpaths: list[str] = chunk[0]
+            frames: bytes = chunk[1]
+            if self.on_frames is not None:
+                self.on_frames(vpaths, frames, [])
+            else:
+                self.with_findings += vpaths
+                self.frames.append(frames)
+        elif kind == "records":
+            if self.on_records is not None:
+                self.on_records(chunk)
+            self.unmade.records.append(chunk)
+        elif kind == "segment":  # its records are read from the cache when adopted (see JsonRecords)
+            names, uris, frames, (variant, seg, listing), skip = chunk
+            if self.on_frames is not None:
+                self.on_frames([], frames, uris.split("\0") if uris else [])
+            else:
+                self.frames.append(frames)
+            snapshot = (self.made.prefix, variant, seg, listing)
+            self.unmade.records.append(JsonRecords(names, snapshot, frozenset(skip)))
+        elif kind == "recall":
+            if self.on_recall is not None:
+                self.on_recall(chunk)
+        elif kind == "summary" and isinstance(chunk, ShardResult):
+            chunk.prefix = self.made.prefix
+            chunk.memories, chunk.records = self.made.memories, self.made.records
+            self.result = chunk
+        elif kind == "end" and self.result is not None:
+            self.done = True
+            self.result.with_findings = self.with_findings
+            self.result.frames = self.frames
+        else:
+            raise EOFError("worker sent an unexpected chunk")
+
+
+def _gather(
+    fds: list[int],
+    deadline: float,
+    root: Path,
+    on_frames: OnFrames | None = None,
+    on_records: OnRecords | None = None,
+    on_recall: OnRecall | None = None,
+) -> list[ShardResult]:
+    """Every worker's result, read from all of them at once: a worker streams while it checks, and one
+    left unread would stall on a full pipe. The records are kept as sent, made memories by whoever adopts
+    them (ShardResult.make_memories) once every worker is done."""
+    incoming = {fd: _Incoming(root, on_frames, on_records, on_recall) for fd in fds}
+    open_fds = list(fds)
+    while open_fds:
+        wait = deadline - time.monotonic()
+        ready = select.select(open_fds, [], [], wait)[0] if wait > 0 else []
+        if not ready:
+            raise TimeoutError("worker did not answer in time")
+        for fd in ready:
+            data = os.read(fd, 1 << 20)
+            if not data:
+                raise EOFError("worker exited early")
+            incoming[fd].feed(data)
+            if incoming[fd].done:
+                open_fds.remove(fd)
+    return [incoming[fd].result for fd in fds]  # type: ignore[misc]
+
+
+class _ToServer:
+    """A worker's chunks to the server; once the server asked for it (`asked`), the frames of each chunk
+    go straight to the editor first, one worker at a time, and the chunk follows without them."""
+
+    def __init__(self, res_fd: int, editor: int, token: tuple[int, int]) -> None:
+        self.res_fd, self.editor, self.token = res_fd, editor, token
+        self.direct = False
+
+    def asked(self, request: tuple) -> None:
+        self.direct = len(request) > 2 and request[2] is True
+
+    def __call__(self, chunk: tuple[str, object]) -> None:
+        kind, body = chunk
+        if self.direct and kind in ("frames", "segment"):
+            parts = list(body)  # type: ignore[call-overload]
+            at = 1 if kind == "frames" else 2  # where the frames are in the chunk
+            if parts[at]:
+                self._to_editor(parts[at])
+                parts[at] = b""
+            chunk = (kind, tuple(parts))
+        _send(self.res_fd, pickle.dumps(chunk))
+
+    def _to_editor(self, frames: bytes) -> None:
+        from ...wire import TURN, take_turn, write_all
+
+        take_turn(self.token)
+        try:
+            write_all(self.editor, frames)
+        finally:
+            os.write(self.token[1], TURN)
+
+    def close(self) -> None:
+        for fd in (self.res_fd, self.editor, *self.token):
+            os.close(fd)
+
+
+Chunks = Callable[[], Iterator[tuple[str, object]]]
+
+
+Send = Callable[[tuple[str, object]], None]
