@@ -128,7 +128,9 @@ def _contradictions(of: dict[str, list[Claim]]) -> list[Candidate]:
     buckets: dict[tuple[str, str], set[str]] = {}
     for vpath, found in of.items():
         for c in found:
-            for word in c.subject or {""}:
+            # A rule's words qualify it ("on release branches"): a general rule meets its narrower ones
+            # in one bucket per rule.
+            for word in ({""} if c.attribute.startswith("rule:") else c.subject) or {""}:
                 buckets.setdefault((c.attribute, word), set()).add(vpath)
     seen: set[tuple[str, str]] = set()
     out = []

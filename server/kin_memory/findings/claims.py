@@ -21,18 +21,29 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .choices import ROLE_WORDS, named_versions, tools
+
 _URL = re.compile(r"https?://[^\s)>\]\"'`]+", re.I)
 _PATH = re.compile(r"(?<![\w:/.~-])(~?/[\w.@+-]+(?:/[\w.@+-]+)+/?)")
 _HOST_PORT = re.compile(r"\b([a-z][a-z0-9-]*(?:\.[a-z0-9-]+)*):(\d{2,5})\b", re.I)
 _PORT = re.compile(
     r"\bport(?:\s+number)?\s*(?:is|=|:|of)?\s*(\d{2,5})\b"
-    r"|\b(?:listens|listening|runs|running|served|serves|bound|binds|exposed)\s+(?:on|at)\s+(\d{2,5})\b",
+    r"|\b(?:listens|listening|runs|running|served|serves|bound|binds|exposed|answers)\s+(?:on|at)\s+(\d{2,5})\b"
+    r"|\b(\d{2,5})\s+is\s+(?:the|its|our|their)\s+port\b",
     re.I,
 )
 _HOST = re.compile(
     r"\b(?:host(?:name)?|server)\s*(?:is|=|:)?\s*([a-z][a-z0-9-]*(?:\.[a-z0-9-]+)+)\b"
-    r"|\b(?:runs|running|lives|deployed|hosted)\s+(?:on|at)\s+(?:host\s+)?([a-z][a-z0-9-]*(?:\.[a-z0-9-]+)+)\b",
+    r"|\b(?:runs|running|lives|deployed|hosted|reachable|relayed|goes|is|through|via)\s+(?:on|at|through|via)?\s*"
+    r"(?:host\s+|the\s+[a-z]+\s+at\s+)?([a-z][a-z0-9-]*(?:\.[a-z0-9-]+)+)\b"
+    r"|^\s*([a-z][a-z0-9-]*(?:\.[a-z0-9-]+)+)\s+(?:hosts|serves|runs)\b",
     re.I,
+)
+# A dotted name that is a host, not a file ("settings.toml", "index.js").
+_DOTTED = re.compile(r"\b[a-z][a-z0-9-]*(?:\.[a-z0-9-]+)+\b", re.I)
+FILE_ENDINGS = frozenset(
+    "md txt toml json yaml yml ini cfg conf py js ts tsx jsx rs go java rb php sh lock log csv html css xml "
+    "env sql lua vim zip gz tar png jpg svg pdf".split()
 )
 _IP = re.compile(r"\b(\d{1,3}(?:\.\d{1,3}){3})\b")
 _VERSION = re.compile(r"(?<![\w.])v?(\d+\.\d+(?:\.\d+)*)(?![\w.]*\w)")
@@ -44,7 +55,9 @@ _RULE = re.compile(
 )
 _IMPERATIVE_USE = re.compile(r"^\s*(use|prefer)\s+([a-z][\w-]*)", re.I)
 _DIGIT = re.compile(r"\d")
-_HOST_HINT = re.compile(r"host|server|runs|running|lives|deployed", re.I)
+_HOST_HINT = re.compile(
+    r"host|server|runs|running|lives|deployed|reachable|relay|goes|through|via|\bis\b", re.I
+)
 _RULE_HINT = re.compile(r"always|never|not|n't|must|avoid|^\s*(?:use|prefer)\b", re.I)
 _WORD = re.compile(r"[a-z][a-z0-9+#-]*", re.I)
 _CLAUSE = re.compile(r"(?<=[.!?;])\s+|\n+")
@@ -59,25 +72,29 @@ STOP = frozenset(
     "a an the and or but of to in on at by for with from into onto is are was were be been being it its "
     "this that these those we our us you your they their there here as so if then than when while per "
     "via also just only all any each every some no not do does did has have had can could should would "
-    "will shall may might must need needs needed about after before under over up down out new one".split()
+    "will shall may might must need needs needed about after before under over up down out new one where what "
+    "which through".split()
 )
-# Words that name an attribute or a way of stating it, not what the value belongs to.
+# Words that name an attribute or a way of stating it, not what the value belongs to (folded: "goes" is
+# "goe"; "go" itself names the language).
 GENERIC = frozenset(
     "port host hostname server service version url address path file folder directory location lives live "
     "located listen listens listening run runs running serve serves served bound bind binds exposed "
     "write writes written use uses used using require requires required pinned pin set build builds built "
     "project repo repository environment env value default configured install installed setup happen "
-    "happens keep keeps kept v number count total is at".split()
+    "happens keep keeps kept v number count total is at reachable answer answers goe outgoing minimum least "
+    "need".split()
 )
 SYNONYMS = {
     "db": "database", "repo": "repository", "k8s": "kubernetes", "postgres": "postgresql", "pg": "postgresql",
     "configuration": "config", "prod": "production", "env": "environment", "js": "javascript",
-    "approvals": "approval",
+    "approvals": "approval", "smtp": "mail", "relayed": "relay",
 }  # fmt: skip
 # Words after a number that are not what is counted ("4 parallel jobs": jobs).
 _COUNT_SKIP = frozenset("parallel concurrent more extra separate active different total maximum max min "
                         "minimum required simultaneous".split())  # fmt: skip
 _NOT_COUNTED = frozenset("am pm a an the of to and or percent x".split())
+POLARITY = frozenset("alway never avoid don mustn shouldn".split())  # as content_words folds them
 RULE_OBJECT_SKIP = STOP | frozenset("always never".split())
 
 
@@ -88,6 +105,7 @@ class Claim:
     value: str  # normalised
     shown: str  # as written, for a message
     line: int  # the body line the clause starts on (0-based, within the text given)
+    where: frozenset[str] = frozenset()  # the hosts the clause names, by their first label ("db-staging")
 
 
 def fold(word: str) -> str:
@@ -166,15 +184,18 @@ def _values(clause: str) -> tuple[list[tuple[str, str, str]], list[tuple[int, in
         rest = _mask(rest, spans)
     if "." in rest.rstrip(". ") and _HOST_HINT.search(rest):
         for m in _HOST.finditer(rest):
-            g = 1 if m.group(1) else 2
-            if not re.fullmatch(r"[\d.]+", m.group(g)):
+            g = next(i for i in (1, 2, 3) if m.group(i))
+            if not re.fullmatch(r"[\d.]+", m.group(g)) and is_host(m.group(g)):
                 take("host", m.group(g).lower().rstrip("."), m.group(g), m.span(g))
         rest = _mask(rest, spans)
     if not digits:
         return found, spans
     for m in _PORT.finditer(rest):
-        g = 1 if m.group(1) else 2
+        g = next(i for i in (1, 2, 3) if m.group(i))
         take("port", str(int(m.group(g))), m.group(g), m.span())
+    rest = _mask(rest, spans)
+    for attribute, value, shown, span in named_versions(rest):
+        take(attribute, value, shown, span)
     rest = _mask(rest, spans)
     for m in _IP.finditer(rest):
         take("host", m.group(1), m.group(1), m.span(1))
@@ -224,19 +245,43 @@ def claims(body: str) -> list[Claim]:
             continue
         values, spans = _values(clause)
         rules = _rules(clause)
-        if not values and not rules:
+        chosen = tools(clause)
+        if not values and not rules and not chosen:
             continue
         distinct: dict[str, set[str]] = {}
         for attribute, value, _ in values:
             distinct.setdefault(attribute, set()).add(value)
-        subject = content_words(_mask(clause, spans)) or title
+        where = hosts_in(
+            _mask(clause, [s for s, (a, _, _) in zip(spans, values, strict=True) if a in ("url", "path")])
+        )
+        words = content_words(_mask(clause, spans + _host_spans(clause)))
+        subject = words or title
         for attribute, value, shown in values:
             if len(distinct[attribute]) > 1:
                 continue  # two values of one thing in one clause: a change or a list, not a statement
-            out.append(Claim(attribute, subject, value, shown, line))
+            out.append(Claim(attribute, subject, value, shown, line, where))
+        for attribute, value, shown, span in chosen:
+            own = content_words(_mask(clause, [span, *_host_spans(clause)])) - ROLE_WORDS
+            out.append(Claim(attribute, own, value, shown, line, where))
         for attribute, value, shown in rules:
-            out.append(Claim(attribute, frozenset(), value, shown, line))
+            qualifier = words - set(attribute.split(":")[1:]) - POLARITY  # "on release branches" of a rule
+            out.append(Claim(attribute, qualifier, value, shown, line, where))
     return out
+
+
+def is_host(name: str) -> bool:
+    return name.rsplit(".", 1)[-1].lower() not in FILE_ENDINGS
+
+
+def _host_spans(clause: str) -> list[tuple[int, int]]:
+    return [m.span() for m in _DOTTED.finditer(clause) if is_host(m.group(0))]
+
+
+def hosts_in(clause: str) -> frozenset[str]:
+    """The first label of every host the clause names: where the subject is, not what it is."""
+    return frozenset(
+        m.group(0).split(".")[0].lower() for m in _DOTTED.finditer(clause) if is_host(m.group(0))
+    )
 
 
 def _norm_url(url: str) -> str:

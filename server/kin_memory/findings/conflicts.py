@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from .claims import Claim, claims
 
 SAME_SUBJECT = 0.5
+UNPLACED = ("host", "url", "path")  # values that are a place themselves: the hosts named say nothing more
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,14 @@ def same_subject(a: Claim, b: Claim) -> bool:
     if a.attribute != b.attribute:
         return False
     if a.attribute.startswith("rule:"):
-        return True  # the attribute is the verb and its object
+        # The attribute is the verb and its object; a rule qualified one way ("on release branches")
+        # and one qualified another ("on feature branches") are two rules, a general one and a
+        # narrower one are the same.
+        return a.subject <= b.subject or b.subject <= a.subject
+    if a.attribute not in UNPLACED and a.where and b.where and not a.where & b.where:
+        return False  # the same kind of thing on two hosts: two things
+    if a.attribute.startswith("tool:") and not a.subject and not b.subject:
+        return True  # "our CI runs on X": the project's choice
     if not a.subject or not b.subject:
         return False
     return len(a.subject & b.subject) / len(a.subject | b.subject) >= SAME_SUBJECT
@@ -52,7 +60,9 @@ def same_subject(a: Claim, b: Claim) -> bool:
 def disagree(a: Claim, b: Claim) -> bool:
     if a.value == b.value:
         return False
-    if a.attribute == "version":
+    if a.attribute in ("version", "host"):
+        # A version agrees with its refinement (18, 18.17); a host with its longer name (gw1.internal,
+        # gw1.internal.example.com).
         x, y = a.value.split("."), b.value.split(".")
         n = min(len(x), len(y))
         return x[:n] != y[:n]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 PAIRS = Path(__file__).resolve().parents[3] / "scripts" / "contradictions" / "pairs.jsonl"
-BATCHES = {"first", "held-out", "phrasing"}
+BATCHES = {"first", "held-out", "phrasing", "phrasing-held-out"}
 # The pair the detector missed when only its second sentence was phrased differently.
 STAGING = (
     "The staging Postgres database listens on port 5432 on db-staging.internal.",

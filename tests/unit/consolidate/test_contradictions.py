@@ -98,8 +98,9 @@ def test_km604_says_nothing_for_the_same_port_or_other_services():
     assert km604.check(mine, others) == []
 
 
-def test_measured_precision_on_the_labeled_set_is_at_least_0_8():
-    """KM604 is published only because of this number: the script prints it, this keeps it true."""
+def test_measured_precision_and_recall_on_the_labeled_set_are_at_least_0_9():
+    """KM604 is published only because of these numbers: the script prints them, this keeps them true,
+    for the whole set and for the pairs that say one fact in other words."""
     spec = importlib.util.spec_from_file_location("evaluate_contradictions", EVALUATE)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -107,9 +108,12 @@ def test_measured_precision_on_the_labeled_set_is_at_least_0_8():
     spec.loader.exec_module(module)
     lines = [json.loads(x) for x in (EVALUATE.parent / "pairs.jsonl").read_text().splitlines() if x.strip()]
     assert len(lines) >= 40
-    assert sum(p["contradiction"] for p in lines) * 2 == len(lines)  # half true
+    assert abs(sum(p["contradiction"] for p in lines) * 2 - len(lines)) <= 4  # about half true
     score = module.evaluate()
-    assert score.precision >= 0.8
-    assert score.recall >= 0.8
+    assert score.precision >= 0.9
+    assert score.recall >= 0.9
+    for batch in ("phrasing", "phrasing-held-out"):
+        tp, fp, fn, _tn = score.batches[batch]
+        assert tp / (tp + fp) >= 0.9 and tp / (tp + fn) >= 0.9, (batch, score.batches[batch])
     out = subprocess.run([sys.executable, str(EVALUATE)], capture_output=True, text=True, check=True).stdout
     assert f"precision {score.precision:.2f}, recall {score.recall:.2f}" in out
