@@ -6,7 +6,6 @@ export type Status = "ok" | "stale" | "expiring" | "expired";
 export type ChangeKind = "create" | "edit" | "rename" | "delete";
 export type CandidateKind = "duplicate" | "contradiction" | "stale" | "promote";
 export type IndexStateName = "building" | "ready" | "unavailable";
-export type HistorySource = "tool" | "proposal" | "sweep" | "edit" | "external" | "restore" | "agent";
 export type QueueKind = "created" | "changed" | "deleted";
 export type RootSource = "argument" | "KIN_MEMORY_DIR" | "editor setting" | "global settings" | "default";
 export type GroupKind = "duplicate" | "contradiction";
@@ -232,7 +231,7 @@ export interface HistoryVersion {
   /** epoch seconds, when it was kept */
   time: number;
   /** who wrote this content */
-  source: HistorySource;
+  source: string;
   bytes: number;
   /** the memory did not exist (a deletion) */
   deleted: boolean;
@@ -264,7 +263,7 @@ export interface QueueEntry {
   /** when the first unreviewed version was kept */
   since: number;
   /** who wrote the newest version */
-  source: HistorySource;
+  source: string;
   /** unified diff, reviewed content → now */
   diff: string;
   /** the newest version */
@@ -379,6 +378,61 @@ export interface PromptBlockSize {
   truncated: boolean;
 }
 
+export interface SyncParams {
+  /** set the store's remote once (a folder, ssh or https); later syncs omit it */
+  remote?: string | null;
+}
+
+export interface SyncChange {
+  /** /memories/... */
+  path: string;
+  /** create | edit | delete */
+  kind: string;
+  /** the machine it came from (incoming) or this one (outgoing) */
+  machine: string;
+}
+
+export interface SyncConflict {
+  path: string;
+  /** overlap | delete-vs-edit */
+  kind: string;
+  /** the machine whose version the file keeps */
+  kept: string;
+  /** the machine whose version is kept in history and in the conflict record */
+  other: string;
+}
+
+export interface SyncResult {
+  incoming: SyncChange[];
+  outgoing: SyncChange[];
+  conflicts: SyncConflict[];
+  /** sentences: a file changed during the sync is left for the next one */
+  skipped: string[];
+  /** the report as sentences, for a message or a terminal */
+  summary: string[];
+}
+
+export interface ResolveConflictParams {
+  uri: string;
+  /** "mine" (this machine's version) or "theirs" (the other machine's) */
+  keep: string;
+}
+
+export interface ConflictParams {
+  uri: string;
+}
+
+export interface ConflictVersionsResult {
+  path: string;
+  /** overlap | delete-vs-edit */
+  kind: string;
+  /** this machine's version */
+  mine: string | null;
+  theirs: string | null;
+  /** the other machine's name */
+  other: string;
+}
+
 /**
  * The store's health at a glance. Counts, what expires soon and quiet memories cover the whole store;
  * groups and the prompt block are what the active workspaces see (as consolidationCandidates and
@@ -464,6 +518,12 @@ export interface CommandMap {
   "kin.memory.stats": [WorkspaceParams, StatsResult];
   /** turn memory on or off in the global settings file */
   "kin.memory.setMemoryEnabled": [SetMemoryEnabledParams, SetMemoryEnabledResult];
+  /** commit, fetch, merge and push the store through git */
+  "kin.memory.sync": [SyncParams, SyncResult];
+  /** keep one side of a sync conflict */
+  "kin.memory.resolveConflict": [ResolveConflictParams, OkResult];
+  /** both sides of a sync conflict */
+  "kin.memory.conflictVersions": [ConflictParams, ConflictVersionsResult];
 }
 
 export type CommandName = keyof CommandMap;

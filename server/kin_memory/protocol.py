@@ -28,7 +28,9 @@ Status = Literal["ok", "stale", "expiring", "expired"]
 ChangeKind = Literal["create", "edit", "rename", "delete"]
 CandidateKind = Literal["duplicate", "contradiction", "stale", "promote"]
 IndexStateName = Literal["building", "ready", "unavailable"]
-HistorySource = Literal["tool", "proposal", "sweep", "edit", "external", "restore", "agent"]
+# "tool", "proposal", "sweep", "edit", "external", "restore", "agent", "sync-resolve", or "sync:<machine>"
+# (a change that came in by sync from that machine): a name of another machine is free text.
+HistorySource = str
 QueueKind = Literal["created", "changed", "deleted"]
 RootSource = Literal["argument", "KIN_MEMORY_DIR", "editor setting", "global settings", "default"]
 GroupKind = Literal["duplicate", "contradiction"]
@@ -430,6 +432,55 @@ class PromptBlockSize:
 
 
 @attrs.frozen
+class SyncParams:
+    remote: str | None = None  # set the store's remote once (a folder, ssh or https); later syncs omit it
+
+
+@attrs.frozen
+class SyncChange:
+    path: str  # /memories/...
+    kind: str  # create | edit | delete
+    machine: str  # the machine it came from (incoming) or this one (outgoing)
+
+
+@attrs.frozen
+class SyncConflict:
+    path: str
+    kind: str  # overlap | delete-vs-edit
+    kept: str  # the machine whose version the file keeps
+    other: str  # the machine whose version is kept in history and in the conflict record
+
+
+@attrs.frozen
+class SyncResult:
+    incoming: list[SyncChange]
+    outgoing: list[SyncChange]
+    conflicts: list[SyncConflict]
+    skipped: list[str]  # sentences: a file changed during the sync is left for the next one
+    summary: list[str]  # the report as sentences, for a message or a terminal
+
+
+@attrs.frozen
+class ResolveConflictParams:
+    uri: str
+    keep: str  # "mine" (this machine's version) or "theirs" (the other machine's)
+
+
+@attrs.frozen
+class ConflictParams:
+    uri: str
+
+
+@attrs.frozen
+class ConflictVersionsResult:  # both sides of a memory in conflict (None: that side deleted it)
+    path: str
+    kind: str  # overlap | delete-vs-edit
+    mine: str | None  # this machine's version
+    theirs: str | None
+    other: str  # the other machine's name
+
+
+@attrs.frozen
 class StatsResult:
     """The store's health at a glance. Counts, what expires soon and quiet memories cover the whole store;
     groups and the prompt block are what the active workspaces see (as consolidationCandidates and
@@ -533,6 +584,15 @@ COMMANDS: tuple[CommandSpec, ...] = (
         SetMemoryEnabledParams,
         SetMemoryEnabledResult,
         "turn memory on or off in the global settings file",
+    ),
+    CommandSpec(
+        "kin.memory.sync", SyncParams, SyncResult, "commit, fetch, merge and push the store through git"
+    ),
+    CommandSpec(
+        "kin.memory.resolveConflict", ResolveConflictParams, OkResult, "keep one side of a sync conflict"
+    ),
+    CommandSpec(
+        "kin.memory.conflictVersions", ConflictParams, ConflictVersionsResult, "both sides of a sync conflict"
     ),
 )
 BY_NAME: dict[str, CommandSpec] = {c.name: c for c in COMMANDS}

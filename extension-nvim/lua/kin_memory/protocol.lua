@@ -7,7 +7,6 @@
 ---@alias KinMemory.ChangeKind "create"|"edit"|"rename"|"delete"
 ---@alias KinMemory.CandidateKind "duplicate"|"contradiction"|"stale"|"promote"
 ---@alias KinMemory.IndexStateName "building"|"ready"|"unavailable"
----@alias KinMemory.HistorySource "tool"|"proposal"|"sweep"|"edit"|"external"|"restore"|"agent"
 ---@alias KinMemory.QueueKind "created"|"changed"|"deleted"
 ---@alias KinMemory.RootSource "argument"|"KIN_MEMORY_DIR"|"editor setting"|"global settings"|"default"
 ---@alias KinMemory.GroupKind "duplicate"|"contradiction"
@@ -169,7 +168,7 @@
 ---@class KinMemory.HistoryVersion
 ---@field version integer # stable: a version keeps its number while it is kept
 ---@field time number # epoch seconds, when it was kept
----@field source KinMemory.HistorySource # who wrote this content
+---@field source string # who wrote this content
 ---@field bytes integer
 ---@field deleted boolean # the memory did not exist (a deletion)
 
@@ -191,7 +190,7 @@
 ---@field uri string
 ---@field kind KinMemory.QueueKind
 ---@field since number # when the first unreviewed version was kept
----@field source KinMemory.HistorySource # who wrote the newest version
+---@field source string # who wrote the newest version
 ---@field diff string # unified diff, reviewed content → now
 ---@field version integer # the newest version
 ---@field reviewedVersion integer|nil # a kept version holding the reviewed content
@@ -273,6 +272,41 @@
 ---@field maxBytes integer
 ---@field truncated boolean
 
+---@class KinMemory.SyncParams
+---@field remote? string|nil # set the store's remote once (a folder, ssh or https); later syncs omit it
+
+---@class KinMemory.SyncChange
+---@field path string # /memories/...
+---@field kind string # create | edit | delete
+---@field machine string # the machine it came from (incoming) or this one (outgoing)
+
+---@class KinMemory.SyncConflict
+---@field path string
+---@field kind string # overlap | delete-vs-edit
+---@field kept string # the machine whose version the file keeps
+---@field other string # the machine whose version is kept in history and in the conflict record
+
+---@class KinMemory.SyncResult
+---@field incoming KinMemory.SyncChange[]
+---@field outgoing KinMemory.SyncChange[]
+---@field conflicts KinMemory.SyncConflict[]
+---@field skipped string[] # sentences: a file changed during the sync is left for the next one
+---@field summary string[] # the report as sentences, for a message or a terminal
+
+---@class KinMemory.ResolveConflictParams
+---@field uri string
+---@field keep string # "mine" (this machine's version) or "theirs" (the other machine's)
+
+---@class KinMemory.ConflictParams
+---@field uri string
+
+---@class KinMemory.ConflictVersionsResult
+---@field path string
+---@field kind string # overlap | delete-vs-edit
+---@field mine string|nil # this machine's version
+---@field theirs string|nil
+---@field other string # the other machine's name
+
 --- The store's health at a glance. Counts, what expires soon and quiet memories cover the whole store;
 --- groups and the prompt block are what the active workspaces see (as consolidationCandidates and
 --- indexPreview).
@@ -320,5 +354,8 @@
 ---| "kin.memory.restamp" # RestampParams -> ProposalResult: a new stamp for every memory of a moved repository
 ---| "kin.memory.stats" # WorkspaceParams -> StatsResult: the store's health at a glance
 ---| "kin.memory.setMemoryEnabled" # SetMemoryEnabledParams -> SetMemoryEnabledResult: turn memory on or off in the global settings file
+---| "kin.memory.sync" # SyncParams -> SyncResult: commit, fetch, merge and push the store through git
+---| "kin.memory.resolveConflict" # ResolveConflictParams -> OkResult: keep one side of a sync conflict
+---| "kin.memory.conflictVersions" # ConflictParams -> ConflictVersionsResult: both sides of a sync conflict
 
 return {}

@@ -89,12 +89,16 @@ def code_version() -> str:
 
 
 def variant_key(ctx: Context, form: str) -> str:
-    """Everything besides the file that decides what its check produces, as one key."""
+    """Everything besides the file that decides what its check produces, as one key (the machine files
+    too: they decide whether another machine's path has gone quiet, KM301)."""
+    from ..store.workspace_aliases import mapping_key
+
     parts = (
         code_version(),
         form,
         str(ctx.root),
         ctx.active,
+        mapping_key(ctx.root),
         astuple(ctx.thresholds),
         sorted(ctx.severity.items()),
     )

@@ -27,6 +27,7 @@ SUBCOMMAND_MODULES = (
     "kin_memory.cli.history",
     "kin_memory.cli.bulk",
     "kin_memory.cli.stats",
+    "kin_memory.cli.sync",
     "kin_memory.cli.mcp",
 )
 

@@ -99,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
     settings_rows: list[tuple[str, Finding]] = []
     for settings_path, found in settings_findings(settings_for(workspace)).items():
         settings_rows += [(str(settings_path), f) for f in found]
+    settings_rows += _conflict_rows(root, only)
     extra = _render(settings_rows, args.format)
     if note:
         print(note, file=sys.stderr)
@@ -110,6 +111,19 @@ def run(args: argparse.Namespace) -> int:
     if note:
         return 0  # the example store is broken on purpose: its findings are the demonstration
     return 1 if ERROR in part.counts or ERROR in extra.counts else 0
+
+
+def _conflict_rows(root: Path, only: Path | None) -> list[tuple[str, Finding]]:
+    """KM800: the memories a sync left in conflict (the same rows the editors show)."""
+    from ..gitsync.door import conflict_findings, disk_lines
+    from ..store.paths import real_path
+
+    rows = []
+    for vpath, found in conflict_findings(root, disk_lines(root)).items():
+        path = real_path(root, vpath)
+        if only is None or path == only or only in path.parents:
+            rows += [(str(path), f) for f in found]
+    return rows
 
 
 @dataclass

@@ -34,7 +34,9 @@ class Target:
 
     @property
     def active(self) -> tuple[str, ...]:
-        return (self.workspace,) if self.workspace else ()
+        from ..store.workspace import with_equivalents
+
+        return with_equivalents((self.workspace,), self.root)
 
     def settings(self) -> EffectiveSettings:
         return settings_for(self.workspace)

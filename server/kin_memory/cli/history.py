@@ -63,7 +63,7 @@ def run_history(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     if args.json:
         print_json(protocol.HistoryResult(path=args.path, versions=[
-            protocol.HistoryVersion(version=v.version, time=v.time, source=v.source,  # type: ignore[arg-type]
+            protocol.HistoryVersion(version=v.version, time=v.time, source=v.source,
                                     bytes=v.bytes, deleted=v.deleted) for v in found]))  # fmt: skip
         return 0
     if not found:
@@ -110,7 +110,7 @@ def run_changes(args: argparse.Namespace) -> int:
     if args.json:
         print_json(protocol.ChangesResult(changes=[
             protocol.QueueEntry(path=c.path, uri=file_uri(t.root / c.path[len("/memories/"):]), kind=c.kind,
-                                since=c.since, source=c.source, diff=c.diff, version=c.version,  # type: ignore[arg-type]
+                                since=c.since, source=c.source, diff=c.diff, version=c.version,
                                 reviewed_version=c.reviewed_version)
             for c in found]))  # fmt: skip
         return 0

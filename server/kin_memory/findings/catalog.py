@@ -38,6 +38,7 @@ CATALOG: dict[str, tuple[str, str]] = {
     "KM604": (HINT, "may contradict another visible memory (same subject, another value)"),
     "KM700": (WARNING, "project settings set `memory_dir` (global-only, ignored)"),
     "KM701": (ERROR, "settings TOML does not parse or has a wrong value type"),
+    "KM800": (WARNING, "changed on two machines at once: the file keeps one version, the other is on record"),
     "KM900": (WARNING, "file could not be read"),
     "KM901": (WARNING, "suppression directive names an unknown code"),
 }

@@ -20,7 +20,7 @@ class Fix:
 
     title: str
     edits: tuple[TextEdit, ...] = ()
-    command: str | None = None  # "markReviewed", "delete", "restampAll"
+    command: str | None = None  # "markReviewed", "delete", "restampAll", "resolveConflict", "compareConflict"
     preferred: bool = False
     argument: tuple[tuple[str, str], ...] = ()  # the command's argument as pairs (restampAll: stamp, to)
 

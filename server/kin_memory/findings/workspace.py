@@ -9,7 +9,7 @@ from typing import Any
 from ..store.categories import EPISODIC, PREFERENCE, PROJECT_FACT
 from ..store.context import Context
 from ..store.memory import Memory
-from ..store.workspace import GLOBAL, main_worktree, stamp_kind, unsafe_stamp
+from ..store.workspace import GLOBAL, main_worktree, own_workspaces, stamp_kind, unsafe_stamp
 from .edits import delete_entry_lines, insert_before_close, replace, yaml_scalar
 from .model import Finding, Fix
 
@@ -53,7 +53,12 @@ def gone_quiet(stamp: object, ctx: Context) -> bool:
         return False
     if _memo(ctx, "reason:" + stamp, lambda: _not_canonical_reason(stamp)):
         return False  # KM302 comes first: a path that is not canonical never matched anything
-    return not _memo(ctx, "isdir:" + stamp, lambda: os.path.isdir(stamp))
+    if _memo(ctx, "isdir:" + stamp, lambda: os.path.isdir(stamp)):
+        return False
+    # Another machine's path for a repository cloned here surfaces here (the mapping every view uses).
+    from ..store.workspace_aliases import local_repository
+
+    return not _memo(ctx, "mapped:" + stamp, lambda: local_repository(ctx.root, stamp, ctx.active))
 
 
 def flagged(stamp: str, ctx: Context) -> bool:
@@ -74,7 +79,9 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
     if memory.is_index or fm.status != "ok":
         return []
     entry = fm.get("workspace")
-    active = ctx.active[0] if len(ctx.active) == 1 and ctx.active[0] != GLOBAL else None
+    # another machine's path for this workspace is no stamp to offer (asked once per check)
+    own = _memo(ctx, "own-workspaces", lambda: own_workspaces(ctx.active, ctx.root))
+    active = own[0] if len(own) == 1 and own[0] != GLOBAL else None
     category = memory.category
     if entry is None or (entry.is_scalar and not entry.is_string and entry.value is None):
         if category in (PROJECT_FACT, EPISODIC) and fm.get("category") is not None:

@@ -1,7 +1,7 @@
 """The one diagnostics publisher, keyed by (source, document).
 
 Each source publishes its own diagnostics for a document — "file" (the memory's own findings), "store"
-(findings about the store: settings files, MEMORY.md's budget), "recall" (KM601 from the index) — and
+(findings about the store: settings files, MEMORY.md's budget), "recall" (KM601 from the index), "sync" (KM800: a conflict a sync left) — and
 the client receives their merge. A source replacing its list never drops another source's.
 
 Closed documents with nothing to report stay silent (100k empty publishes at startup would flood the
@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 
 from .convert import diagnostics_frame
 
-SOURCES = ("file", "store", "recall")
+SOURCES = ("file", "store", "recall", "sync")
 Diagnostics = list[dict]
 
 

@@ -39,6 +39,7 @@ from .session import Session
 from .startup.front import Handover
 from .startup.shards import Shards
 from .startup.strategy import Startup, Units
+from .sync_conflicts import ConflictDiagnostics
 
 log = logging.getLogger("kin_memory.lsp")
 
@@ -140,6 +141,7 @@ def create_server(root: str | None = None, workspace: str | None = None, shards:
     recall = RecallSync(session, scheduler, diagnostics.publish_extra, say, lambda: server.waiting(),
                         synced=front.recall_synced if front is not None else None)  # fmt: skip
     history = HistorySync(session, scheduler, recall.yield_to_queries)
+    conflicts = ConflictDiagnostics(session, scheduler, diagnostics)
     startup = Startup(Units(session, scheduler, documents, diagnostics, recall, progress, log_message),
                       shards, front)  # fmt: skip
     units: tuple[Unit, ...] = (
@@ -150,7 +152,7 @@ def create_server(root: str | None = None, workspace: str | None = None, shards:
         CodeActions(session, diagnostics, converter),
         CodeLens(session),
         Symbols(session, recall, scheduler, converter),
-        *_commands(session, scheduler, recall, history, documents, progress),
+        *_commands(session, scheduler, recall, history, documents, progress, conflicts),
         Renames(session, documents.version, converter),
         ListingSync(session, scheduler),
     )
@@ -160,7 +162,7 @@ def create_server(root: str | None = None, workspace: str | None = None, shards:
 
 
 def _commands(session: Session, scheduler: Scheduler, recall: RecallSync, history: HistorySync,
-              documents: Documents, progress: Progress) -> tuple[Unit, ...]:  # fmt: skip
+              documents: Documents, progress: Progress, conflicts: ConflictDiagnostics) -> tuple[Unit, ...]:  # fmt: skip
     """The command groups, each imported on its first call (see LazyCommands), and history's sync."""
     return (
         LazyCommands(names.STORE, lambda: _group("store").StoreCommands(session, recall, scheduler)),
@@ -184,7 +186,12 @@ def _commands(session: Session, scheduler: Scheduler, recall: RecallSync, histor
         LazyCommands(
             names.HEALTH, lambda: _group("health").HealthCommands(session, recall, scheduler, history)
         ),
+        LazyCommands(
+            names.SYNC,
+            lambda: _group("sync").SyncCommands(session, scheduler, documents, progress, conflicts),
+        ),
         history,
+        conflicts,
     )
 
 

@@ -21,6 +21,7 @@ from ..sinks import prompt
 from ..sinks.controls import escape_controls_in_block
 from ..store.home import home_relative
 from ..store.settings import EffectiveSettings, effective_settings
+from ..store.workspace import with_equivalents
 from ..tool import messages
 from ..tool.commands import ToolContext, ToolResult, run_tool
 from ..tool.commands.base import MODES, MUTATIONS
@@ -153,7 +154,7 @@ class AgentStore:
         if refused:
             return refused
         recall = self.recall()
-        active = (workspace,) if workspace else ()
+        active = with_equivalents((workspace,), self.root)
         hits = recall.search(query, active, count)
         problem = recall.unavailable()
         if problem is not None and not hits:  # not "no match": the index could not be asked
@@ -185,6 +186,6 @@ class AgentStore:
         from ..store.store import load_store
 
         store = load_store(self.root)
-        active = (workspace,) if workspace else ()
+        active = with_equivalents((workspace,), self.root)
         block = compose_for_agents(list(store.memories()), store.index_file(), active)
         return Answer(escape_controls_in_block(mask_secrets(block.text)))

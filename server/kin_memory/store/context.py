@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .lifecycle import Thresholds
-from .workspace import GLOBAL
+from .workspace import GLOBAL, with_equivalents
 
 
 @dataclass(frozen=True)
@@ -30,4 +30,4 @@ class Context:
 def cli_context(root: Path, workspace: str | None) -> Context:
     """The context of a CLI run: one active workspace, or none (the operator's view)."""
     active = () if workspace is None else (workspace,) if workspace != GLOBAL else (GLOBAL,)
-    return Context(root=root, active=active)
+    return Context(root=root, active=with_equivalents(active, root))

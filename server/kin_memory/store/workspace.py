@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..sinks.controls import HOSTILE, escape_controls
-
-GLOBAL = "global"
-MAX_STAMP_BYTES = 4096
-
+from ..sinks.controls import escape_controls
+from .stamps import GLOBAL as GLOBAL
+from .stamps import MAX_STAMP_BYTES as MAX_STAMP_BYTES
+from .stamps import looks_like_path as looks_like_path
+from .stamps import stamp_kind as stamp_kind
+from .stamps import unsafe_stamp as unsafe_stamp
 
 GIT_FILE_LIMIT = 4096  # a `.git` file, `commondir` or `gitdir` holds one path
 
@@ -103,10 +105,11 @@ def is_inside(path: str, root: Path) -> bool:
 def active_workspaces(
     folders: list[str] | tuple[str, ...], root: Path, override: str | None = None
 ) -> tuple[str, ...]:
-    """Editor folders → active workspaces. Folders inside the store are the operator's view."""
+    """Editor folders → active workspaces (with_equivalents). Folders inside the store are the
+    operator's view."""
     if override:
         try:
-            return workspace_value(override)
+            return with_equivalents(workspace_value(override), root)
         except WorkspaceValueError:
             pass  # reported when the setting was read; the folders decide
     seen: list[str] = []
@@ -116,7 +119,28 @@ def active_workspaces(
             continue
         if canon not in seen:
             seen.append(canon)
+    return with_equivalents(seen, root)
+
+
+def with_equivalents(own: Iterable[str | None], root: Path) -> tuple[str, ...]:
+    """The active workspaces of a view from `own` (this machine's): those first, in order (the first
+    stamps what the agent writes), then the paths other machines syncing this store give to the same
+    repositories (workspace_aliases.py), so the memories written there surface here. Every door builds
+    its active tuple here."""
+    from .workspace_aliases import equivalent_stamps
+
+    seen = list(dict.fromkeys(w for w in own if w))
+    for w in list(seen):
+        seen += [e for e in equivalent_stamps(root, w) if e not in seen]
     return tuple(seen)
+
+
+def own_workspaces(active: tuple[str, ...], root: Path) -> tuple[str, ...]:
+    """The workspaces of `active` that are this machine's (with_equivalents' additions left out)."""
+    from .workspace_aliases import equivalent_stamps
+
+    mapped = {e for w in active for e in equivalent_stamps(root, w)}
+    return tuple(w for i, w in enumerate(active) if i == 0 or w not in mapped)
 
 
 class WorkspaceValueError(ValueError):
@@ -165,39 +189,6 @@ def _git_toplevel(cwd: str) -> str | None:
         if (candidate / ".git").exists():
             return str(candidate)
     return None
-
-
-def looks_like_path(value: str) -> bool:
-    """A stamp naming a folder: absolute, `~`-relative or relative (only absolute realpaths ever match)."""
-    return value.startswith(("/", "~", ".")) or "/" in value
-
-
-def unsafe_stamp(stamp: str) -> str | None:
-    """Why a string stamp can never be matched safely (KM304), in words; None when it can. Control,
-    invisible and bidirectional characters make a stamp read as another one; a label with leading,
-    trailing or repeated spaces is one the agent's frontmatter reader collapses, so it never matches."""
-    if len(stamp.encode("utf-8", "surrogatepass")) > MAX_STAMP_BYTES:
-        return "is over 4096 bytes"
-    if any("\ud800" <= ch <= "\udfff" for ch in stamp):
-        return "is not valid UTF-8"
-    if HOSTILE.search(stamp):
-        return "contains control, invisible or bidirectional characters"
-    if not looks_like_path(stamp) and stamp != " ".join(stamp.split()):
-        return "has leading, trailing or repeated spaces, which the agent's reader collapses"
-    return None
-
-
-def stamp_kind(stamp: object) -> str:
-    """Classify a raw `workspace` value: absent, global, path, label or invalid."""
-    if stamp is None:
-        return "absent"
-    if not isinstance(stamp, str) or unsafe_stamp(stamp):
-        return "invalid"
-    if stamp == GLOBAL:
-        return "global"
-    if looks_like_path(stamp):
-        return "path"
-    return "label"
 
 
 @dataclass(frozen=True)

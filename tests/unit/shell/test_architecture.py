@@ -97,6 +97,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("caches",),
     ("recall", "tool"),
     ("history", "proposals"),
+    ("gitsync",),
     ("reflect",),
     ("initialize", "consolidate"),
     ("stats",),

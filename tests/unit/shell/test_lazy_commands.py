@@ -22,6 +22,7 @@ GROUPS = {
     "bulk": ("BulkCommands", names.BULK),
     "proposals": ("ProposalCommands", names.PROPOSALS),
     "health": ("HealthCommands", names.HEALTH),
+    "sync": ("SyncCommands", names.SYNC),
 }
 
 

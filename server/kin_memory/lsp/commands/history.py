@@ -73,7 +73,7 @@ class HistoryCommands:
         vpath = self._path(params.path)
         found = await self._run(history_of, self.session.root, vpath)
         return protocol.HistoryResult(path=vpath, versions=[
-            protocol.HistoryVersion(version=v.version, time=v.time, source=v.source,  # type: ignore[arg-type]
+            protocol.HistoryVersion(version=v.version, time=v.time, source=v.source,
                                     bytes=v.bytes, deleted=v.deleted)
             for v in found
         ])  # fmt: skip
@@ -110,7 +110,7 @@ class HistoryCommands:
         found = await self._run(review.changes, self.session.root)
         return protocol.ChangesResult(changes=[
             protocol.QueueEntry(path=c.path, uri=self.session.uri_of(c.path), kind=c.kind, since=c.since,
-                                source=c.source, diff=c.diff, version=c.version,  # type: ignore[arg-type]
+                                source=c.source, diff=c.diff, version=c.version,
                                 reviewed_version=c.reviewed_version)
             for c in found
         ])  # fmt: skip

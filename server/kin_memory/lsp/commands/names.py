@@ -21,3 +21,4 @@ HISTORY = (
 )
 BULK = ("kin.memory.fixAll", "kin.memory.restamp")
 HEALTH = ("kin.memory.stats", "kin.memory.setMemoryEnabled")
+SYNC = ("kin.memory.sync", "kin.memory.resolveConflict", "kin.memory.conflictVersions")

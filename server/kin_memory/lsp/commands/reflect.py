@@ -26,6 +26,7 @@ from ...reflect import config as cfg
 from ...reflect import transcript as transcripts
 from ...reflect.propose import proposal_of
 from ...reflect.run import Cancelled, reflect
+from ...store.workspace import own_workspaces
 from ...tool import messages
 from ...wording import counted, sentence
 from ..progress import Progress
@@ -113,7 +114,7 @@ class ReflectCommand:
             transcript = await self.scheduler.run(transcripts.read, source, params.transcript)
         except (cfg.ConfigError, transcripts.TranscriptError) as exc:
             raise CommandFailed(sentence(str(exc))) from None
-        active = self.session.active()
+        active = own_workspaces(self.session.active(), self.session.root)
         workspace = active[0] if len(active) == 1 else None
         root = self.session.root
 

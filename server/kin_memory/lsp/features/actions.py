@@ -21,6 +21,7 @@ from .diagnostics import Diagnostics
 # Handled by the editor, not the server: a confirmation, then `kin.memory.tool {command: "delete", path}`.
 CONFIRM_DELETE = "kinMemory.confirmDelete"
 RESTAMP = "kinMemory.restamp"
+COMPARE_CONFLICT = "kinMemory.compareConflict"
 FIX_ALL = lsp.CodeActionKind.SourceFixAll + ".kinMemory"  # source.fixAll.kinMemory
 
 
@@ -47,7 +48,7 @@ class CodeActions:
             if any(FIX_ALL.startswith(k) for k in only):
                 return self.fix_all(memory, uri, version)
             return []
-        findings = self.diagnostics.findings_for(vpath)
+        findings = self.diagnostics.findings_for(vpath) + self.diagnostics.extra("sync", vpath)
         out = []
         for finding, data in zip(findings, self.diagnostics.to_json(findings, memory.lines), strict=True):
             diagnostic = self.converter.structure(data, lsp.Diagnostic)
@@ -103,6 +104,15 @@ class CodeActions:
             # The editor's own command: it asks where the repository went (unless `to` is given), then
             # reviews the one proposal `kin.memory.restamp` makes for every memory with that stamp.
             action.command = lsp.Command(title=fix.title, command=RESTAMP, arguments=[dict(fix.argument)])
+        elif fix.command == "resolveConflict":
+            action.command = lsp.Command(
+                title=fix.title,
+                command="kin.memory.resolveConflict",
+                arguments=[{"uri": uri, **dict(fix.argument)}],
+            )
+        elif fix.command == "compareConflict":
+            # The editor's own command: it asks `kin.memory.conflictVersions` and shows both side by side.
+            action.command = lsp.Command(title=fix.title, command=COMPARE_CONFLICT, arguments=[{"uri": uri}])
         elif fix.command == "markReviewed":
             action.command = lsp.Command(
                 title=fix.title, command="kin.memory.markReviewed", arguments=[{"uri": uri}]

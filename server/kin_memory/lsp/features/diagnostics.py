@@ -181,6 +181,10 @@ class Diagnostics:
         uri = self.session.uri_of(vpath)
         self.publisher.publish(source, uri, self.to_json(findings, memory.lines), self.versions(uri))
 
+    def extra(self, source: str, vpath: str) -> list[Finding]:
+        """What another unit last handed in for a memory under `source` (their quick fixes too)."""
+        return self._extra.get((source, vpath), [])
+
     def _listing_changed(self, vpath: str, memory: Memory | None) -> bool:
         key = _listing_key(memory)
         before = self._listing.get(vpath, _UNSEEN)

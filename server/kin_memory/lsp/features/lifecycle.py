@@ -17,6 +17,7 @@ from lsprotocol import types as lsp
 from lsprotocol.converters import get_converter
 from pygls.lsp.server import LanguageServer
 
+from ...store.workspace_aliases import record_if_synced
 from ..handlers import handler
 from ..scheduler import Scheduler
 from ..session import CONFIG_TIMEOUT, SETTINGS_SECTION, Session, settings_of
@@ -70,6 +71,9 @@ class Lifecycle:
         if early is None or not early.pulled:
             await self.pull_settings()
         await self.start()
+        # Which realpath is which repository here, for the machines this store syncs with (a store
+        # that is not synced asks git nothing).
+        self.scheduler.submit(record_if_synced, self.session.root, self.session.active())
 
     async def did_change_configuration(self, params: lsp.DidChangeConfigurationParams) -> None:
         if isinstance(params.settings, dict) and params.settings:

@@ -22,7 +22,7 @@ DEFAULT_ENCODING = "utf-16"
 # In the order create_server registers the command groups.
 COMMANDS = (
     names.STORE + names.RECALL + names.TOOL + names.SWEEP + names.REFLECT + names.SESSIONS + names.PASSES
-    + names.PROPOSALS + names.HISTORY + names.BULK + names.HEALTH
+    + names.PROPOSALS + names.HISTORY + names.BULK + names.HEALTH + names.SYNC
 )  # fmt: skip
 
 # Where renames are watched: memories (files) and the folders holding them (features/renames.py).

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from ...store.workspace import with_equivalents
 from .. import messages
 
 MODES = ("auto", "strict", "plan")
@@ -40,9 +41,8 @@ class ToolContext:
 
     @property
     def active(self) -> tuple[str, ...]:
-        if self.visible_from is not None:
-            return self.visible_from
-        return (self.workspace,) if self.workspace else ()
+        own = self.visible_from if self.visible_from is not None else (self.workspace,)
+        return with_equivalents(own, self.root)
 
 
 @dataclass

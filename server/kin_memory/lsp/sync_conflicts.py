@@ -1,0 +1,98 @@
+"""KM800 under the diagnostics' "sync" source: the memories a sync left in conflict.
+
+The conflicts on record live in the store's synced `.kin-sync/conflicts/` folder (gitsync/records.py),
+which the watcher does not report (dot-names are no memories). A sync or a resolution changes memories,
+so the records are read again once the store has been quiet for QUIET seconds after any change, once
+the start-up load is complete, and right after the sync commands. Reading them is a listing of one
+small folder, off the event loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+
+from ..findings.model import Finding
+from ..store.events import StoreEvent
+from .features.diagnostics import Diagnostics
+from .scheduler import Scheduler
+from .session import Session
+
+log = logging.getLogger("kin_memory.lsp")
+QUIET = 0.3  # seconds after the last store change before the records are read again
+SOURCE = "sync"
+
+
+class ConflictDiagnostics:
+    def __init__(self, session: Session, scheduler: Scheduler, diagnostics: Diagnostics) -> None:
+        self.session = session
+        self.scheduler = scheduler
+        self.diagnostics = diagnostics
+        self.shown: set[str] = set()  # memories with a KM800 published
+        self.due: float | None = None
+        self.wake = threading.Event()
+        self.lock = threading.Lock()
+        session.events.subscribe(self._on_event)
+
+    def register(self, server: Any) -> None:
+        self.scheduler.spawn("conflicts", self._run)
+
+    def refresh_soon(self) -> None:
+        with self.lock:
+            self.due = time.monotonic()
+        self.wake.set()
+
+    def _on_event(self, event: StoreEvent) -> None:
+        if event.overlay:
+            return  # typing in a buffer settles no conflict
+        with self.lock:
+            self.due = time.monotonic() + QUIET
+        self.wake.set()
+
+    def _run(self) -> None:
+        self.session.ready.wait()
+        self.refresh()
+        while True:
+            self.wake.wait()
+            self.wake.clear()
+            while True:
+                with self.lock:
+                    due = self.due
+                if due is None:
+                    break
+                if (left := due - time.monotonic()) > 0:
+                    time.sleep(left)
+                    continue
+                with self.lock:
+                    if self.due != due:
+                        continue
+                    self.due = None
+                self.refresh()
+
+    def refresh(self) -> None:
+        """Read the records and hand the findings to the diagnostics unit on its loop."""
+        from ..gitsync.door import conflict_findings
+
+        store = self.session.store
+
+        def lines_of(vpath: str) -> tuple[str, ...] | list[str] | None:
+            memory = store.get(vpath)
+            return memory.lines if memory is not None and not memory.is_index else None
+
+        try:
+            found = conflict_findings(self.session.root, lines_of)
+        except OSError as exc:
+            log.warning("sync conflicts not read: %s", exc)
+            return
+        loop = self.diagnostics.loop
+        if loop is not None:
+            loop.call_soon_threadsafe(self._publish, found)
+
+    def _publish(self, found: dict[str, list[Finding]]) -> None:
+        for vpath in self.shown - set(found):
+            self.diagnostics.publish_extra(SOURCE, vpath, [])
+        for vpath, findings in found.items():
+            self.diagnostics.publish_extra(SOURCE, vpath, findings)
+        self.shown = set(found)
