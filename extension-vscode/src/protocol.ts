@@ -410,6 +410,8 @@ export interface SyncResult {
   skipped: string[];
   /** the report as sentences, for a message or a terminal */
   summary: string[];
+  /** nothing was done: ask for the remote's address, then sync with it */
+  needsRemote: boolean;
 }
 
 export interface ResolveConflictParams {

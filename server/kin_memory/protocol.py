@@ -458,6 +458,7 @@ class SyncResult:
     conflicts: list[SyncConflict]
     skipped: list[str]  # sentences: a file changed during the sync is left for the next one
     summary: list[str]  # the report as sentences, for a message or a terminal
+    needs_remote: bool = False  # nothing was done: ask for the remote's address, then sync with it
 
 
 @attrs.frozen

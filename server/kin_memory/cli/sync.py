@@ -59,6 +59,11 @@ def run(args: argparse.Namespace) -> int:
     except SyncError as exc:
         print(f"kin-memory: {terminal.field(exc.message)}")
         return 1
+    if result.needs_remote and not args.json:
+        from ..gitsync.engine import NO_REMOTE
+
+        print(f"kin-memory: {NO_REMOTE}")
+        return 1
     if args.json:
         print_json(result)
     else:

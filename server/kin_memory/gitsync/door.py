@@ -19,6 +19,10 @@ from .git import SyncError
 from .report import SyncReport
 
 KEEP = ("mine", "theirs")
+NEEDS_REMOTE = (
+    "This store has no remote to sync with yet: give the address of a git repository once (a folder, an ssh "
+    "address or a hosting service's git URL)."
+)
 
 
 def run_sync(root: Path, own: Iterable[str], remote: str | None = None) -> protocol.SyncResult:
@@ -27,7 +31,14 @@ def run_sync(root: Path, own: Iterable[str], remote: str | None = None) -> proto
     if remote is not None and not remote.strip():
         raise SyncError("The remote is empty: give the address of a git repository (a folder, ssh or https).")
     record_workspaces(root, [w for w in own if w.startswith("/")])
-    return result_of(engine.sync(root, remote=remote.strip() if remote else None), _name(root))
+    try:
+        report = engine.sync(root, remote=remote.strip() if remote else None)
+    except SyncError as exc:
+        if exc.message != engine.NO_REMOTE:
+            raise
+        return protocol.SyncResult(incoming=[], outgoing=[], conflicts=[], skipped=[], summary=[NEEDS_REMOTE],
+                                   needs_remote=True)  # fmt: skip
+    return result_of(report, _name(root))
 
 
 def result_of(report: SyncReport, mine: str) -> protocol.SyncResult:
