@@ -62,6 +62,16 @@ class HoverSettings:
 
 
 @attrs.frozen
+class SyncSettings:
+    """Automatic sync of a store that already has a remote (`kin-memory sync --remote URL` once): every
+    `interval_minutes` (0: never) and/or `after_writes`, once the store has been quiet for a minute after
+    a change. Both off by default: a sync sends memories to another machine."""
+
+    interval_minutes: float = attrs.field(default=0.0, validator=attrs.validators.ge(0.0))
+    after_writes: bool = False
+
+
+@attrs.frozen
 class Settings:
     memory_dir: str | None = None
     workspace: str | None = None  # overrides the active workspace
@@ -73,6 +83,7 @@ class Settings:
     reflection: ReflectionSettings = attrs.field(factory=ReflectionSettings)
     history: HistorySettings = attrs.field(factory=HistorySettings)
     hover: HoverSettings = attrs.field(factory=HoverSettings)
+    sync: SyncSettings = attrs.field(factory=SyncSettings)
     server: ServerLaunchSettings = attrs.field(factory=ServerLaunchSettings)
 
 

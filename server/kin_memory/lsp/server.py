@@ -18,6 +18,7 @@ from pygls.exceptions import FeatureNotificationError
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
+from .auto_sync import AutoSync
 from .commands import names
 from .commands.base import LazyCommands
 from .features.actions import CodeActions
@@ -142,6 +143,14 @@ def create_server(root: str | None = None, workspace: str | None = None, shards:
                         synced=front.recall_synced if front is not None else None)  # fmt: skip
     history = HistorySync(session, scheduler, recall.yield_to_queries)
     conflicts = ConflictDiagnostics(session, scheduler, diagnostics)
+
+    def show(message: str, warning: bool) -> None:  # from a worker thread: a message the person sees
+        kind = lsp.MessageType.Warning if warning else lsp.MessageType.Info
+        if documents.loop is not None:
+            params = lsp.ShowMessageParams(type=kind, message=message)
+            documents.loop.call_soon_threadsafe(server.window_show_message, params)
+
+    auto_sync = AutoSync(session, scheduler, show, conflicts.refresh_soon)
     startup = Startup(Units(session, scheduler, documents, diagnostics, recall, progress, log_message),
                       shards, front)  # fmt: skip
     units: tuple[Unit, ...] = (
@@ -155,6 +164,7 @@ def create_server(root: str | None = None, workspace: str | None = None, shards:
         *_commands(session, scheduler, recall, history, documents, progress, conflicts),
         Renames(session, documents.version, converter),
         ListingSync(session, scheduler),
+        auto_sync,
     )
     for unit in units:
         unit.register(server)
