@@ -100,10 +100,27 @@ def commit_local(root: Path, machine: Machine, identity: list[str]) -> str | Non
         return head
     title = f"Memory changes on {machine.name}"
     commit = objects.commit_tree(
-        root, tree, [head] if head else [], objects.message(title, machine), identity
+        root, tree, [head] if head else [], objects.message(title, machine, _mtimes(root, head)), identity
     )
     git.run(root, ["update-ref", repo.REF, commit, head or ""], what="Recording this machine's changes")
     return commit
+
+
+def _mtimes(root: Path, head: str | None) -> dict[str, float]:
+    """The mtime of each file this commit adds or changes (staged just before), by path."""
+    args = (
+        ["diff", "--cached", "--name-only", "-z", "--no-renames", "--diff-filter=AMT", head]
+        if head
+        else ["ls-files", "-z"]
+    )
+    names = git.run(root, args, what="Recording this machine's changes").out.split(b"\0")
+    out = {}
+    for raw in names:
+        rel = raw.decode("utf-8", "surrogateescape")
+        if rel:
+            with contextlib.suppress(OSError):
+                out[rel] = os.lstat(os.path.join(root, rel)).st_mtime
+    return out
 
 
 def fetch(root: Path) -> str | None:

@@ -5,6 +5,8 @@ Plumbing only: nothing here touches the store's files or runs a hook.
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,7 +14,14 @@ from ..store.machine import Machine, parse_trailer
 from . import git
 
 TRAILER = "Kin-Machine"
-_LOG_FORMAT = f"%x1e%H%x1f%(trailers:key={TRAILER},valueonly,separator=%x1f)"
+# A memory's age is its file's mtime (the lifecycle: stale facts, expiring episodes, the sweep), which git
+# does not keep: each commit names, per file it adds or changes, the mtime it had on the machine that
+# committed it, and a file brought in takes that time back.
+TIME_TRAILER = "Kin-Time"
+_LOG_FORMAT = (
+    f"%x1e%H%x1f%(trailers:key={TRAILER},valueonly,separator=%x1f)"
+    f"%x1c%(trailers:key={TIME_TRAILER},valueonly,separator=%x1d)"
+)
 ABSENT = "absent"  # the object a deleted path has in a comparison
 
 
@@ -138,8 +147,25 @@ def commit_tree(root: Path, tree: str, parents: list[str], message: str, identit
     return git.one(done.out)
 
 
-def message(title: str, machine: Machine) -> str:
-    return f"{title}\n\n{machine.trailer()}\n"
+def message(title: str, machine: Machine, times: dict[str, float] | None = None) -> str:
+    """A commit message: the title, the machine, and the mtime of each file the commit adds or changes."""
+    lines = [machine.trailer()]
+    lines += [f"{TIME_TRAILER}: {t:.3f} {json.dumps(rel)}" for rel, t in sorted((times or {}).items())]
+    return f"{title}\n\n" + "\n".join(lines) + "\n"
+
+
+def _times(values: str) -> dict[str, float]:
+    """The Kin-Time trailers of one commit (a malformed one, planted or from another version, is skipped)."""
+    out: dict[str, float] = {}
+    for value in values.split("\x1d"):
+        stamp, _, quoted = value.strip().partition(" ")
+        try:
+            when, rel = float(stamp), json.loads(quoted)
+        except ValueError:
+            continue
+        if isinstance(rel, str) and math.isfinite(when) and when > 0:
+            out[rel] = when
+    return out
 
 
 @dataclass(frozen=True)
@@ -148,6 +174,7 @@ class Touch:
 
     machine: Machine | None
     new: str | None
+    time: float | None = None  # the file's mtime on the machine that committed it
 
 
 def authors(root: Path, since: str | None, tip: str) -> dict[str, list[Touch]]:
@@ -159,12 +186,25 @@ def authors(root: Path, since: str | None, tip: str) -> dict[str, list[Touch]]:
     out: dict[str, list[Touch]] = {}
     for chunk in done.out.split(b"\x1e")[1:]:
         tokens = [t.lstrip(b"\n") for t in chunk.split(b"\0")]
-        _sha, _, trailers = tokens[0].decode("utf-8", "replace").partition("\x1f")
+        head, _, time_values = tokens[0].decode("utf-8", "replace").partition("\x1c")
+        _sha, _, trailers = head.partition("\x1f")
         found = [m for m in (parse_trailer(v) for v in trailers.split("\x1f")) if m is not None]
         machine = found[-1] if found else None
+        times = _times(time_values) if time_values else {}
         for meta, rel in _raw_pairs([t for t in tokens[1:] if t]):
-            out.setdefault(rel, []).append(Touch(machine, _delta(meta, rel).new))
+            out.setdefault(rel, []).append(Touch(machine, _delta(meta, rel).new, times.get(rel)))
     return out
+
+
+def when(touches: list[Touch] | None, final: str | None) -> float | None:
+    """The mtime a file brought in as `final` takes: the committing machine's, from the change that left
+    it so; for a merge of both sides' changes, the newer of theirs."""
+    if not touches:
+        return None
+    exact = [t.time for t in touches if t.new == final and t.time is not None]
+    if exact:
+        return exact[0]
+    return max((t.time for t in touches if t.time is not None), default=None)
 
 
 def who(touches: list[Touch] | None, final: str | None) -> Machine | None:

@@ -59,7 +59,7 @@ def bring(root: Path, local: str | None, final: str, touched: dict[str, list[obj
             out.skipped.append(f"{shown} came in as a link or a repository, not a file: it was left out.")
             continue
         source, name = source_of(touched.get(delta.rel), delta.new)
-        problem = _apply(root, delta, source, held)
+        problem = _apply(root, delta, source, held, objects.when(touched.get(delta.rel), delta.new))
         if problem == CHANGED_HERE:
             out.changed_here.append(delta.rel)
         elif problem is not None:
@@ -71,7 +71,9 @@ def bring(root: Path, local: str | None, final: str, touched: dict[str, list[obj
     return out
 
 
-def _apply(root: Path, delta: objects.Delta, source: str, held: dict[str, bytes]) -> str | None:
+def _apply(
+    root: Path, delta: objects.Delta, source: str, held: dict[str, bytes], mtime: float | None
+) -> str | None:
     """Write one change; why it was not written (the end of a sentence), None when it was."""
     expected = held.get(delta.old) if delta.old is not None else None
     data = held.get(delta.new) if delta.new is not None else None
@@ -90,6 +92,8 @@ def _apply(root: Path, delta: objects.Delta, source: str, held: dict[str, bytes]
                     files.drop_at(fd, files.name_of(delta.rel))
                 else:
                     files.put_at(fd, files.name_of(delta.rel), data, st)
+                    if mtime is not None:  # its age on the machine it came from (the lifecycle reads it)
+                        os.utime(files.name_of(delta.rel), (mtime, mtime), dir_fd=fd, follow_symlinks=False)
         finally:
             os.close(fd)
     except (Changed, FileExistsError):
