@@ -11,11 +11,10 @@ need not walk it. A walk still due when the editor shuts the server down is done
 from __future__ import annotations
 
 import logging
-import threading
-import time
 from typing import Any
 
 from ..store.events import StoreEvent
+from .quiet import WhenQuiet
 from .scheduler import Scheduler
 from .session import Session
 
@@ -28,11 +27,7 @@ SHUTDOWN_WAIT = 0.1  # seconds `shutdown` may wait for folders changed a moment 
 class ListingSync:
     def __init__(self, session: Session, scheduler: Scheduler) -> None:
         self.session = session
-        self.scheduler = scheduler
-        self.due: float | None = None  # when to walk (monotonic), pushed back by each new change
-        self.wake = threading.Event()
-        self.thread: threading.Thread | None = None
-        self.lock = threading.Lock()
+        self.quiet = WhenQuiet(scheduler, "listing", self._walk)
         session.events.subscribe(self._on_event)
 
     def register(self, server: Any) -> None:
@@ -44,38 +39,13 @@ class ListingSync:
 
     def flush(self) -> None:
         """The walk still due, done now (the editor is shutting the server down)."""
-        with self.lock:
-            due, self.due = self.due, None
-        if due is not None:
+        if self.quiet.take_due():
             self._walk(wait=SHUTDOWN_WAIT)
 
     def _on_event(self, event: StoreEvent) -> None:
         if event.overlay or event.kind not in ("created", "deleted"):
             return
-        with self.lock:  # per event: cheap, the walk waits for the store to be quiet
-            self.due = time.monotonic() + QUIET
-            if self.thread is None:
-                self.thread = self.scheduler.spawn("listing", self._run)
-        self.wake.set()
-
-    def _run(self) -> None:
-        while True:
-            self.wake.wait()
-            self.wake.clear()
-            while True:
-                with self.lock:
-                    due = self.due
-                if due is None:
-                    break
-                left = due - time.monotonic()
-                if left > 0:
-                    time.sleep(min(left, QUIET))
-                    continue
-                with self.lock:
-                    if self.due != due:  # another change meanwhile: wait for quiet again
-                        continue
-                    self.due = None
-                self._walk()
+        self.quiet.poke(QUIET)  # per event: cheap, the walk waits for the store to be quiet
 
     def _walk(self, wait: float = float("inf")) -> None:
         from ..caches.findings import FindingsCache

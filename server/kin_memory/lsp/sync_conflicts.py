@@ -10,13 +10,12 @@ small folder, off the event loop.
 from __future__ import annotations
 
 import logging
-import threading
-import time
 from typing import Any
 
 from ..findings.model import Finding
 from ..store.events import StoreEvent
 from .features.diagnostics import Diagnostics
+from .quiet import WhenQuiet
 from .scheduler import Scheduler
 from .session import Session
 
@@ -31,45 +30,22 @@ class ConflictDiagnostics:
         self.scheduler = scheduler
         self.diagnostics = diagnostics
         self.shown: set[str] = set()  # memories with a KM800 published
-        self.due: float | None = None
-        self.wake = threading.Event()
-        self.lock = threading.Lock()
+        self.quiet = WhenQuiet(scheduler, "conflicts", self.refresh)
         session.events.subscribe(self._on_event)
 
     def register(self, server: Any) -> None:
-        self.scheduler.spawn("conflicts", self._run)
+        self.scheduler.spawn("conflicts-start", self._first)
+
+    def _first(self) -> None:
+        self.session.ready.wait()
+        self.quiet.poke(0)
 
     def refresh_soon(self) -> None:
-        with self.lock:
-            self.due = time.monotonic()
-        self.wake.set()
+        self.quiet.poke(0)
 
     def _on_event(self, event: StoreEvent) -> None:
-        if event.overlay:
-            return  # typing in a buffer settles no conflict
-        with self.lock:
-            self.due = time.monotonic() + QUIET
-        self.wake.set()
-
-    def _run(self) -> None:
-        self.session.ready.wait()
-        self.refresh()
-        while True:
-            self.wake.wait()
-            self.wake.clear()
-            while True:
-                with self.lock:
-                    due = self.due
-                if due is None:
-                    break
-                if (left := due - time.monotonic()) > 0:
-                    time.sleep(left)
-                    continue
-                with self.lock:
-                    if self.due != due:
-                        continue
-                    self.due = None
-                self.refresh()
+        if not event.overlay and self.session.ready.is_set():  # typing in a buffer settles no conflict
+            self.quiet.poke(QUIET)
 
     def refresh(self) -> None:
         """Read the records and hand the findings to the diagnostics unit on its loop."""
