@@ -6,7 +6,7 @@
 -- This module is the top of the plugin: setup(), the commands, and the public functions, re-exported
 -- from the modules that hold them. Those modules never require this one:
 --   core (options, store root, messages, scratch windows) ← server (the client, `execute`)
---   ← bootstrap, review, search, preview, lifecycle, history, manage, stats
+--   ← bootstrap, review, search, preview, lifecycle, history, manage, stats, sync
 --   ← passes, bulk (they open reviews) ← this module.
 -- `health` (loaded by :checkhealth) sits beside them on core and bootstrap; frontmatter needs none.
 local core = require('kin_memory.core')
@@ -17,6 +17,7 @@ local passes = require('kin_memory.passes')
 local search = require('kin_memory.search')
 local lifecycle = require('kin_memory.lifecycle')
 local preview = require('kin_memory.preview')
+local sync = require('kin_memory.sync')
 
 local M = {}
 
@@ -33,6 +34,7 @@ local EXPORTS = {
   [search] = { 'format_result', 'search' },
   [lifecycle] = { 'sweep', 'confirm_delete', 'reviewed' },
   [preview] = { 'preview_summary', 'preview' },
+  [sync] = { 'sync', 'compare' },
 }
 for module, names in pairs(EXPORTS) do
   for _, name in ipairs(names) do
@@ -80,6 +82,7 @@ local function define_commands()
   require('kin_memory.bulk').define_commands()
   require('kin_memory.manage').define_commands()
   require('kin_memory.stats').define_commands()
+  sync.define_commands()
 end
 
 --- Set everything up. Options: `cmd` (server command, default `{'kin-memory', 'serve'}`),

@@ -260,7 +260,8 @@ local DOING = {
   ['kin.memory.revertChanges'] = 'reverting the changes', ['kin.memory.fixAll'] = 'finding the safe fixes',
   ['kin.memory.restamp'] = 'the re-stamp', ['kin.memory.tool'] = 'the memory tool',
   ['kin.memory.list'] = 'listing the memories', ['kin.memory.stats'] = 'reading the store statistics',
-  ['kin.memory.setMemoryEnabled'] = 'turning memory on or off',
+  ['kin.memory.setMemoryEnabled'] = 'turning memory on or off', ['kin.memory.sync'] = 'the sync',
+  ['kin.memory.resolveConflict'] = 'settling the conflict', ['kin.memory.conflictVersions'] = 'reading both versions',
 }
 
 function S.doing(command)
@@ -268,8 +269,9 @@ function S.doing(command)
 end
 
 --- Run one `workspace/executeCommand` with a single JSON object argument; `callback(result)` runs
---- only on success, a server error becomes an error notification.
-function S.execute(command, arg, callback)
+--- only on success, a server error becomes an error notification (or goes to `on_error(err)`, for
+--- commands whose errors are sentences to show as they are).
+function S.execute(command, arg, callback, on_error)
   local client = S.client()
   if not client then
     return false
@@ -279,7 +281,10 @@ function S.execute(command, arg, callback)
   end
   local params = { command = command, arguments = { arg } }
   local ok = client:request('workspace/executeCommand', params, function(err, result)
-    if err then
+    if err and on_error then
+      on_error(err)
+      return
+    elseif err then
       notify(('%s failed: %s'):format(S.doing(command), core.printable(core.one_line(core.error_text(err)))),
         vim.log.levels.ERROR)
       return

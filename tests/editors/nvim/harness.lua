@@ -269,6 +269,34 @@ function T.press(keys)
   vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), 'mx', false)
 end
 
+--- Picture this Neovim's screen as it is now into tests/editors/.artifacts/<name>.png: screenshot.py
+--- attaches as a UI over this Neovim's socket (the case's header needs `-- e2e: screenshot`), fails
+--- unless the screen shows every text of `expect`, and detaches. Returns the screen's text.
+function T.screenshot(name, expect)
+  local python = vim.env.KIN_SHOT_PYTHON
+  T.check(python and python ~= '', 'T.screenshot needs the line -- e2e: screenshot in the case header')
+  local address = vim.v.servername ~= '' and vim.v.servername or vim.fn.serverstart()
+  local out = vim.env.KIN_REPO .. '/tests/editors/.artifacts/' .. name .. '.png'
+  local argv = { python, vim.env.KIN_NVIM_DIR .. '/screenshot.py', '--attach', address, '--out', out }
+  for _, text in ipairs(expect or {}) do
+    vim.list_extend(argv, { '--expect', text })
+  end
+  local done
+  vim.system(argv, { text = true }, function(result)
+    done = result
+  end)
+  -- vim.wait keeps serving this Neovim's RPC, so the UI can attach and be painted meanwhile.
+  T.wait(function()
+    return done
+  end, 'the screenshot', 30000)
+  T.check(done.code == 0, 'the screenshot failed: %s%s', done.stdout or '', done.stderr or '')
+  T.log(('screenshot %s:'):format(out))
+  for line in (done.stdout or ''):gmatch('[^\n]+') do
+    T.log('| ' .. line)
+  end
+  return done.stdout
+end
+
 local exit_hooks = {}
 
 --- Run fn when the case ends, pass or fail (stop helper processes).

@@ -19,6 +19,7 @@
 #   -- e2e: no-store-env               no KIN_MEMORY_DIR (the case names the store in its own setup)
 #   -- e2e: open REL                   open store/REL from Neovim's command line (`nvim file.md`)
 #   -- e2e: broken-server              a `kin-memory` first on PATH that fails like a broken install
+#   -- e2e: screenshot                 T.screenshot() may picture the screen (Pillow and msgpack set up)
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../../.." && pwd)"
@@ -91,6 +92,7 @@ for name in "${cases[@]}"; do
   make_store "$dir/store"
   store_env=(KIN_MEMORY_DIR="$dir/store")
   files=()
+  shot_env=()
   path_prefix="$SHIM_PATH"
   while read -r directive arg; do
     case "$directive" in
@@ -112,6 +114,9 @@ exit 1
 SH
         chmod +x "$dir/broken/kin-memory"
         path_prefix="$dir/broken:$path_prefix" ;;
+      screenshot)
+        shot_setup
+        shot_env=(KIN_SHOT_PYTHON="$SHOT_VENV/bin/python") ;;
       *) echo "unknown directive in $name.lua: -- e2e: $directive $arg" >&2; exit 2 ;;
     esac
   done < <([ "$name" = screenshot ] || sed -n 's/^-- e2e: //p' "$HERE/cases/$name.lua")
@@ -134,7 +139,7 @@ SH
     cd "$project"
     env -u OPENAI_API_KEY -u ANTHROPIC_API_KEY -u KIN_MEMORY_DIR PATH="$path_prefix$PATH" HOME="$dir/home" \
       XDG_CONFIG_HOME="$dir/config" XDG_DATA_HOME="$dir/data" XDG_STATE_HOME="$dir/state" \
-      XDG_CACHE_HOME="$dir/cache" "${store_env[@]}" KIN_NVIM_STORE="$dir/store" \
+      XDG_CACHE_HOME="$dir/cache" "${store_env[@]}" "${shot_env[@]}" KIN_NVIM_STORE="$dir/store" \
       KIN_REPO="$REPO" KIN_NVIM_CASE="$name" KIN_NVIM_HARNESS="$HERE/harness.lua" KIN_NVIM_DIR="$HERE" \
       KIN_PYTHON="$VENV/bin/python" \
       timeout "${KIN_NVIM_TIMEOUT:-60}" "${run[@]}"

@@ -6,12 +6,19 @@ Run by run.sh (with the environment of a case: private HOME and XDG dirs, a fres
 KIN_NVIM_STORE, the project's kin-memory first on PATH):
 
     screenshot.py --nvim NVIM --init INIT_LUA --out FILE.png
+
+A case can also picture its own Neovim at a moment of its choosing (harness.lua's T.screenshot): the
+case listens on a socket, and this script attaches to it as a UI, paints what is on the screen, checks
+that the expected texts are shown, and detaches:
+
+    screenshot.py --attach SOCKET --out FILE.png [--expect TEXT]...
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -85,21 +92,41 @@ class Grid:
 
 
 class Nvim:
-    """A msgpack-RPC client of `nvim --embed` that is also its UI."""
+    """A msgpack-RPC client of `nvim --embed` (argv) or of a running Neovim's socket (address) that is
+    also its UI."""
 
-    def __init__(self, argv: list[str]) -> None:
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    def __init__(self, argv: list[str] | None = None, address: str | None = None) -> None:
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.sock: socket.socket | None = None
+        if argv is not None:
+            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        else:
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sock.connect(str(address))
         self.unpacker = msgpack.Unpacker(raw=False, strict_map_key=False)
         self.msgid = 0
         self.grid = Grid()
 
+    def _read(self) -> bytes:
+        if self.sock is not None:
+            return self.sock.recv(1 << 16)
+        assert self.proc is not None and self.proc.stdout is not None
+        return os.read(self.proc.stdout.fileno(), 1 << 16)
+
+    def _write(self, data: bytes) -> None:
+        if self.sock is not None:
+            self.sock.sendall(data)
+            return
+        assert self.proc is not None and self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
     def _next(self) -> Any:
-        assert self.proc.stdout is not None
         while True:
             try:
                 return next(self.unpacker)
             except StopIteration:
-                data = os.read(self.proc.stdout.fileno(), 1 << 16)
+                data = self._read()
                 if not data:
                     raise EOFError("Neovim exited") from None
                 self.unpacker.feed(data)
@@ -111,10 +138,8 @@ class Nvim:
                     self.grid.event(batch[0], args)
 
     def request(self, method: str, *args: Any) -> Any:
-        assert self.proc.stdin is not None
         self.msgid += 1
-        self.proc.stdin.write(msgpack.packb([0, self.msgid, method, list(args)]))
-        self.proc.stdin.flush()
+        self._write(msgpack.packb([0, self.msgid, method, list(args)]))
         while True:
             msg = self._next()
             if msg[0] == 1 and msg[1] == self.msgid:
@@ -144,10 +169,15 @@ class Nvim:
             raise RuntimeError("Neovim did not flush its screen")
 
     def close(self) -> None:
+        if self.sock is not None:  # a case's Neovim: it goes on without this UI
+            self.request("nvim_ui_detach")
+            self.sock.close()
+            return
         try:
             self.request("nvim_command", "qall!")
         except EOFError:
             pass
+        assert self.proc is not None
         self.proc.wait(timeout=10)
 
 
@@ -229,12 +259,37 @@ return b ~= -1 and vim.api.nvim_buf_line_count(b) > 10
 """
 
 
+def attach(address: str, out: Path, expect: list[str]) -> int:
+    """Picture a case's Neovim as it is now: attach, let it paint, check, render, detach."""
+    nvim = Nvim(address=address)
+    try:
+        nvim.request("nvim_ui_attach", COLS, ROWS, {"rgb": True, "ext_linegrid": True})
+        nvim.settle()
+        screen = nvim.grid.text()
+        missing = [needle for needle in expect if needle not in screen]
+        if missing:
+            raise RuntimeError(f"the screen does not show {missing!r}:\n{screen}")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        render(nvim.grid, out)
+    finally:
+        nvim.close()
+    print(f"screenshot: {out} ({COLS}x{ROWS} cells)")
+    print(screen)
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--nvim", required=True)
-    ap.add_argument("--init", required=True)
+    ap.add_argument("--nvim")
+    ap.add_argument("--init")
+    ap.add_argument("--attach", metavar="SOCKET", help="a running Neovim's socket: picture it as it is")
+    ap.add_argument("--expect", action="append", default=[], help="a text the screen must show (--attach)")
     ap.add_argument("--out", required=True, type=Path)
     args = ap.parse_args()
+    if args.attach:
+        return attach(args.attach, args.out, args.expect)
+    if not (args.nvim and args.init):
+        ap.error("--nvim and --init are needed (or --attach)")
     store = Path(os.environ["KIN_NVIM_STORE"])
     prepare_store(store)
     memory = store / "facts" / "cache.md"

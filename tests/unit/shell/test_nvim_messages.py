@@ -12,7 +12,7 @@ LUA = sorted((ROOT / "extension-nvim" / "lua" / "kin_memory").glob("*.lua"))
 HELP = ROOT / "extension-nvim" / "doc" / "kin-memory.txt"
 
 # Editor command ids the server names in its code actions: registered with vim.lsp.commands, never shown.
-COMMAND_IDS = {"kinMemory.confirmDelete", "kinMemory.restamp"}
+COMMAND_IDS = {"kinMemory.confirmDelete", "kinMemory.restamp", "kinMemory.compareConflict"}
 STRING = re.compile(r"'((?:[^'\\\n]|\\.)*)'|\"((?:[^\"\\\n]|\\.)*)\"")
 VSCODE_SETTING = re.compile(r"kinMemory\.[A-Za-z.]+")
 PYTHON_ERROR = re.compile(r"\b[A-Z][A-Za-z]*(Error|Exception)\b|Traceback|Errno")
