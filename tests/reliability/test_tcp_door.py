@@ -240,3 +240,24 @@ def test_a_token_folder_that_is_a_link_is_refused_with_a_sentence(home: Path, tm
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert refused.stderr.startswith("kin-memory: cannot write the token file in ")
     assert list(elsewhere.iterdir()) == []
+
+
+def test_a_tcp_client_cannot_choose_where_the_store_is_pushed(root: Path, home: Path, tmp_path: Path) -> None:
+    """`kin.memory.sync` with a `remote` from a TCP client would push every memory to the client's own
+    repository: the remote is dropped, so a store without one is not synced at all."""
+    catcher = tmp_path / "catcher.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(catcher)], check=True)
+    server = TcpServer(tcp_env(home, root))
+    try:
+        with _admitted(server) as conn:
+            conn.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+            conn.send(_execute(8, {"command": "kin.memory.sync", "arguments": [{"remote": str(catcher)}]}))
+            reply = conn.wait_for(lambda m: m.get("id") == 8)
+    finally:
+        stderr = server.stop()
+    assert reply["result"]["needsRemote"] is True
+    assert (
+        subprocess.run(["git", "--git-dir", str(catcher), "rev-parse", "--verify", "-q", "HEAD"]).returncode
+        != 0
+    )
+    assert "a TCP client cannot set the sync remote; ignored" in stderr

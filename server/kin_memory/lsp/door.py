@@ -14,7 +14,8 @@ needs no preflight), so over TCP:
 - before `initialize`, a request is answered ServerNotInitialized (-32002) and nothing else is done;
 - the client's settings may not move the store, nor choose where reflection sends transcripts, with
   which key or to which provider: `memoryDir` and `reflection.{provider, baseUrl, apiKeyEnv}` are dropped
-  from all it sends (initializationOptions, didChangeConfiguration, configuration answers);
+  from all it sends (initializationOptions, didChangeConfiguration, configuration answers); nor where
+  the store is pushed: `kin.memory.sync`'s `remote` is dropped (it syncs with the remote the user set);
 - one client: once one is admitted the port is closed (a second connection is refused); a connection
   that is not admitted is closed and the next one awaited.
 """
@@ -295,6 +296,8 @@ def screened_message(message: dict) -> dict:
         settings = _without(params.get("settings"), dropped)
         if dropped:
             message = {**message, "params": {**params, "settings": settings}}
+    elif method == "workspace/executeCommand" and isinstance(params, dict):
+        message = _without_remote(message, params, dropped)
     elif method is None and isinstance(message.get("result"), list):  # a workspace/configuration answer
         result = [_without(item, dropped) for item in message["result"]]
         if dropped:
@@ -306,6 +309,20 @@ def screened_message(message: dict) -> dict:
             name,
         )
     return message
+
+
+def _without_remote(message: dict, params: dict, dropped: list[str]) -> dict:
+    """`kin.memory.sync` without a `remote`: where the whole store is pushed is the user's choice (set
+    with the command line or an editor that starts the server), never a client that reached the port."""
+    arguments = params.get("arguments")
+    if params.get("command") != "kin.memory.sync" or not isinstance(arguments, list) or not arguments:
+        return message
+    first = arguments[0]
+    if not isinstance(first, dict) or first.get("remote") is None:
+        return message
+    dropped.append("the sync remote")
+    cleaned = {k: v for k, v in first.items() if k != "remote"}
+    return {**message, "params": {**params, "arguments": [cleaned, *arguments[1:]]}}
 
 
 def _without(section: object, dropped: list[str]) -> object:
