@@ -14,6 +14,7 @@ import * as review from "./commands/review";
 import * as search from "./commands/search";
 import * as store from "./commands/store";
 import * as sweep from "./commands/sweep";
+import * as sync from "./commands/sync";
 import { CandidatesView } from "./candidates";
 import { HealthPanel } from "./health";
 import { StoreRoot } from "./root";
@@ -69,7 +70,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
 
   const deps = { client, root, refresh };
-  for (const group of [search, reflect, sweep, review, create, deletion, preview, store, history, bulk]) {
+  for (const group of [search, reflect, sweep, review, create, deletion, preview, store, history, bulk, sync]) {
     context.subscriptions.push(...group.register(deps));
   }
   context.subscriptions.push(...memoryMenu.register({ ...deps, tree }));

@@ -28,6 +28,8 @@ export const USER_LEVEL_KEYS = [
   "history.keepVersions",
   "history.keepDays",
   "history.maxMegabytes",
+  "sync.intervalMinutes",
+  "sync.afterWrites",
 ] as const;
 
 export type UserLevelKey = (typeof USER_LEVEL_KEYS)[number];

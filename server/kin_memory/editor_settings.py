@@ -190,5 +190,12 @@ def _expected(field: attrs.Attribute[Any], exc: BaseException) -> str:
     return "expected a string"
 
 
-for _cls in (ReflectionSettings, ServerLaunchSettings, HoverSettings, Settings):
+for _cls in (
+    ReflectionSettings,
+    ServerLaunchSettings,
+    HistorySettings,
+    HoverSettings,
+    SyncSettings,
+    Settings,
+):
     attrs.resolve_types(_cls)  # field types are strings under postponed annotations

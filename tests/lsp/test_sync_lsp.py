@@ -10,12 +10,12 @@ import time
 from pathlib import Path
 
 import pytest
-from support.gitrepos import isolate_git
-from support.memfiles import memory
-from support.rawlsp import RawClient
 
 from kin_memory.gitsync import engine
 from kin_memory.store.machine import rename_machine
+from support.gitrepos import isolate_git
+from support.memfiles import memory
+from support.rawlsp import RawClient
 
 DB = "facts/db.md"
 

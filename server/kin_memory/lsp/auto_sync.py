@@ -75,6 +75,7 @@ class AutoSync:
             log.warning("automatic sync: %s", exc.message)
             return
         log.info("automatic sync: %s", " ".join(result.summary))
+        self.session.forget_active()
         self.refresh()
         if result.conflicts:
             self.say("kin-memory: automatic sync: " + " ".join(result.summary), True)

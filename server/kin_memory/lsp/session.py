@@ -134,6 +134,11 @@ class Session:
         self._active = (key, now, value)
         return value
 
+    def forget_active(self) -> None:
+        """Compute the active workspaces afresh at the next ask: a sync may have brought another
+        machine's file mapping a repository open here."""
+        self._active = None
+
     def context(self) -> Context:
         s = self.settings
         return Context(

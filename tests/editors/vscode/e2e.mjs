@@ -4,7 +4,8 @@
 // status bar, and reflection passes against a scripted model server (a separate process speaking the
 // OpenAI wire format) reviewed as diffs, then applied, discarded or refused as conflicts. A second window then proves the extension follows the store root the server reports (one
 // that only KIN_MEMORY_DIR names), and a third opens a hostile repository whose `.vscode/settings.json`
-// tries to steer every security-relevant setting: none of it may take effect. Exit status 0 means every
+// tries to steer every security-relevant setting: none of it may take effect. A fourth syncs the store
+// through git with another machine driven by the command line (sync_fixture.mjs). Exit status 0 means every
 // check passed; otherwise the reason is printed and a screenshot is saved next to the success one.
 import { execFileSync, spawn } from "node:child_process";
 import * as crypto from "node:crypto";
@@ -14,6 +15,7 @@ import { createRequire } from "node:module";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
+import { fact, filesWithMarkers, makeSyncFixture } from "./sync_fixture.mjs";
 
 const env = process.env;
 const need = (name) => {
@@ -1514,6 +1516,162 @@ async function hostileChecks(context, page, port) {
   });
 }
 
+// -- sync through git: the editor is the second machine --------------------------------------------
+/**
+ * A fourth window: the store synced through git with another machine ("laptop", driven through the
+ * command line). The editor's workspace is a clone of the same repository at another path, so the
+ * laptop's fact stamped with its own clone surfaces here. Then both machines edit one line (KM800 and
+ * its quick fixes), and the laptop deletes a memory the editor edits (the edit is kept).
+ */
+async function syncChecks(page, port) {
+  const sync = makeSyncFixture(path.join(tmp, "sync"), PYTHON, childEnv);
+  const { laptop } = sync;
+  const postgres = path.join(dirs.store, "facts", "postgres.md");
+  const ci = path.join(dirs.store, "facts", "ci.md");
+  const view = page.locator(".part.sidebar").first();
+  const problems = page.locator(".markers-panel .monaco-list-row", { hasText: "KM800" });
+  const showView = () => page.locator(".statusbar-item", { hasText: /stale/ }).first().click(); // shows it, never toggles it
+  const syncNow = () => runCommand(page, "Kin Memory: Sync the store through git");
+  /** Opens a memory from the Kin Memory view, and keeps its editor. */
+  const openMemory = async (rel) => {
+    await showView();
+    await view.locator(".monaco-list-row", { hasText: rel }).first().click();
+    await page.locator(".tabs-container .tab.active", { hasText: path.basename(rel) }).waitFor({ timeout: STEP_TIMEOUT });
+    await runCommand(page, "View: Keep Editor");
+  };
+  /** Types at the end of `line`'s text after removing `erase` characters before its last one, then saves. */
+  const editAndSave = async (line, erase, typed, file) => {
+    await editor(page).locator(".view-line span", { hasText: line }).first().click();
+    await page.keyboard.press("End");
+    await page.keyboard.press("ArrowLeft"); // before the sentence's full stop
+    for (let i = 0; i < erase; i++) await page.keyboard.press("Backspace");
+    await page.keyboard.type(typed);
+    await runCommand(page, "File: Save");
+    await poll(() => fs.readFileSync(file, "utf8"), (t) => t.includes(typed), `${file} was not saved with the edit`);
+  };
+  /** The quick fix `title` on the first line of the active memory (where KM800 sits). */
+  const firstLineFix = async (title) => {
+    const fix = page.locator(".action-widget .monaco-list-row", { hasText: title }).first();
+    // Quick Fix (Ctrl+.) on the first line; asked again while the server's actions are not there yet.
+    await poll(async () => {
+      await page.keyboard.press("Escape");
+      await editor(page).locator(".view-lines").click();
+      await page.keyboard.press("Control+Home");
+      await page.keyboard.press("Control+.");
+      return fix.waitFor({ timeout: 3000 }).then(() => true, () => false);
+    }, (shown) => shown, `no quick fix "${title}" on the first line`);
+    await fix.click();
+  };
+
+  await step("sync: the laptop (command line) writes a fact for its clone of the repository and syncs", async () => {
+    laptop.run("sync", "--name", "laptop", "--remote", sync.remote);
+    laptop.tool({ command: "create", path: "/memories/facts/api-deploy.md",
+      file_text: fact("API deploys", "The API deploys through the heron pipeline on Tuesdays.", sync.laptopClone) });
+    laptop.tool({ command: "create", path: "/memories/facts/postgres.md", file_text: fact("Database", "Postgres listens on port 5432.", "global") });
+    laptop.tool({ command: "create", path: "/memories/facts/ci.md", file_text: fact("CI", "CI runs on GitHub Actions.", "global") });
+    const said = laptop.sync();
+    if (!said.includes("3 changes went out")) throw new Error(`the laptop's sync says "${said.trim()}"`);
+    writeSettings(); // the user's defaults again (the third window made the memory tool strict)
+    await restartCodeServer(port, sync.editorClone, childEnv);
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(sync.editorClone)}`);
+    await page.locator(".monaco-workbench").waitFor({ timeout: STEP_TIMEOUT });
+    await page.locator(".explorer-folders-view .monaco-list-row", { hasText: "README.md" }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await page.locator(".statusbar-item", { hasText: /stale/ }).first().waitFor({ timeout: STEP_TIMEOUT });
+  });
+
+  await step("sync: the first sync asks for the remote; the laptop's fact comes in", async () => {
+    await syncNow();
+    const box = page.locator(".quick-input-widget", { has: page.locator(".quick-input-title", { hasText: "Sync the store through git" }) }).first();
+    await box.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
+    const prompt = (await box.innerText()).replace(/\s+/g, " ");
+    if (!/no remote to sync with yet/.test(prompt) || /kin-memory sync|--remote/.test(prompt)) throw new Error(`the input box reads "${prompt}"`);
+    await box.locator("input").first().fill(sync.remote);
+    await page.keyboard.press("Enter");
+    const said = await toast(page, "came in");
+    if (!said.includes("/memories/facts/api-deploy.md (new on laptop)")) throw new Error(`the message reads "${said}"`);
+    if (!fs.existsSync(path.join(dirs.store, "facts", "api-deploy.md"))) throw new Error("the fact is not in the store");
+  });
+
+  await step("sync: search in the editor's clone finds the fact the laptop stamped with its own clone", async () => {
+    await runCommand(page, "Kin Memory: Search memories");
+    await page.locator(".quick-input-widget .quick-input-title", { hasText: "Search memories" }).waitFor({ timeout: STEP_TIMEOUT });
+    await page.locator(".quick-input-widget input").first().fill("heron pipeline Tuesdays");
+    const rows = page.locator(".quick-input-widget .monaco-list-row");
+    await rows.filter({ hasText: "api-deploy" }).first().waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {
+      throw new Error(`the search lists ${JSON.stringify((await rows.allInnerTexts()).map((t) => t.replace(/\s+/g, " ")))}`);
+    });
+    const top = (await rows.first().innerText()).replace(/\s+/g, " ");
+    if (!/api-deploy/.test(top) || !/heron pipeline/.test(top)) throw new Error(`the top result reads "${top}"`);
+    await page.keyboard.press("Escape");
+  });
+
+  await step("sync: the Changes section lists the fact as created by sync:laptop", async () => {
+    await showView();
+    const row = view.locator(".monaco-list-row", { hasText: "api-deploy.md" }).filter({ hasText: /created by sync:laptop/ }).first();
+    await row.waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {
+      const listed = await view.locator(".monaco-list-row", { hasText: "api-deploy.md" }).allInnerTexts();
+      throw new Error(`the view lists the fact as ${JSON.stringify(listed)}`);
+    });
+  });
+
+  await step("sync: one line edited on both machines: a warning, and KM800 in the Problems panel (screenshot)", async () => {
+    laptop.tool({ command: "str_replace", path: "/memories/facts/postgres.md", old_str: "port 5432", new_str: "port 5433" });
+    laptop.sync();
+    await openMemory("facts/postgres.md");
+    await editAndSave("listens on port", 4, "6543", postgres);
+    await syncNow();
+    const said = await toast(page, "changed in the same place here and on laptop");
+    if (!said.includes("/memories/facts/postgres.md")) throw new Error(`the message reads "${said}"`);
+    await page.locator(".notifications-toasts .notification-list-item", { hasText: "changed in the same place" })
+      .locator(".monaco-button", { hasText: "Show problems" }).first().click();
+    const row = problems.first();
+    await row.waitFor({ timeout: STEP_TIMEOUT }).catch(() => { throw new Error("the Problems panel lists no KM800"); });
+    const text = (await row.innerText()).replace(/\s+/g, " ");
+    if (!/here and on laptop/.test(text)) throw new Error(`the Problems row reads "${text}"`);
+    if (!fs.readFileSync(postgres, "utf8").includes("port 6543")) throw new Error("the file does not keep this machine's version");
+    await editor(page).locator(".squiggly-warning").first().waitFor({ state: "attached", timeout: STEP_TIMEOUT });
+    await page.mouse.move(5, 5);
+    await page.screenshot({ path: path.join(ARTIFACTS, "vscode-sync-conflict.png") });
+  });
+
+  await step("sync: Open both versions side by side shows this machine's left and laptop's right", async () => {
+    await firstLineFix("Open both versions side by side");
+    const tab = page.locator(".tabs-container .tab.active", { hasText: "postgres.md (this machine ↔ laptop)" }).first();
+    await tab.waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {
+      throw new Error(`the active tab reads "${await page.locator(".tabs-container .tab.active").first().innerText().catch(() => "")}"`);
+    });
+    const sides = await poll(() => diffSides(page), (all) => all.some((d) => /port 5433/.test(d.modified)), "no diff shows laptop's version");
+    const diff = sides.find((d) => /port 5433/.test(d.modified));
+    if (!/port 6543/.test(diff.original)) throw new Error(`this machine's side reads "${diff.original.slice(0, 200)}"`);
+  });
+
+  await step("sync: the quick fix Keep laptop's version writes laptop's text and KM800 goes", async () => {
+    await page.locator(".tabs-container .tab", { hasText: "postgres.md", hasNotText: "↔" }).first().click();
+    await page.locator(".tabs-container .tab.active", { hasText: "postgres.md", hasNotText: "↔" }).waitFor({ timeout: STEP_TIMEOUT });
+    await firstLineFix("Keep laptop's version");
+    await poll(() => fs.readFileSync(postgres, "utf8"), (t) => t.includes("port 5433") && !t.includes("6543"),
+      "the file does not hold laptop's version");
+    await poll(() => problems.count(), (n) => n === 0, "KM800 is still in the Problems panel");
+    await poll(() => editorText(page), (t) => t.includes("port 5433"), "the editor does not show laptop's version");
+  });
+
+  await step("sync: deleted on the laptop, edited here: the edit is kept and the message says so", async () => {
+    laptop.tool({ command: "delete", path: "/memories/facts/ci.md" });
+    laptop.sync();
+    await openMemory("facts/ci.md");
+    await editAndSave("GitHub Actions", 0, ", four jobs", ci);
+    await syncNow();
+    const said = await toast(page, "the edit is kept");
+    if (!said.includes("/memories/facts/ci.md was deleted on laptop and edited here")) throw new Error(`the message reads "${said}"`);
+    if (!fs.existsSync(ci) || !fs.readFileSync(ci, "utf8").includes("GitHub Actions, four jobs")) throw new Error("the edit was not kept on disk");
+  });
+
+  await step("sync: no file under the editor's store holds a conflict marker", async () => {
+    const found = filesWithMarkers(dirs.store);
+    if (found.length) throw new Error(`conflict markers in ${found.join(", ")}`);
+  });
+}
+
 /** Files under `dir` (not below `skip`) whose text contains `needle`. */
 function filesContaining(dir, needle, skip) {
   const hits = [];
@@ -1575,6 +1733,8 @@ async function main() {
       await historyChecks(page);
       await bulkChecks(page);
       await filterChecks(page);
+    } else if (env.KIN_E2E_ONLY === "sync") {
+      await syncChecks(page, port);
     } else if (env.KIN_E2E_ONLY === "reflect") {
       await openStore(page, port);
       await reflectChecks(page);
@@ -1590,6 +1750,7 @@ async function main() {
       await rootChecks(context, page, port);
       await page.screenshot({ path: path.join(ARTIFACTS, "vscode-second-window.png") }).catch(() => undefined);
       await hostileChecks(context, page, port);
+      await syncChecks(page, port);
     }
   } catch (err) {
     failure = err;

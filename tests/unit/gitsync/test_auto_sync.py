@@ -8,17 +8,23 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from tests.support.gitrepos import isolate_git
 
 from kin_memory.editor_settings import Settings, SyncSettings
 from kin_memory.gitsync import engine
 from kin_memory.lsp.auto_sync import AFTER_WRITES_QUIET, AutoSync, _has_remote
 from kin_memory.store.events import StoreEvent, StoreEvents
 from kin_memory.store.machine import rename_machine
-from tests.support.gitrepos import isolate_git
 
 
 def session(root: Path, sync: SyncSettings) -> SimpleNamespace:
-    return SimpleNamespace(root=root, settings=Settings(sync=sync), events=StoreEvents(), active=lambda: ())
+    return SimpleNamespace(
+        root=root,
+        settings=Settings(sync=sync),
+        events=StoreEvents(),
+        active=lambda: (),
+        forget_active=lambda: None,
+    )
 
 
 def auto(root: Path, sync: SyncSettings, said: list) -> AutoSync:

@@ -10,12 +10,12 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.support.gitrepos import isolate_git
 
 from kin_memory.gitsync import engine
 from kin_memory.store.lifecycle import Thresholds, lifecycle
 from kin_memory.store.machine import rename_machine
 from kin_memory.tool.sweep import disk_memories, plan_from
-from tests.support.gitrepos import isolate_git
 
 DAY = 86400.0
 

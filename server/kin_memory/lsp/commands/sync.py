@@ -49,6 +49,7 @@ class SyncCommands:
             raise CommandFailed(exc.message) from None
         finally:
             task.end("sync finished")
+        self.session.forget_active()
         for change in result.incoming:
             self.documents.external_change(self.session.path_of(change.path))
         self.conflicts.refresh_soon()
