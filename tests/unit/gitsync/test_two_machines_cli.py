@@ -168,3 +168,22 @@ def test_delete_against_edit_keeps_the_edit(machines):
     for m in machines:
         assert "four jobs" in (m.store / "facts" / "ci.md").read_text()
         assert no_marker_anywhere(m.store) == []
+
+
+def test_accept_and_revert_work_on_what_came_by_sync(machines):
+    laptop, desktop = machines
+    for name in ("keep", "drop"):
+        laptop.tool(command="create", path=f"/memories/facts/{name}.md",
+                    file_text=memory(f"# {name}\n\nA fact to {name}.\n", "global"))  # fmt: skip
+    laptop.sync()
+    desktop.sync()
+    queued = {c["path"]: c["source"] for c in json.loads(desktop.run("changes", "--json").stdout)["changes"]}
+    assert queued == {"/memories/facts/keep.md": "sync:laptop", "/memories/facts/drop.md": "sync:laptop"}
+    desktop.run("accept", "/memories/facts/keep.md")
+    desktop.run("revert", "/memories/facts/drop.md")  # created since the last review: reverting deletes it
+    assert json.loads(desktop.run("changes", "--json").stdout)["changes"] == []
+    assert not (desktop.store / "facts" / "drop.md").exists()
+    desktop.sync()
+    laptop.sync()  # the revert travels like any other change
+    assert not (laptop.store / "facts" / "drop.md").exists()
+    assert (laptop.store / "facts" / "keep.md").exists()
