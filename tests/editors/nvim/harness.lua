@@ -73,6 +73,24 @@ end
 --- Wait until kin-memory has attached to buf (by path: the buffer keeps the filetype markdown): at
 --- once when the plugin already knows the store, else when its startup question to the server
 --- (`kin-memory info`) has been answered.
+--- The first notification after the n-th one whose message matches `pattern`, or nil.
+function T.notes_since(n, pattern)
+  for i = n + 1, #T.notes do
+    if T.notes[i].msg:find(pattern) then
+      return T.notes[i]
+    end
+  end
+end
+
+--- Run an Ex command and wait for a notification matching `pattern` after it.
+function T.run_and_wait(command, pattern, what, timeout)
+  local n = #T.notes
+  vim.cmd(command)
+  return T.wait(function()
+    return T.notes_since(n, pattern)
+  end, what, timeout)
+end
+
 function T.wait_filetype(buf, rel)
   T.wait(function()
     return #vim.lsp.get_clients({ bufnr = buf, name = 'kin_memory' }) > 0

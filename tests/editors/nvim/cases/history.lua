@@ -11,21 +11,7 @@ local function qf_texts()
   return out
 end
 
-local function notes_since(n, pattern)
-  for i = n + 1, #T.notes do
-    if T.notes[i].msg:find(pattern) then
-      return T.notes[i]
-    end
-  end
-end
 
-local function run_and_wait(command, pattern, what)
-  local n = #T.notes
-  vim.cmd(command)
-  return T.wait(function()
-    return notes_since(n, pattern)
-  end, what)
-end
 
 T.run(function()
   local tone = T.path('prefs/tone.md')
@@ -36,12 +22,12 @@ T.run(function()
     return b ~= -1 and T.diags(b, 'KM402')[1]
   end, 'the whole store to be checked')
 
-  run_and_wait('KinMemoryAccept!', 'accepted %d+ change', 'Accept! to answer')
-  run_and_wait('KinMemoryChanges', 'no changes since the last review', 'an empty queue after Accept!')
+  T.run_and_wait('KinMemoryAccept!', 'accepted %d+ change', 'Accept! to answer')
+  T.run_and_wait('KinMemoryChanges', 'no changes since the last review', 'an empty queue after Accept!')
 
   local written = original:gsub('no emoji', 'no emoji; sign with the team name')
   T.write(tone, written)
-  run_and_wait('KinMemoryChanges', '1 change since the last review', 'the external write to be queued')
+  T.run_and_wait('KinMemoryChanges', '1 change since the last review', 'the external write to be queued')
   local texts = qf_texts()
   T.eq(#texts, 1, 'one quickfix entry')
   T.check(texts[1]:find('prefs/tone.md', 1, true) and texts[1]:find('changed by external', 1, true),
@@ -65,9 +51,9 @@ T.run(function()
   T.eq(diffed, 2, 'two windows in diff mode')
   vim.cmd('tabclose')
 
-  run_and_wait('KinMemoryRevert prefs/tone.md', 'reverted 1 memory', 'the revert to report')
+  T.run_and_wait('KinMemoryRevert prefs/tone.md', 'reverted 1 memory', 'the revert to report')
   T.eq(T.read(tone), original, 'the reviewed text is back on disk')
-  run_and_wait('KinMemoryChanges', 'no changes since the last review', 'the queue to be empty after the revert')
+  T.run_and_wait('KinMemoryChanges', 'no changes since the last review', 'the queue to be empty after the revert')
 
   -- History: restore, the external write, the original (newest first).
   vim.cmd.edit(vim.fn.fnameescape(tone))
@@ -95,15 +81,15 @@ T.run(function()
   local n = #T.notes
   vim.cmd('KinMemoryHistory')
   T.wait(function()
-    return notes_since(n, 'restored /memories/prefs/tone.md to version')
+    return T.notes_since(n, 'restored /memories/prefs/tone.md to version')
   end, 'the restore to report')
   T.eq(T.read(tone), written, 'the chosen version is on disk')
   T.wait(function()
     return table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr(tone), 0, -1, false), '\n'):find('team name', 1, true)
   end, 'the open buffer to follow the restored file')
 
-  run_and_wait('KinMemoryChanges', '1 change since the last review', 'the restore to be queued')
+  T.run_and_wait('KinMemoryChanges', '1 change since the last review', 'the restore to be queued')
   vim.cmd.edit(vim.fn.fnameescape(tone))
-  run_and_wait('KinMemoryAccept', 'accepted 1 change', 'Accept on the current memory')
-  run_and_wait('KinMemoryChanges', 'no changes since the last review', 'an empty queue after Accept')
+  T.run_and_wait('KinMemoryAccept', 'accepted 1 change', 'Accept on the current memory')
+  T.run_and_wait('KinMemoryChanges', 'no changes since the last review', 'an empty queue after Accept')
 end)

@@ -66,22 +66,7 @@ local function prepare()
   git(T.project, 'clone', '-q', origin, '.') -- Neovim's working directory: the desktop's clone
 end
 
-local function notes_since(n, pattern)
-  for i = n + 1, #T.notes do
-    if T.notes[i].msg:find(pattern) then
-      return T.notes[i]
-    end
-  end
-end
 
---- Run an Ex command and wait for a notification matching `pattern` after it.
-local function run_and_wait(command, pattern, what)
-  local n = #T.notes
-  vim.cmd(command)
-  return T.wait(function()
-    return notes_since(n, pattern)
-  end, what, 30000)
-end
 
 --- Replace `old` by `new` on one line of buf, as typing would, and :write.
 local function edit_and_write(buf, old, new)
@@ -141,9 +126,9 @@ T.run(function()
     local b = vim.fn.bufnr(T.path('episodes/ancient-incident.md'))
     return b ~= -1 and T.diags(b, 'KM402')[1]
   end, 'the whole store to be checked')
-  run_and_wait('KinMemoryAccept!', 'accepted %d+ change', 'Accept! to answer')
+  T.run_and_wait('KinMemoryAccept!', 'accepted %d+ change', 'Accept! to answer', 30000)
   local asked = T.script_input({ remote })
-  local came = run_and_wait('KinMemorySync', 'came in', 'the first sync to report what came in')
+  local came = T.run_and_wait('KinMemorySync', 'came in', 'the first sync to report what came in', 30000)
   T.eq(#asked, 1, 'the remote asked once')
   T.check(asked[1].prompt:find('folder, ssh or https', 1, true), 'the prompt says what a remote is: %q', asked[1].prompt)
   T.check(came.msg:find('/memories/facts/deploy.md (new on laptop)', 1, true), 'the message names the fact from laptop: %q',
@@ -170,7 +155,7 @@ T.run(function()
   on_laptop('sync')
   local db = T.open('facts/db.md')
   edit_and_write(db, 'port 5432', 'port 6543')
-  local warned = run_and_wait('KinMemorySync', 'changed in the same place', 'the sync to report the conflict')
+  local warned = T.run_and_wait('KinMemorySync', 'changed in the same place', 'the sync to report the conflict', 30000)
   T.eq(warned.level, vim.log.levels.WARN, 'the level of a sync with a conflict')
   T.check(warned.msg:find('/memories/facts/db.md was changed in the same place here and on laptop', 1, true),
     'the message names the memory and the machine: %q', warned.msg)
@@ -212,7 +197,7 @@ T.run(function()
   local n = #T.notes
   apply_action(db, "Keep laptop's version")
   local resolved = T.wait(function()
-    return notes_since(n, "kept laptop's version")
+    return T.notes_since(n, "kept laptop's version")
   end, 'the resolution to be reported')
   T.check(resolved.msg:find('db.md', 1, true), 'the message names the memory: %q', resolved.msg)
   T.check(T.read(T.path('facts/db.md')):find('port 5433', 1, true), 'laptop\'s text on disk: %q', T.read(T.path('facts/db.md')))
@@ -231,7 +216,7 @@ T.run(function()
   on_laptop('sync')
   local ci = T.open('facts/ci.md')
   edit_and_write(ci, 'GitHub Actions', 'GitHub Actions, four jobs')
-  local edit_kept = run_and_wait('KinMemorySync', 'the edit is kept', 'the sync to report the kept edit')
+  local edit_kept = T.run_and_wait('KinMemorySync', 'the edit is kept', 'the sync to report the kept edit', 30000)
   T.check(edit_kept.msg:find('/memories/facts/ci.md was deleted on laptop and edited here: the edit is kept.', 1, true),
     'the message: %q', edit_kept.msg)
   T.check((T.read(T.path('facts/ci.md')) or ''):find('four jobs', 1, true), 'the edit is on disk')
@@ -246,7 +231,7 @@ T.run(function()
   vim.cmd('tabclose')
 
   -- The review queue: the fact that came in, by its source.
-  run_and_wait('KinMemoryChanges', 'since the last review', 'the changes view')
+  T.run_and_wait('KinMemoryChanges', 'since the last review', 'the changes view', 30000)
   local entry
   for _, item in ipairs(vim.fn.getqflist()) do
     if vim.api.nvim_buf_get_name(item.bufnr) == T.path('facts/deploy.md') then
@@ -262,7 +247,7 @@ T.run(function()
 
   -- A remote that is not there: the server's sentence, as it is, as an error.
   local missing = base .. '/no-such-remote.git'
-  local failed = run_and_wait('KinMemorySync ' .. missing, 'remote', 'the failed sync to say why')
+  local failed = T.run_and_wait('KinMemorySync ' .. missing, 'remote', 'the failed sync to say why', 30000)
   T.eq(failed.level, vim.log.levels.ERROR, 'the level of a failed sync')
   T.check(failed.msg:find('^kin%-memory: Fetching from the remote failed') and failed.msg:find(missing, 1, true),
     'the server\'s sentence, not wrapped in another: %q', failed.msg)
