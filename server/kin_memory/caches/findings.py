@@ -41,6 +41,7 @@ from ..store.paths import (
     open_hidden_dir,
     use_wal,
 )
+from ..store.workspace import machines_key
 from .segments import SEGMENTS, Snapshot, segment_of
 
 if TYPE_CHECKING:
@@ -91,14 +92,12 @@ def code_version() -> str:
 def variant_key(ctx: Context, form: str) -> str:
     """Everything besides the file that decides what its check produces, as one key (the machine files
     too: they decide whether another machine's path has gone quiet, KM301)."""
-    from ..store.workspace_aliases import mapping_key
-
     parts = (
         code_version(),
         form,
         str(ctx.root),
         ctx.active,
-        mapping_key(ctx.root),
+        machines_key(ctx.root),
         astuple(ctx.thresholds),
         sorted(ctx.severity.items()),
     )

@@ -115,8 +115,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _conflict_rows(root: Path, only: Path | None) -> list[tuple[str, Finding]]:
     """KM800: the memories a sync left in conflict (the same rows the editors show)."""
-    from ..gitsync.door import conflict_findings, disk_lines
     from ..store.paths import real_path
+
+    if not os.path.isdir(os.path.join(root, ".kin-sync", "conflicts")):
+        return []  # not synced, or nothing in conflict: nothing more to import
+    from ..gitsync.diagnostics import conflict_findings, disk_lines
 
     rows = []
     for vpath, found in conflict_findings(root, disk_lines(root)).items():

@@ -9,6 +9,7 @@ from typing import Any
 from ..store.categories import EPISODIC, PREFERENCE, PROJECT_FACT
 from ..store.context import Context
 from ..store.memory import Memory
+from ..store.paths import SYNC_MACHINES, in_sync_folder
 from ..store.workspace import GLOBAL, main_worktree, own_workspaces, stamp_kind, unsafe_stamp
 from .edits import delete_entry_lines, insert_before_close, replace, yaml_scalar
 from .model import Finding, Fix
@@ -56,6 +57,8 @@ def gone_quiet(stamp: object, ctx: Context) -> bool:
     if _memo(ctx, "isdir:" + stamp, lambda: os.path.isdir(stamp)):
         return False
     # Another machine's path for a repository cloned here surfaces here (the mapping every view uses).
+    if not in_sync_folder(ctx.root, SYNC_MACHINES):
+        return True
     from ..store.workspace_aliases import local_repository
 
     return not _memo(ctx, "mapped:" + stamp, lambda: local_repository(ctx.root, stamp, ctx.active))

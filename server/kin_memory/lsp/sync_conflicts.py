@@ -14,6 +14,7 @@ from typing import Any
 
 from ..findings.model import Finding
 from ..store.events import StoreEvent
+from ..store.paths import in_sync_folder
 from .features.diagnostics import Diagnostics
 from .quiet import WhenQuiet
 from .scheduler import Scheduler
@@ -49,7 +50,9 @@ class ConflictDiagnostics:
 
     def refresh(self) -> None:
         """Read the records and hand the findings to the diagnostics unit on its loop."""
-        from ..gitsync.door import conflict_findings
+        if not self.shown and not in_sync_folder(self.session.root, "conflicts"):
+            return  # not synced, or nothing in conflict: nothing to read, nothing to clear
+        from ..gitsync.diagnostics import conflict_findings
 
         store = self.session.store
 

@@ -22,6 +22,18 @@ INDEX_VPATH = f"{VIRTUAL_ROOT}/{INDEX_NAME}"
 # The server's own folder inside the root (recall index, audit log, tool lock, reflection staging).
 # Hidden, so it is never a memory and the tool's guard never reaches it.
 HIDDEN_DIR = ".kin-index"
+# The folder a synced store shares between machines (gitsync/): their workspaces and the conflicts on
+# record. A dot-name: never read as a memory.
+SYNC_DIR = ".kin-sync"
+SYNC_MACHINES = "machines"  # each machine's repositories (store/workspace_aliases.py)
+
+
+def in_sync_folder(root: Path | str, name: str) -> bool:
+    """Whether the synced folder holds `name` (machines, conflicts): most stores are not synced, and
+    their every door skips the mapping of other machines without importing it."""
+    return os.path.isdir(os.path.join(root, SYNC_DIR, name))
+
+
 HIDDEN_MODE = 0o700
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)

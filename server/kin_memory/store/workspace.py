@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..sinks.controls import escape_controls
+from .paths import SYNC_MACHINES, in_sync_folder
 from .stamps import GLOBAL as GLOBAL
 from .stamps import MAX_STAMP_BYTES as MAX_STAMP_BYTES
 from .stamps import looks_like_path as looks_like_path
@@ -127,16 +128,30 @@ def with_equivalents(own: Iterable[str | None], root: Path) -> tuple[str, ...]:
     stamps what the agent writes), then the paths other machines syncing this store give to the same
     repositories (workspace_aliases.py), so the memories written there surface here. Every door builds
     its active tuple here."""
+    seen = list(dict.fromkeys(w for w in own if w))
+    if not in_sync_folder(root, SYNC_MACHINES):
+        return tuple(seen)
     from .workspace_aliases import equivalent_stamps
 
-    seen = list(dict.fromkeys(w for w in own if w))
     for w in list(seen):
         seen += [e for e in equivalent_stamps(root, w) if e not in seen]
     return tuple(seen)
 
 
+def machines_key(root: Path) -> object:
+    """What the other machines' files say, as a cache key part (they decide KM301); "" when the store
+    is not synced."""
+    if not in_sync_folder(root, SYNC_MACHINES):
+        return ""
+    from .workspace_aliases import mapping_key
+
+    return mapping_key(root)
+
+
 def own_workspaces(active: tuple[str, ...], root: Path) -> tuple[str, ...]:
     """The workspaces of `active` that are this machine's (with_equivalents' additions left out)."""
+    if not in_sync_folder(root, SYNC_MACHINES):
+        return active
     from .workspace_aliases import equivalent_stamps
 
     mapped = {e for w in active for e in equivalent_stamps(root, w)}

@@ -32,13 +32,13 @@ from ..sinks.controls import HOSTILE
 from .atomic import write_at
 from .freshness import Key, kept_key, key_at, key_of, unchanged
 from .machine import Machine, MachineError, this_machine
+from .paths import SYNC_DIR, SYNC_MACHINES
 from .reader import Refused, read_fd, read_file
 from .repo_identity import identities, valid_identity
 from .stamps import stamp_kind, unsafe_stamp
 
 log = logging.getLogger("kin_memory.gitsync")
-SYNC_DIR = ".kin-sync"  # synced with the store; a dot-name, so no memory is ever read from it
-MACHINES = "machines"
+MACHINES = SYNC_MACHINES
 MAX_FILE = 256 * 1024  # bytes of one machine's file
 MAX_MACHINES = 64  # machine files read
 MAX_REPOSITORIES = 512  # repositories of one machine

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kin_memory.gitsync.door import conflict_findings, disk_lines
+from kin_memory.gitsync.diagnostics import conflict_findings, disk_lines
 from kin_memory.gitsync.records import FOLDER, record_rel
 from kin_memory.store.machine import rename_machine
 
