@@ -8,10 +8,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+import attrs
+
 from .. import protocol
 from ..store.machine import MachineError, clean_name, this_machine
+from ..store.paths import real_path, rel_of_virtual
+from ..store.reader import Refused, read_file
 from ..store.workspace_aliases import record_workspaces
-from . import engine, records
+from . import engine, files, records
 from .git import SyncError
 from .report import SyncReport
 
@@ -35,7 +39,47 @@ def run_sync(root: Path, own: Iterable[str], remote: str | None = None) -> proto
             raise
         return protocol.SyncResult(incoming=[], outgoing=[], conflicts=[], skipped=[], summary=[NEEDS_REMOTE],
                                    needs_remote=True)  # fmt: skip
-    return result_of(report, _name(root))
+    result = result_of(report, _name(root))
+    flagged = secrets_out(root, [c.path for c in result.outgoing if c.kind != "delete"])
+    if flagged:
+        shown = ", ".join(flagged[:SHOWN]) + (
+            f" and {len(flagged) - SHOWN} more" if len(flagged) > SHOWN else ""
+        )
+        n = len(flagged)
+        said = (
+            "A memory that went out looks like it holds"
+            if n == 1
+            else f"{n} memories that went out look like they hold"
+        )
+        sentence = (
+            f"{said} a secret (KM602): {shown}. Keep the remote private, or move the secret out of the store."
+        )
+        result = attrs.evolve(result, summary=[*result.summary, sentence])
+    return result
+
+
+SHOWN = 10  # memories a sentence names before "and N more"
+SCAN_BYTES = 64 * 1024  # of each memory that went out, read for secrets (KM602 reads as much)
+
+
+def secrets_out(root: Path, vpaths: list[str]) -> list[str]:
+    """The memories among `vpaths` (just pushed) in which KM602's patterns find a secret."""
+    from ..findings.content import find_secrets
+
+    out = []
+    for vpath in vpaths:
+        rel = rel_of_virtual(vpath)
+        if not rel or not files.safe_rel(rel):
+            continue
+        try:
+            data = read_file(real_path(root, vpath), SCAN_BYTES, within=root, truncate=True).data
+        except (Refused, OSError):
+            continue
+        if any(
+            find_secrets(line) for line in data.decode("utf-8", "replace").splitlines() if len(line) >= 16
+        ):
+            out.append(vpath)
+    return out
 
 
 def result_of(report: SyncReport, mine: str) -> protocol.SyncResult:

@@ -187,3 +187,20 @@ def test_accept_and_revert_work_on_what_came_by_sync(machines):
     laptop.sync()  # the revert travels like any other change
     assert not (laptop.store / "facts" / "drop.md").exists()
     assert (laptop.store / "facts" / "keep.md").exists()
+
+
+def test_a_memory_that_looks_like_a_secret_going_out_is_named(machines):
+    laptop, _desktop = machines
+    laptop.tool(command="create", path="/memories/facts/access.md",
+                file_text=memory("# Access\n\nThe staging key is sk-ant-" + "a1B2" * 10 + " for now.\n", "global"))  # fmt: skip
+    laptop.tool(
+        command="create",
+        path="/memories/facts/plain.md",
+        file_text=memory("# Plain\n\nNothing here.\n", "global"),
+    )
+    said = laptop.sync()
+    assert (
+        "1 of the memories that went out look like they hold a secret (KM602): /memories/facts/access.md."
+        in said
+    )
+    assert "plain.md" not in said.split("KM602")[1]
