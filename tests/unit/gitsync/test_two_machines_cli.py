@@ -199,8 +199,5 @@ def test_a_memory_that_looks_like_a_secret_going_out_is_named(machines):
         file_text=memory("# Plain\n\nNothing here.\n", "global"),
     )
     said = laptop.sync()
-    assert (
-        "1 of the memories that went out look like they hold a secret (KM602): /memories/facts/access.md."
-        in said
-    )
+    assert "A memory that went out looks like it holds a secret (KM602): /memories/facts/access.md." in said
     assert "plain.md" not in said.split("KM602")[1]
