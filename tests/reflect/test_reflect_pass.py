@@ -268,13 +268,13 @@ def test_times_out_with_what_it_staged(provider, store):
         store,
         [
             tool_turn(provider, {"command": "create", "path": "/memories/facts/t.md", "file_text": "x\n"}),
-            Reply(200, end_turn(provider), sleep=5.0),
+            Reply(200, end_turn(provider), sleep=120.0),
         ],
-        timeout=0.6,
+        timeout=8,  # room for the first turn on a loaded machine (the SDK's import alone can take a second)
     )
     elapsed = time.monotonic() - started
-    assert elapsed < 3.0, elapsed
-    assert outcome.stopped == "time-limit" and "time limit (0.6 s)" in outcome.summary
+    assert elapsed < 60, elapsed  # ended by its own limit, not by the model's two-minute answer
+    assert outcome.stopped == "time-limit" and "time limit (8 s)" in outcome.summary
     assert [c.path for c in outcome.changes] == ["/memories/facts/t.md"] and outcome.reviewable
     assert snapshot(store) == before
 
@@ -567,11 +567,11 @@ def test_cancel_aborts_the_request_in_flight(provider, store):
     def cancel_once_asked(body: dict) -> Reply:  # the request is in flight: the user cancels now
         cancelled_at.append(time.monotonic())
         flag.set()
-        return Reply(200, end_turn(provider, "too late"), sleep=30)
+        return Reply(200, end_turn(provider, "too late"), sleep=120)
 
     with FakeModel([cancel_once_asked]) as fake, pytest.raises(Cancelled):
         reflect(store, TRANSCRIPT, config(provider, fake), KEY, None, cancelled=flag.is_set)
-    assert time.monotonic() - cancelled_at[0] < 3  # not the 30 s the server would take
+    assert time.monotonic() - cancelled_at[0] < 60  # not the two minutes the model server would take
     assert snapshot(store) == before
 
 

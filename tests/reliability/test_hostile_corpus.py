@@ -254,7 +254,7 @@ def test_yaml_bomb_is_not_expanded_in_process(levels: int) -> None:
         fm = parse_frontmatter(BILLION_LAUGHS)
         assert fm.status == "ok" and fm.get("category").value == "preference"
         assert fm.get(f"l{levels}").is_scalar is False
-    assert time.perf_counter() - started < 2.0
+    assert time.perf_counter() - started < 30  # a hang guard: an expanded bomb would not end (memory below)
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 50 * 1024
     COUNTS["inputs tried (hostile corpus)"] += 1
 
@@ -317,15 +317,17 @@ def test_files_vanishing_and_changing_mid_read(root: Path, home: Path, server_fa
         stop.set()
         thread.join(10)
     COUNTS["inputs tried (files changed or removed mid-read)"] += actions[0]
-    # Known gap, measured rather than asserted: under this churn the file watcher can miss the file that
-    # replaces a folder of the same name (c4/m12.md here), so the server may stay out of step for such a
-    # file until its next change. A file re-saved afterwards is always picked up:
+    # Known gap, bounded: under this churn the file watcher can miss the file that replaces a folder of
+    # the same name (c4/m12.md here), so the server may stay out of step for such a file until its next
+    # change. Only those few files may be: a watcher that lost its place would leave most of the 60 out.
     try:
         assert_matches_check(server, root, home, timeout=5)
         out_of_step = 0
     except AssertionError as exc:
         out_of_step = str(exc).count("file://")
     COUNTS["files out of step after churn (server vs check)"] += out_of_step
+    assert out_of_step <= 3, out_of_step
+    # ...and a file re-saved afterwards is always picked up:
     for path in sorted(root.rglob("*.md")):
         if path.is_file():
             os.utime(path)

@@ -68,7 +68,8 @@ class Early:
     def stop(self) -> list[dict]:
         started = time.monotonic()
         left = self.early.stop()
-        assert time.monotonic() - started < 1.0  # never waits for input
+        # a hang guard, not a budget: without its wake-up, stop would wait for input that never comes
+        assert time.monotonic() - started < 10
         return [json.loads(b) for b in left]
 
 

@@ -161,7 +161,7 @@ def test_a_client_that_never_sends_initialized_is_left_to_the_server(store: Path
     wire.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": PARAMS})
     started = time.monotonic()
     _, handover = wire.run()
-    assert time.monotonic() - started < 3  # waited a bounded time
+    assert time.monotonic() - started < 20  # waited a bounded time (a hang guard: no input ever comes)
     written = wire.written()
     assert [m.get("id") for m in written] == [1]
     assert handover.answered and not handover.pulled and handover.check is None
