@@ -15,7 +15,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -152,7 +151,9 @@ def test_while_a_pass_waits_search_hover_and_the_tool_answer_and_cancel_answers_
     assert reply["error"]["code"] == -32800, reply
 
 
-def test_the_progress_bars_cancel_ends_a_waiting_pass_before_the_model_answers(store: Path, tmp_path: Path) -> None:
+def test_the_progress_bars_cancel_ends_a_waiting_pass_before_the_model_answers(
+    store: Path, tmp_path: Path
+) -> None:
     asked, stall = _stalled()
     with FakeModel([stall]) as fake:
         client = _start(store, tmp_path, fake, progress=True)
