@@ -14,6 +14,7 @@ from ..findings.content import mask_secrets
 from .query import phrases
 
 MAX_SNIPPET = 160
+WORD_SLACK = 24  # characters a snippet's edge may move to fall between two words
 SECRET_TAIL = 4096  # characters past the read window searched for the end of a word it cuts
 _SPACE = re.compile(r"\s")
 
@@ -50,19 +51,27 @@ def _first_hit(text: str, query: str) -> int:
 
 
 def _window(text: str, pos: int, width: int, more_before: bool, more_after: bool) -> str:
-    """`width` characters of text around pos (a third of them before it), with … where text goes on."""
+    """At most `width` characters of text around pos (a third of them before it), cut between words
+    ("…ns on four nodes" never), with … where text goes on."""
     if pos < 0:
         start = 0
-        end = width
     else:
         start = max(0, min(pos - width // 3, len(text) - width))
-        end = start + width
-    out = text[start:end]
-    if start > 0 or more_before:
-        out = "…" + out[1:]
-    if end < len(text) or more_after:
-        out = out[:-1] + "…"
-    return out
+    before = start > 0 or more_before
+    if start > 0 and text[start - 1] != " ":  # move on to the next word start, not past the hit
+        space = text.find(" ", start, min(start + WORD_SLACK, pos if pos > start else len(text)))
+        if space >= 0:
+            start = space + 1
+    room = width - (1 if before else 0)
+    end = min(len(text), start + room)
+    after = end < len(text) or more_after
+    if after:
+        end = min(end, start + room - 1)  # room for the closing …
+        if end < len(text) and text[end] != " ":  # back to the last word end, unless one word is that long
+            space = text.rfind(" ", max(start + 1, end - WORD_SLACK), end)
+            if space >= 0:
+                end = space
+    return ("…" if before else "") + text[start:end].rstrip() + ("…" if after else "")
 
 
 def _word_start(text: str, i: int) -> int:

@@ -58,5 +58,8 @@ def code_span(text: str, limit: int | None = None) -> str:
     raw = escape_controls(_clip(text or "", limit))
     longest = max((len(run) for run in re.findall(r"`+", raw)), default=0)
     fence = "`" * (longest + 1)
-    # One space each side: CommonMark strips exactly one, so a leading or trailing backtick stays inside.
-    return f"{fence} {raw} {fence}"
+    # A space each side only where CommonMark needs one (it strips exactly one from both sides): a leading
+    # or trailing backtick stays inside, a value with spaces at both ends keeps them. Elsewhere none, so an
+    # editor that shows the markdown as text (Neovim hides the backticks) shows no doubled spaces.
+    pad = " " if not raw.strip(" ") or raw[0] == "`" or raw[-1] == "`" or (raw[0] == raw[-1] == " ") else ""
+    return f"{fence}{pad}{raw}{pad}{fence}"
