@@ -10,6 +10,7 @@ is, said so, and goes out with the next sync.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,7 +60,7 @@ def bring(root: Path, local: str | None, final: str, touched: dict[str, list[obj
             out.skipped.append(f"{shown} came in as a link or a repository, not a file: it was left out.")
             continue
         source, name = source_of(touched.get(delta.rel), delta.new)
-        problem = _apply(root, delta, source, held, objects.when(touched.get(delta.rel), delta.new))
+        problem = _apply(root, delta, source, held, *objects.when(touched.get(delta.rel), delta.new))
         if problem == CHANGED_HERE:
             out.changed_here.append(delta.rel)
         elif problem is not None:
@@ -72,9 +73,12 @@ def bring(root: Path, local: str | None, final: str, touched: dict[str, list[obj
 
 
 def _apply(
-    root: Path, delta: objects.Delta, source: str, held: dict[str, bytes], mtime: float | None
+    root: Path, delta: objects.Delta, source: str, held: dict[str, bytes], mtime: float | None, exact: bool
 ) -> str | None:
-    """Write one change; why it was not written (the end of a sentence), None when it was."""
+    """Write one change; why it was not written (the end of a sentence), None when it was.
+
+    A version no single change made (a merge of both sides) takes the newer of the incoming time and
+    the replaced file's own: each machine replaces its own side, so both land on the same, newer time."""
     expected = held.get(delta.old) if delta.old is not None else None
     data = held.get(delta.new) if delta.new is not None else None
     try:
@@ -92,6 +96,8 @@ def _apply(
                     files.drop_at(fd, files.name_of(delta.rel))
                 else:
                     files.put_at(fd, files.name_of(delta.rel), data, st)
+                    if not exact and st is not None and current is not None:
+                        mtime = max(mtime or 0.0, min(st.st_mtime, time.time()))
                     if mtime is not None:  # its age on the machine it came from (the lifecycle reads it)
                         os.utime(files.name_of(delta.rel), (mtime, mtime), dir_fd=fd, follow_symlinks=False)
         finally:
