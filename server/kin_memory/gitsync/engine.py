@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..store.machine import Machine
 from ..store.paths import HiddenRefused, is_hidden, open_hidden_dir, open_hidden_file, virtual_of_rel
-from . import files, git, merge, objects, repo, writeback
+from . import commitset, files, git, merge, objects, repo, writeback
 from .git import SyncError, machine_of
 from .records import FOLDER, decode
 from .report import Change, ChangeKind, Conflict, Side, SyncReport
@@ -78,12 +78,16 @@ def sync(root: Path, *, remote: str | None = None, now: float | None = None) -> 
 def _sync(root: Path, machine: Machine, when: float) -> SyncReport:
     identity = repo.identity_args(root, machine)
     report = SyncReport()
-    local = commit_local(root, machine, identity)
+    local = commit_local(root, machine, identity, report)
     for _attempt in range(ATTEMPTS):
-        theirs = fetch(root)
+        fetched = theirs = fetch(root)
         report.remote_was_empty = theirs is None
+        if theirs is not None:  # what the set does not take is left out before anything is written
+            title = f"Sync on {machine.name}: left out what a sync does not take"
+            theirs, said = commitset.clean(root, theirs, objects.message(title, machine), identity)
+            report.skipped += [s for s in said if s not in report.skipped]
         local = integrate(root, local, theirs, machine, identity, when, report)
-        if local is None or local == theirs:
+        if local is None or local == fetched:
             return report
         if push(root):
             report.outgoing = outgoing(root, theirs, local, machine)
@@ -91,10 +95,14 @@ def _sync(root: Path, machine: Machine, when: float) -> SyncReport:
     raise SyncError("Other machines kept sending changes while this one synced: sync again in a moment.")
 
 
-def commit_local(root: Path, machine: Machine, identity: list[str]) -> str | None:
-    """Commit every change made here since the last sync (none: no commit); the branch's commit."""
-    git.run(root, ["add", "-A"], what="Recording this machine's changes")
-    tree = git.one(git.run(root, ["write-tree"], what="Recording this machine's changes").out)
+def commit_local(
+    root: Path, machine: Machine, identity: list[str], report: SyncReport | None = None
+) -> str | None:
+    """Commit every change made here since the last sync (none: no commit); the branch's commit. What
+    is committed is kin's set (commitset.py), never what an ignore file says."""
+    tree, said = commitset.stage(root)
+    if report is not None:
+        report.skipped += said
     head = repo.head(root)
     if head is not None and objects.tree_of(root, head) == tree:
         return head

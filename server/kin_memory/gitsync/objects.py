@@ -5,6 +5,9 @@ Plumbing only: nothing here touches the store's files or runs a hook.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,6 +80,21 @@ def hash_blob(root: Path, data: bytes) -> str:
 
 def empty_tree(root: Path) -> str:
     return git.one(git.run(root, ["mktree"], what="Storing an empty folder", data=b"").out)
+
+
+def tree_from(root: Path, entries: list[tuple[str, str, str]]) -> str:
+    """A tree holding exactly these (mode, object, path) entries, through an index of its own."""
+    index = root / ".git" / f"kin-sync-index-{secrets.token_hex(6)}"
+    env = {"GIT_INDEX_FILE": os.fspath(index)}
+    try:
+        git.run(root, ["read-tree", "--empty"], what="Reading what came in", env=env)
+        data = b"".join(f"{mode} {oid}\t{rel}".encode("utf-8", "surrogateescape") + b"\0"
+                        for mode, oid, rel in entries)  # fmt: skip
+        git.run(root, ["update-index", "-z", "--index-info"], what="Reading what came in", env=env, data=data)
+        return git.one(git.run(root, ["write-tree"], what="Reading what came in", env=env).out)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(index)
 
 
 def tree_of(root: Path, commit: str | None) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 from ..store.atomic import Changed
 from ..store.paths import is_hidden, virtual_of_rel
 from ..store.write_hook import around_write
-from . import files, git, objects
+from . import commitset, files, git, objects
 from .report import ANOTHER, Change, ChangeKind
 
 SOURCE = "sync"  # the source of a change whose commit names no machine
@@ -48,10 +48,12 @@ def bring(root: Path, local: str | None, final: str, touched: dict[str, list[obj
     already holds its final content is left alone (and still reported as come in)."""
     out = Brought()
     deltas = objects.changes(root, local, final)
-    held = objects.blobs(root, [oid for d in deltas if files.safe_rel(d.rel) for oid in d.files()])
+    held = objects.blobs(root, [oid for d in deltas if _takes(d) for oid in d.files()])
     for delta in deltas:
         shown = virtual_of_rel(delta.rel)
-        if not files.safe_rel(delta.rel):
+        if commitset.limit_of(delta.rel) is None:
+            if commitset.quiet(delta.rel):
+                continue
             out.skipped.append(
                 f"{shown} came in but is not a place in the store a sync writes: it was left out."
             )
@@ -70,6 +72,10 @@ def bring(root: Path, local: str | None, final: str, touched: dict[str, list[obj
         else:
             out.incoming.append(Change(shown, _KIND.get(delta.status, "edit"), name))
     return out
+
+
+def _takes(delta: objects.Delta) -> bool:
+    return commitset.limit_of(delta.rel) is not None
 
 
 def _apply(
