@@ -1,15 +1,19 @@
 """What a repository is, whatever folder it is cloned in: the identities two machines can compare.
 
 A workspace stamp is a realpath, which differs between machines (`/home/me/src/api` on one,
-`/Users/me/code/api` on another). Two clones are the same repository when they share an identity:
+`/Users/me/code/api` on another). Two clones are the same repository when their normalized `origin`
+addresses match; a shared first commit counts only for repositories that have no `origin` at all. A fork
+shares its upstream's first commits, so a first commit alone would let a fork (or any clone of any
+history) see the upstream's memories; the address is what the person chose to work with. A repository
+has one kind of identity, then:
 
 - `url:<host>/<path>`: the `origin` remote, normalized so that the spellings of one address agree
   (`git@host:owner/name.git`, `https://host/owner/name`, `ssh://git@host/owner/name.git`): no scheme, no
   user or password (credentials are never kept), no port, the host in lower case, no trailing `.git`
   or `/`;
 - `path:<realpath>`: an `origin` that is a folder on disk (a bare repository next to the clones);
-- `root:<commit>`: a first commit of its history (`git rev-list --max-parents=0 HEAD`), which every
-  clone and fork shares whatever its remote is called.
+- `root:<commit>`: a first commit of its history (`git rev-list --max-parents=0 HEAD`), only for a
+  repository with no `origin`.
 
 A folder below the top of its repository (a package of a monorepo opened on its own) adds its place in
 the repository (`#packages/web`): two different folders of one repository are not one workspace.
@@ -128,10 +132,19 @@ def identities(folder: str) -> tuple[str, ...]:
     remote = normalized_remote(origin, folder) if origin else None
     if remote:
         found.append(remote)
-    roots = _git(folder, "rev-list", "--max-parents=0", f"--max-count={MAX_ROOTS}", "HEAD") or ""
-    found += sorted(ROOT + c for c in roots.split() if _COMMIT.match(c))
+    elif not origin:  # a first commit stands for the repository only when it has no origin at all
+        roots = _git(folder, "rev-list", "--max-parents=0", f"--max-count={MAX_ROOTS}", "HEAD") or ""
+        found += sorted(ROOT + c for c in roots.split() if _COMMIT.match(c))
     suffix = "#" + place if place else ""
     return tuple(i + suffix for i in found if valid_identity(i + suffix))
+
+
+def comparable(ids: frozenset[str]) -> frozenset[str]:
+    """The identities of a repository that another may match: its addresses when it has one (a machine
+    file written by an earlier version lists first commits beside them: those are not compared), else
+    its first commits."""
+    addresses = frozenset(i for i in ids if not i.startswith(ROOT))
+    return addresses or ids
 
 
 def valid_identity(value: object) -> bool:

@@ -6,8 +6,9 @@ each other's stamps on every sync). Instead each machine writes, in the synced f
 
     {"id": "…", "name": "laptop", "repositories": {"/home/me/src/api": ["url:github.com/me/api", …]}}
 
-and, at read time, a workspace here also sees the paths other machines give to a repository with an
-identity in common with it (`repo_identity.py`): `equivalent_stamps`. A path that is a folder on this
+and, at read time, a workspace here also sees the paths other machines give to the same repository
+(`repo_identity.py`: the same normalized `origin`, or, for repositories with no `origin`, a shared
+first commit): `equivalent_stamps`. A path that is a folder on this
 machine is never mapped (it is this machine's own workspace, whatever another machine keeps there).
 
 These files arrive by sync, and an agent can write into the store: everything read from them is
@@ -34,7 +35,7 @@ from .freshness import Key, kept_key, key_at, key_of, unchanged
 from .machine import Machine, MachineError, this_machine
 from .paths import SYNC_DIR, SYNC_MACHINES
 from .reader import Refused, read_fd, read_file
-from .repo_identity import identities, valid_identity
+from .repo_identity import comparable, identities, valid_identity
 from .stamps import stamp_kind, unsafe_stamp
 
 log = logging.getLogger("kin_memory.gitsync")
@@ -276,7 +277,10 @@ def equivalent_stamps(root: Path, workspace: str) -> tuple[str, ...]:
         found = hit[2]
     else:
         seen = dict.fromkeys(
-            p for f in others for p, theirs in f.repositories.items() if p != workspace and ids & theirs
+            p
+            for f in others
+            for p, theirs in f.repositories.items()
+            if p != workspace and ids & comparable(theirs)
         )
         found = tuple(seen)
         _found[(str(root), workspace)] = (files, ids, found)
