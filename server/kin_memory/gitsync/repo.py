@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from ..store.atomic import TEMP_PREFIX, write_at
 from ..store.machine import Machine
@@ -127,13 +129,44 @@ def head(root: Path, ref: str = REF) -> str | None:
     return git.one(done.out) if done.code == 0 and done.out.strip() else None
 
 
-def _checked_url(url: str) -> str:
+_SCHEMES = ("file", "ssh", "https", "http")
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+_SCP = re.compile(r"^(?:[^@/]+@)?(?:[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\]):(?!//)")
+ADDRESSES = "a folder, file://, ssh://, an ssh address like host:path, https:// or http://"
+
+
+def _checked_url(url: str, root: Path | None = None) -> str:
+    """The remote's address as git will use it, or SyncError: only a folder, `file://`, `ssh://`, ssh's
+    `host:path`, `https://` and `http://`; never a transport helper (`fd::`, `ext::`, …: they run
+    commands or wait on a descriptor), never the store itself or a folder inside it."""
     url = url.strip()
     if not url or any(ord(c) < 32 or ord(c) == 127 for c in url):
         raise SyncError("The remote's address must be one line of text, like a folder or a git URL.")
     if url.startswith("-"):
         raise SyncError("A remote's address cannot begin with a dash.")
-    return _absolute_if_folder(url)
+    scheme = _SCHEME.match(url)
+    head = url.split("/", 1)[0]
+    if scheme is not None:
+        if scheme.group(1).lower() not in _SCHEMES:
+            raise SyncError(f"A remote's address must be {ADDRESSES}: {git.redact(url)} is none of these.")
+    elif "::" in head or (":" in head and not _SCP.match(url)):
+        raise SyncError(f"A remote's address must be {ADDRESSES}: {git.redact(url)} is none of these.")
+    url = _absolute_if_folder(url)
+    if root is not None:
+        folder = _folder_of(url)
+        real_root = os.path.realpath(root)
+        if folder is not None and (folder == real_root or folder.startswith(real_root + os.sep)):
+            raise SyncError("The store cannot be its own remote: give a repository outside the store.")
+    return url
+
+
+def _folder_of(url: str) -> str | None:
+    """The realpath a local address names (None for a network address)."""
+    if url.lower().startswith("file://"):
+        return os.path.realpath(unquote(urlsplit(url).path))
+    if os.path.isabs(url):
+        return os.path.realpath(url)
+    return None
 
 
 def _absolute_if_folder(url: str) -> str:
@@ -155,7 +188,7 @@ def remote_url(root: Path) -> str | None:
 def set_remote(root: Path, url: str) -> None:
     """The remote every sync uses (`origin`): added, or its address changed. The address is stored as
     given: credentials stay with the person's git."""
-    url = _checked_url(url)
+    url = _checked_url(url, root)
     verb = "set-url" if remote_url(root) is not None else "add"
     git.run(root, ["remote", verb, REMOTE, url], what="Setting the store's remote")
 

@@ -38,7 +38,7 @@ MAX_ROOTS = 8  # first commits kept (a history that merged unrelated ones has se
 URL, PATH, ROOT = "url:", "path:", "root:"
 _SCHEMES = ("https", "http", "ssh", "git", "git+ssh", "ssh+git")
 _HOST = re.compile(r"^[a-z0-9]([a-z0-9._-]*[a-z0-9])?$|^\[[0-9a-f:.]+\]$")
-_SCP = re.compile(r"^(?:[^@/:]+@)?([^@/:\[\]]+|\[[^\]]+\]):(?!//)(.+)$")  # git@host:owner/name
+_SCP = re.compile(r"^(?:[^@/]+@)?([^@/:\[\]]+|\[[^\]]+\]):(?!//)(.+)$")  # git@host:owner/name
 _COMMIT = re.compile(r"^[0-9a-f]{40}$|^[0-9a-f]{64}$")
 # Settings that would make git read another repository than the folder asked about.
 _AWAY = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR",
@@ -75,6 +75,8 @@ def _host_url(host: str, path: str) -> str | None:
     path = _clean_path(path)
     if not _HOST.match(host) or not path or any(p in ("", ".", "..") for p in path.split("/")):
         return None
+    if "@" in path or ":" in path:
+        return None  # a credential spelt inside the path: never kept, never synced
     return URL + host + "/" + path
 
 
