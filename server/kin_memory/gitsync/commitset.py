@@ -126,10 +126,54 @@ def stage(root: Path) -> tuple[str, list[str]]:
     if foreign:
         _update(root, ["--force-remove"], foreign)
     _update(root, ["--add", "--remove"], [*found.paths, *gone])
+    _not_ours(root)
     tree = git.one(git.run(root, ["write-tree"], what="Recording this machine's changes").out)
     said = [f"{virtual_of_rel(r)} is over {size_words(limit_of(r) or 0)}, the most such a file may be: "
             "it is not synced." for r in found.too_large]  # fmt: skip
     return tree, said
+
+
+def _not_ours(root: Path) -> None:
+    """A file that holds exactly what the last fetch brought for it (a sync stopped half-way through
+    writing them) is no change of this machine's: its index entry goes back to the branch's, so it is
+    not committed as this machine's work and the merge brings it with its own machine and time."""
+    from . import repo
+
+    tracking = repo.head(root, repo.TRACKING)
+    head = repo.head(root)
+    if tracking is None or tracking == head:
+        return
+    args = ["diff-index", "--cached", "-z", "--no-renames", "--no-abbrev", head] if head else None
+    if args is None:
+        return
+    out = git.run(root, args, what="Recording this machine's changes").out.split(b"\0")
+    fetched = _leaves(root, tracking)
+    back: list[bytes] = []
+    for meta, raw in zip(out[0::2], out[1::2], strict=False):
+        if not meta:
+            continue
+        old_mode, _new_mode, old_oid, new_oid, _status = meta.decode().lstrip(":").split(" ")
+        rel = raw.decode("utf-8", "surrogateescape")
+        new = None if set(new_oid) <= {"0"} else new_oid
+        if fetched.get(rel) == new:
+            entry = f"{old_mode} {old_oid}\t" if set(old_oid) - {"0"} else f"0 {'0' * 40}\t"
+            back.append(entry.encode() + raw + b"\0")
+    if back:
+        git.run(root, ["update-index", "-z", "--index-info"], what="Recording this machine's changes",
+                data=b"".join(back))  # fmt: skip
+
+
+def _leaves(root: Path, commit: str) -> dict[str, str]:
+    """Every file of a commit's tree: its object by path."""
+    done = git.run(
+        root, ["ls-tree", "-r", "-z", "--full-tree", commit], what="Recording this machine's changes"
+    )
+    out = {}
+    for item in done.out.split(b"\0"):
+        meta, _, raw = item.partition(b"\t")
+        if raw:
+            out[raw.decode("utf-8", "surrogateescape")] = meta.decode().split(" ")[2]
+    return out
 
 
 def _update(root: Path, flags: list[str], rels: list[str]) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,13 +27,24 @@ from .git import SyncError, machine_of
 from .records import FOLDER, decode
 from .report import Change, ChangeKind, Conflict, Side, SyncReport
 
-ATTEMPTS = 2  # merges tried when the push finds the remote moved meanwhile
+ATTEMPTS = 2  # merges of the files tried when they change here while a sync writes them
+PUSHES = 4  # fetch, merge and push rounds when the remote moves (or its ref is locked) meanwhile
+STALE_LOCK = 60.0  # seconds: git's own lock this old, while kin holds the sync lock, was left by a crash
+_GIT_LOCKS = (
+    "index.lock",
+    "HEAD.lock",
+    "packed-refs.lock",
+    "refs/heads/main.lock",
+    "refs/remotes/origin/main.lock",
+)
 LOCK_NAME = "sync.lock"
 NO_REMOTE = (
     "This store has no remote to sync with yet: run `kin-memory sync --remote URL` once "
     "(a folder, an ssh address or a hosting service's git URL)."
 )
 _KIND: dict[str, ChangeKind] = {"A": "create", "D": "delete"}
+_RACED = re.compile(r"\[rejected\]|fetch first|non-fast-forward|cannot lock ref|failed to update ref|"
+                    r"failed to lock|\[remote rejected\].*(lock|expected)")  # fmt: skip
 
 
 @contextlib.contextmanager
@@ -68,6 +80,7 @@ def sync(root: Path, *, remote: str | None = None, now: float | None = None) -> 
     with _locked(root):
         machine = machine_of(root)
         repo.ensure_repo(root)
+        _clear_stale_locks(root)
         if remote is not None:
             repo.set_remote(root, remote)
         if repo.remote_url(root) is None:
@@ -79,7 +92,9 @@ def _sync(root: Path, machine: Machine, when: float) -> SyncReport:
     identity = repo.identity_args(root, machine)
     report = SyncReport()
     local = commit_local(root, machine, identity, report)
-    for _attempt in range(ATTEMPTS):
+    for attempt in range(PUSHES):
+        if attempt:
+            time.sleep(0.2 * attempt)  # another machine is pushing: let it finish
         fetched = theirs = fetch(root)
         report.remote_was_empty = theirs is None
         if theirs is not None:  # what the set does not take is left out before anything is written
@@ -93,6 +108,24 @@ def _sync(root: Path, machine: Machine, when: float) -> SyncReport:
             report.outgoing = outgoing(root, theirs, local, machine)
             return report
     raise SyncError("Other machines kept sending changes while this one synced: sync again in a moment.")
+
+
+def _clear_stale_locks(root: Path) -> None:
+    """git's lock files left by a sync that was stopped (kin holds its own lock, so no other sync runs):
+    removed when older than STALE_LOCK; a newer one is a person's git at work."""
+    now = time.time()
+    for name in _GIT_LOCKS:
+        path = root / ".git" / name
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if now - st.st_mtime < STALE_LOCK:
+            raise SyncError(
+                "Another git command is working in the store's repository: sync again in a minute."
+            )
+        with contextlib.suppress(OSError):
+            os.unlink(path)
 
 
 def commit_local(
@@ -212,7 +245,9 @@ def push(root: Path) -> bool:
     if done.code == 0:
         return True
     said = done.out.decode("utf-8", "replace")
-    if any(line.startswith("!") and "[rejected]" in line for line in said.splitlines()):
+    if any(line.startswith("!") and _RACED.search(line) for line in said.splitlines()):
+        return False  # the remote moved, or another push held its ref: fetch, merge and push again
+    if _RACED.search(done.err):
         return False
     raise SyncError(git.failure("Sending to the remote", done.err))
 
