@@ -24,10 +24,10 @@ from pathlib import Path
 from ..store.paths import INDEX_NAME, SYNC_DIR, SYNC_MACHINES, is_memory_rel, virtual_of_rel
 from ..tool.guard import EDIT_LIMIT
 from . import git
+from .records import RECORD_LIMIT
 
 MEMORY_LIMIT = EDIT_LIMIT  # bytes: the memory tool's cap on a file; a larger one is not synced
 MACHINE_LIMIT = 256 * 1024  # bytes of a machine file (store/workspace_aliases.py reads no more)
-RECORD_LIMIT = 512 * 1024  # bytes of a conflict record (records.py writes no more)
 RECORDS = "conflicts"
 _MACHINE = re.compile(r"^[0-9a-f]{16}\.json$")
 _RECORD = re.compile(r"^[0-9a-f]{40}\.json$")

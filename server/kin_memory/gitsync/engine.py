@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..store.machine import Machine
 from ..store.paths import HiddenRefused, is_hidden, open_hidden_dir, open_hidden_file, virtual_of_rel
-from . import commitset, files, git, merge, objects, repo, writeback
+from . import commitset, files, git, merge, objects, repo, trust, writeback
 from .git import SyncError, machine_of
 from .records import FOLDER, decode
 from .report import Change, ChangeKind, Conflict, Side, SyncReport
@@ -179,14 +179,17 @@ def integrate(root: Path, local: str | None, theirs: str | None, machine: Machin
     of what it was changed from and merged once more (so it is merged with what came in, not written
     over it); changed yet again meanwhile, it simply goes out with the next sync."""
     base = local
+    own: dict[str, bytes] = {}
     for attempt in range(ATTEMPTS):
         merged = merge.combine(root, base, theirs, machine, identity, when)
         _add_conflicts(report, merged.conflicts)
         if merged.commit is None or merged.commit == base:
             break
-        brought = writeback.bring(root, base, merged.commit, objects.authors(root, base, merged.commit))
+        brought = writeback.bring(root, base, merged.commit, objects.authors(root, base, merged.commit, when))
         _add_incoming(report, brought.incoming)
         report.skipped += brought.skipped
+        own.update(merged.records)
+        trust.update(root, merged.commit, local, machine, own)
         _add_conflicts(report, _arrived(root, brought.arrived, machine))
         if not brought.changed_here:
             break
@@ -216,7 +219,7 @@ def _arrived(root: Path, rels: list[str], machine: Machine) -> list[Conflict]:
     for rel in rels:
         if not rel.startswith(f"{FOLDER}/"):
             continue
-        data = _read(root, rel)
+        data = _read(root, rel) if trust.accepted(root, rel) else None
         record = decode(data) if data is not None else None
         if record is None:
             continue

@@ -179,13 +179,15 @@ class Touch:
     time: float | None = None  # the file's mtime on the machine that committed it
 
 
-def authors(root: Path, since: str | None, tip: str, now: float | None = None) -> dict[str, list[Touch]]:
+def authors(root: Path, since: str | None, tip: str, now: float | None = None,
+            paths: list[str] | None = None) -> dict[str, list[Touch]]:  # fmt: skip
     """For each path changed by the commits reachable from tip and not from since (merges left out:
     they only combine), the machines that changed it, newest first; each change's Kin-Time checked
     (times.py), never later than `now`."""
     spec = [tip] if since is None else [f"^{since}", tip]
-    done = git.run(root, ["log", "-z", "--no-merges", "--no-renames", "--raw", "--no-abbrev",
-                          f"--format={_LOG_FORMAT}", *spec, "--"], what="Reading who changed what")  # fmt: skip
+    done = git.run(root, ["log", "-z", "--topo-order", "--full-history", "--no-merges", "--no-renames", "--raw", "--no-abbrev",
+                          f"--format={_LOG_FORMAT}", *spec, "--", *(paths or [])],
+                   what="Reading who changed what")  # fmt: skip
     ceiling = time.time() if now is None else now
     out: dict[str, list[Touch]] = {}
     for chunk in done.out.split(b"\x1e")[1:]:
