@@ -190,6 +190,7 @@ def integrate(root: Path, local: str | None, theirs: str | None, machine: Machin
         report.skipped += brought.skipped
         own.update(merged.records)
         trust.update(root, merged.commit, local, machine, own)
+        _keep_losers(root, merged.records, machine)
         _add_conflicts(report, _arrived(root, brought.arrived, machine))
         if not brought.changed_here:
             break
@@ -201,6 +202,27 @@ def integrate(root: Path, local: str | None, theirs: str | None, machine: Machin
         return local
     writeback.move_branch(root, repo.REF, merged.commit, local)
     return merged.commit
+
+
+KEPT_SOURCE = "sync-kept"  # history's label of the version this machine kept in a conflict
+
+
+def _keep_losers(root: Path, written: dict[str, bytes], machine: Machine) -> None:
+    """Where this machine's merge kept its own version, the other machine's is kept in this machine's
+    history too, labelled with that machine (then the file's own content again, as the newest): both
+    sides of a conflict are versions on both machines (the other machine keeps this one's as the
+    version its file was replaced with)."""
+    from ..history.versions import Observed, keep, observe
+
+    for data in written.values():
+        record = decode(data)
+        if record is None or record.kept_id != machine.id:
+            continue
+        other = next((v for v in record.versions if v.machine_id != machine.id), None)
+        if other is None or other.content is None:
+            continue
+        keep(root, [Observed(record.path, other.content)], f"{writeback.SOURCE}:{other.machine}")
+        keep(root, observe(root, [record.path]), KEPT_SOURCE)
 
 
 def _add_conflicts(report: SyncReport, found: list[Conflict]) -> None:
