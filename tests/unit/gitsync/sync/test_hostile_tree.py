@@ -126,3 +126,24 @@ def test_a_file_over_the_cap_here_is_not_sent(laptop: Machine, remote: Path) -> 
     report = laptop.sync()
     assert "facts/big.md" not in remote_files(remote)
     assert any("/memories/facts/big.md is over 16 MB" in s for s in report.skipped)
+
+
+def test_a_gitattributes_inside_the_store_changes_nothing_either(laptop: Machine, desktop: Machine,
+                                                                 remote: Path) -> None:  # fmt: skip
+    """One written into the store itself (an agent, a person): git would read it from the working tree."""
+    rules = b"*.md working-tree-encoding=UTF-16LE merge=union filter=evil text eol=crlf\n"
+    for m in (laptop, desktop):
+        (m.root / ".gitattributes").write_bytes(rules)
+        git(m.root, "init", "-q", "-b", "main")
+        git(m.root, "config", "filter.evil.clean", "sed s/main/EVIL/")
+    laptop.write(FACT, DEPLOY)
+    laptop.sync()
+    assert remote_files(remote)[FACT] == DEPLOY.encode()
+    desktop.sync()
+    laptop.write(FACT, DEPLOY.replace("from `main`", "from `trunk`"))
+    desktop.write(FACT, DEPLOY.replace("from `main`", "from `release`"))
+    laptop.sync()
+    report = desktop.sync()
+    assert [c.path for c in report.conflicts] == [VFACT]
+    assert desktop.read(FACT) == DEPLOY.replace("from `main`", "from `release`")
+    assert ".gitattributes" not in remote_files(remote)
