@@ -102,6 +102,8 @@ def _sync(root: Path, machine: Machine, when: float) -> SyncReport:
             theirs, said = commitset.clean(root, theirs, objects.message(title, machine), identity)
             report.skipped += [s for s in said if s not in report.skipped]
         local = integrate(root, local, theirs, machine, identity, when, report)
+        if local is not None:  # records on the branch are checked even when nothing new came in
+            trust.update(root, local, local, machine, {})
         if local is None or local == fetched:
             return report
         if push(root):
