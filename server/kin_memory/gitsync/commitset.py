@@ -121,8 +121,11 @@ def stage(root: Path) -> tuple[str, list[str]]:
                .out.decode("utf-8", "surrogateescape").split("\0") if r]  # fmt: skip
     large = set(found.too_large)
     mine = set(found.paths)
-    gone = [r for r in tracked if r not in mine and r not in large and limit_of(r) is not None]
-    foreign = [r for r in tracked if limit_of(r) is None]
+    missing = [r for r in tracked if r not in mine and r not in large and limit_of(r) is not None]
+    # tracked but no longer a file of the set: another kind of path, or a link or folder in its place
+    replaced = {r for r in missing if os.path.lexists(os.path.join(root, r))}
+    foreign = [r for r in tracked if limit_of(r) is None] + sorted(replaced)
+    gone = [r for r in missing if r not in replaced]
     if foreign:
         _update(root, ["--force-remove"], foreign)
     _update(root, ["--add", "--remove"], [*found.paths, *gone])

@@ -147,3 +147,13 @@ def test_a_gitattributes_inside_the_store_changes_nothing_either(laptop: Machine
     assert [c.path for c in report.conflicts] == [VFACT]
     assert desktop.read(FACT) == DEPLOY.replace("from `main`", "from `release`")
     assert ".gitattributes" not in remote_files(remote)
+
+
+def test_a_memory_replaced_by_a_link_here_is_never_sent_as_a_link(laptop: Machine, remote: Path) -> None:
+    laptop.write(FACT, DEPLOY)
+    laptop.sync()
+    (laptop.root / FACT).unlink()
+    (laptop.root / FACT).symlink_to("/etc/passwd")
+    laptop.sync()
+    modes = {p: e[0] for p, e in hostile.flat(remote, hostile.head(remote)).items()}
+    assert all(mode.startswith("100") for mode in modes.values()), modes
