@@ -36,6 +36,7 @@ def test_a_fresh_machine_makes_its_store_with_its_first_sync(machines, tmp_path:
                           cwd=home, env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Alpha." in (store / "facts" / "a.md").read_text()
+    assert "(new on laptop); machine names are as their commits give them." in done.stdout
 
 
 def test_a_sync_outside_any_repository_records_this_machine_s_repositories(machines) -> None:  # noqa: F811
