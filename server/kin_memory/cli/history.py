@@ -17,8 +17,11 @@ from .common import UsageError, file_uri, print_json, target
 
 
 def register(subparsers, common: argparse.ArgumentParser) -> None:
-    p = subparsers.add_parser("history", parents=[common], help="the kept versions of a memory")
+    p = subparsers.add_parser(
+        "history", parents=[common], help="the kept versions of a memory (with N: one of them)"
+    )
     p.add_argument("path", metavar="PATH", help="a virtual path (/memories/...)")
+    p.add_argument("version", metavar="N", type=int, nargs="?", help="print the content of kept version N")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run_history)
     p = subparsers.add_parser("restore", parents=[common], help="write a kept version of a memory back")
@@ -35,6 +38,14 @@ def register(subparsers, common: argparse.ArgumentParser) -> None:
         p.add_argument("--all", action="store_true", help="every change of the queue")
         p.add_argument("--json", action="store_true")
         p.set_defaults(func=run_accept if name == "accept" else run_revert)
+
+
+def _source(source: str) -> str:
+    """A version's source; a machine's name comes from a commit anyone with push access can write, so it
+    is shown as what it is: unverified."""
+    if source.startswith("sync:"):
+        return f"{source} (as named by the commit)"
+    return source
 
 
 def _when(t: float) -> str:
@@ -57,6 +68,15 @@ def run_history(args: argparse.Namespace) -> int:
 
     root = target(args).root
     _catch_up(root)
+    if args.version is not None:
+        from ..history.query import content_of
+
+        try:
+            data = content_of(root, args.path, args.version)
+        except HistoryError as exc:
+            raise UsageError(str(exc)) from None
+        sys.stdout.write(terminal.block(data.decode("utf-8", "replace")))  # a terminal's escapes never pass
+        return 0
     try:
         found = history_of(root, args.path)
     except HistoryError as exc:
@@ -71,7 +91,7 @@ def run_history(args: argparse.Namespace) -> int:
         return 1
     for v in found:
         what = "deleted" if v.deleted else f"{v.bytes} bytes"
-        print(f"{v.version:>6}  {_when(v.time)}  {v.source:<8}  {what}")
+        print(f"{v.version:>6}  {_when(v.time)}  {terminal.field(_source(v.source)):<8}  {what}")
     return 0
 
 

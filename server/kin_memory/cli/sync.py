@@ -43,6 +43,10 @@ def run(args: argparse.Namespace) -> int:
     from ..gitsync.git import SyncError
 
     where = target(args)
+    if args.remote is not None and not where.root.exists():
+        where.root.mkdir(
+            mode=0o700, parents=True
+        )  # a fresh machine: the store is made to receive the memories
     try:
         if args.name is not None:
             _rename(where.root, args.name)

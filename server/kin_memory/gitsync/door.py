@@ -5,6 +5,7 @@ the conflicts on record (KM800) are in diagnostics.py, which the server and `che
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from ..store.machine import MachineError, clean_name, this_machine
 from ..store.paths import real_path, rel_of_virtual
 from ..store.reader import Refused, read_file
 from ..store.workspace_aliases import record_workspaces
-from . import engine, files, records
+from . import commitset, engine, files, records
 from .git import SyncError
 from .report import SyncReport
 
@@ -31,7 +32,7 @@ def run_sync(root: Path, own: Iterable[str], remote: str | None = None) -> proto
     SyncError: a sentence saying why it could not be done."""
     if remote is not None and not remote.strip():
         raise SyncError("The remote is empty: give the address of a git repository (a folder, ssh or https).")
-    record_workspaces(root, [w for w in own if w.startswith("/")])
+    record_workspaces(root, [*(w for w in own if w.startswith("/")), *stamped_folders(root)])
     try:
         report = engine.sync(root, remote=remote.strip() if remote else None)
     except SyncError as exc:
@@ -59,6 +60,32 @@ def run_sync(root: Path, own: Iterable[str], remote: str | None = None) -> proto
 
 
 SHOWN = 10  # memories a sentence names before "and N more"
+STAMP_BYTES = 4096  # of each memory, read for its `workspace` stamp (the frontmatter opens the file)
+
+
+def stamped_folders(root: Path) -> list[str]:
+    """The workspaces the store's memories are stamped with that are folders of this machine (a sync
+    started outside any repository still records this machine's repositories: record_workspaces keeps
+    those git knows an identity for)."""
+    from ..store.memory import from_text
+    from ..store.workspace_aliases import MAX_REPOSITORIES, valid_path
+
+    seen: dict[str, None] = {}
+    for rel in commitset.scan(root).paths:
+        try:
+            data = read_file(root / rel, STAMP_BYTES, within=root, truncate=True).data
+        except (Refused, OSError):
+            continue
+        text = data.decode("utf-8", "replace")
+        stamp = from_text(os.fspath(root / rel), f"/memories/{rel}", text, 0.0, len(data)).stamp
+        for value in stamp if isinstance(stamp, list) else [stamp]:
+            if isinstance(value, str) and value not in seen and valid_path(value) and os.path.isdir(value):
+                seen[value] = None
+        if len(seen) >= MAX_REPOSITORIES:
+            break
+    return list(seen)
+
+
 SCAN_BYTES = 64 * 1024  # of each memory that went out, read for secrets (KM602 reads as much)
 
 

@@ -15,24 +15,36 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from ..store.machine import Machine
 from ..store.paths import HiddenRefused, is_hidden, open_hidden_dir, open_hidden_file, virtual_of_rel
-from . import files, git, merge, objects, repo, writeback
+from . import commitset, files, git, merge, objects, repo, trust, writeback
 from .git import SyncError, machine_of
 from .records import FOLDER, decode
 from .report import Change, ChangeKind, Conflict, Side, SyncReport
 
-ATTEMPTS = 2  # merges tried when the push finds the remote moved meanwhile
+ATTEMPTS = 2  # merges of the files tried when they change here while a sync writes them
+PUSHES = 4  # fetch, merge and push rounds when the remote moves (or its ref is locked) meanwhile
+STALE_LOCK = 60.0  # seconds: git's own lock this old, while kin holds the sync lock, was left by a crash
+_GIT_LOCKS = (
+    "index.lock",
+    "HEAD.lock",
+    "packed-refs.lock",
+    "refs/heads/main.lock",
+    "refs/remotes/origin/main.lock",
+)
 LOCK_NAME = "sync.lock"
 NO_REMOTE = (
     "This store has no remote to sync with yet: run `kin-memory sync --remote URL` once "
     "(a folder, an ssh address or a hosting service's git URL)."
 )
 _KIND: dict[str, ChangeKind] = {"A": "create", "D": "delete"}
+_RACED = re.compile(r"\[rejected\]|fetch first|non-fast-forward|cannot lock ref|failed to update ref|"
+                    r"failed to lock|\[remote rejected\].*(lock|expected)")  # fmt: skip
 
 
 @contextlib.contextmanager
@@ -68,6 +80,7 @@ def sync(root: Path, *, remote: str | None = None, now: float | None = None) -> 
     with _locked(root):
         machine = machine_of(root)
         repo.ensure_repo(root)
+        _clear_stale_locks(root)
         if remote is not None:
             repo.set_remote(root, remote)
         if repo.remote_url(root) is None:
@@ -78,12 +91,20 @@ def sync(root: Path, *, remote: str | None = None, now: float | None = None) -> 
 def _sync(root: Path, machine: Machine, when: float) -> SyncReport:
     identity = repo.identity_args(root, machine)
     report = SyncReport()
-    local = commit_local(root, machine, identity)
-    for _attempt in range(ATTEMPTS):
-        theirs = fetch(root)
+    local = commit_local(root, machine, identity, report)
+    for attempt in range(PUSHES):
+        if attempt:
+            time.sleep(0.2 * attempt)  # another machine is pushing: let it finish
+        fetched = theirs = fetch(root)
         report.remote_was_empty = theirs is None
+        if theirs is not None:  # what the set does not take is left out before anything is written
+            title = f"Sync on {machine.name}: left out what a sync does not take"
+            theirs, said = commitset.clean(root, theirs, objects.message(title, machine), identity)
+            report.skipped += [s for s in said if s not in report.skipped]
         local = integrate(root, local, theirs, machine, identity, when, report)
-        if local is None or local == theirs:
+        if local is not None:  # records on the branch are checked even when nothing new came in
+            trust.update(root, local, local, machine, {})
+        if local is None or local == fetched:
             return report
         if push(root):
             report.outgoing = outgoing(root, theirs, local, machine)
@@ -91,10 +112,32 @@ def _sync(root: Path, machine: Machine, when: float) -> SyncReport:
     raise SyncError("Other machines kept sending changes while this one synced: sync again in a moment.")
 
 
-def commit_local(root: Path, machine: Machine, identity: list[str]) -> str | None:
-    """Commit every change made here since the last sync (none: no commit); the branch's commit."""
-    git.run(root, ["add", "-A"], what="Recording this machine's changes")
-    tree = git.one(git.run(root, ["write-tree"], what="Recording this machine's changes").out)
+def _clear_stale_locks(root: Path) -> None:
+    """git's lock files left by a sync that was stopped (kin holds its own lock, so no other sync runs):
+    removed when older than STALE_LOCK; a newer one is a person's git at work."""
+    now = time.time()
+    for name in _GIT_LOCKS:
+        path = root / ".git" / name
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if now - st.st_mtime < STALE_LOCK:
+            raise SyncError(
+                "Another git command is working in the store's repository: sync again in a minute."
+            )
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+def commit_local(
+    root: Path, machine: Machine, identity: list[str], report: SyncReport | None = None
+) -> str | None:
+    """Commit every change made here since the last sync (none: no commit); the branch's commit. What
+    is committed is kin's set (commitset.py), never what an ignore file says."""
+    tree, said = commitset.stage(root)
+    if report is not None:
+        report.skipped += said
     head = repo.head(root)
     if head is not None and objects.tree_of(root, head) == tree:
         return head
@@ -138,14 +181,18 @@ def integrate(root: Path, local: str | None, theirs: str | None, machine: Machin
     of what it was changed from and merged once more (so it is merged with what came in, not written
     over it); changed yet again meanwhile, it simply goes out with the next sync."""
     base = local
+    own: dict[str, bytes] = {}
     for attempt in range(ATTEMPTS):
         merged = merge.combine(root, base, theirs, machine, identity, when)
         _add_conflicts(report, merged.conflicts)
         if merged.commit is None or merged.commit == base:
             break
-        brought = writeback.bring(root, base, merged.commit, objects.authors(root, base, merged.commit))
+        brought = writeback.bring(root, base, merged.commit, objects.authors(root, base, merged.commit, when))
         _add_incoming(report, brought.incoming)
         report.skipped += brought.skipped
+        own.update(merged.records)
+        trust.update(root, merged.commit, local, machine, own)
+        _keep_losers(root, merged.records, machine)
         _add_conflicts(report, _arrived(root, brought.arrived, machine))
         if not brought.changed_here:
             break
@@ -157,6 +204,27 @@ def integrate(root: Path, local: str | None, theirs: str | None, machine: Machin
         return local
     writeback.move_branch(root, repo.REF, merged.commit, local)
     return merged.commit
+
+
+KEPT_SOURCE = "sync-kept"  # history's label of the version this machine kept in a conflict
+
+
+def _keep_losers(root: Path, written: dict[str, bytes], machine: Machine) -> None:
+    """Where this machine's merge kept its own version, the other machine's is kept in this machine's
+    history too, labelled with that machine (then the file's own content again, as the newest): both
+    sides of a conflict are versions on both machines (the other machine keeps this one's as the
+    version its file was replaced with)."""
+    from ..history.versions import Observed, keep, observe
+
+    for data in written.values():
+        record = decode(data)
+        if record is None or record.kept_id != machine.id:
+            continue
+        other = next((v for v in record.versions if v.machine_id != machine.id), None)
+        if other is None or other.content is None:
+            continue
+        keep(root, [Observed(record.path, other.content)], f"{writeback.SOURCE}:{other.machine}")
+        keep(root, observe(root, [record.path]), KEPT_SOURCE)
 
 
 def _add_conflicts(report: SyncReport, found: list[Conflict]) -> None:
@@ -175,7 +243,7 @@ def _arrived(root: Path, rels: list[str], machine: Machine) -> list[Conflict]:
     for rel in rels:
         if not rel.startswith(f"{FOLDER}/"):
             continue
-        data = _read(root, rel)
+        data = _read(root, rel) if trust.accepted(root, rel) else None
         record = decode(data) if data is not None else None
         if record is None:
             continue
@@ -204,7 +272,9 @@ def push(root: Path) -> bool:
     if done.code == 0:
         return True
     said = done.out.decode("utf-8", "replace")
-    if any(line.startswith("!") and "[rejected]" in line for line in said.splitlines()):
+    if any(line.startswith("!") and _RACED.search(line) for line in said.splitlines()):
+        return False  # the remote moved, or another push held its ref: fetch, merge and push again
+    if _RACED.search(done.err):
         return False
     raise SyncError(git.failure("Sending to the remote", done.err))
 

@@ -71,7 +71,7 @@ def name_of(rel: str) -> str:
     return rel.rsplit("/", 1)[-1]
 
 
-def read_at(dir_fd: int, name: str) -> tuple[bytes | None, os.stat_result | None]:
+def read_at(dir_fd: int, name: str, limit: int = READ_LIMIT) -> tuple[bytes | None, os.stat_result | None]:
     """What a file holds now and the stat it was read with ((None, None): absent)."""
     try:
         fd = os.open(name, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | getattr(os, "O_NONBLOCK", 0), dir_fd=dir_fd)
@@ -88,7 +88,7 @@ def read_at(dir_fd: int, name: str) -> tuple[bytes | None, os.stat_result | None
         chunks = []
         while len(got := os.read(fd, 1024 * 1024)) > 0:
             chunks.append(got)
-            if sum(map(len, chunks)) > READ_LIMIT:
+            if sum(map(len, chunks)) > limit:
                 raise NotAFile(name)
         return b"".join(chunks), st
     finally:

@@ -52,9 +52,28 @@ class Done:
     err: str
 
 
+_URL = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]*://)([^\s'\"<>]*)")
+_USERINFO = re.compile(r"^[^/?#]*@")
+_SCP_CREDENTIAL = re.compile(r"(?<![\w/@.-])[^\s@/:'\"]+:[^\s@/'\"]+@(?=[\w.-]+:)")  # user:token@host:path
+# transports a sync may use (git refuses every other, helpers such as `ext::` and `fd::` included)
+ALLOWED_PROTOCOLS = "file:ssh:https:http"
+
+
+def redact(text: str) -> str:
+    """Text with every URL's user, password, query and fragment taken out (`https://host/path`): an
+    address quoted in a message, a log or a synced file never carries a credential."""
+
+    def one(found: re.Match[str]) -> str:
+        rest = _USERINFO.sub("", found.group(2))
+        return found.group(1) + re.split(r"[?#]", rest, maxsplit=1)[0]
+
+    return _SCP_CREDENTIAL.sub("", _URL.sub(one, text))
+
+
 def clean(text: str, limit: int = MESSAGE_LIMIT) -> str:
-    """One line of git's words fit to quote: no control characters, no trailing period, bounded."""
-    line = _CONTROL.sub("", text).strip().rstrip(".")
+    """One line of git's words fit to quote: no control characters, no credential in an address, no
+    trailing period, bounded."""
+    line = redact(_CONTROL.sub("", text)).strip().rstrip(".")
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
@@ -69,7 +88,8 @@ def first_line(err: str) -> str:
 
 def environment(root: Path | None, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _INHERITED_AWAY}
-    env.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "LANGUAGE": "C", "GIT_OPTIONAL_LOCKS": "0"})
+    env.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "LANGUAGE": "C", "GIT_OPTIONAL_LOCKS": "0",
+                "GIT_ALLOW_PROTOCOL": ALLOWED_PROTOCOLS})  # fmt: skip
     if root is not None:
         env.update({"GIT_DIR": os.fspath(root / ".git"), "GIT_WORK_TREE": os.fspath(root)})
     env.update(extra or {})

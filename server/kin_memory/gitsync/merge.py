@@ -27,6 +27,7 @@ _ZERO = "0" * 40
 class Merged:
     commit: str | None  # where the branch goes (None: there is no commit anywhere yet)
     conflicts: list[Conflict] = field(default_factory=list)
+    records: dict[str, bytes] = field(default_factory=dict)  # the records this merge wrote, by path
 
 
 @dataclass(frozen=True)
@@ -68,14 +69,15 @@ def _three_way(root: Path, local: str, remote: str, machine: Machine, identity: 
     tree, stages = _conflicted(done.out)
     conflicts: list[Conflict] = []
     touched = objects.authors(root, local, remote)
+    written: dict[str, bytes] = {}
     if stages:
         sides = {rel: _Sides(s.get(2), s.get(3)) for rel, s in stages.items()}
-        tree, conflicts = _settle(root, tree, sides, touched, machine, when)
+        tree, conflicts = _settle(root, tree, sides, touched, machine, when, written)
     others = sorted({t.machine.name for ts in touched.values() for t in ts
                      if t.machine is not None})  # fmt: skip
     title = f"Sync on {machine.name}" + (f": merged with {', '.join(others)}" if others else "")
     commit = objects.commit_tree(root, tree, [local, remote], objects.message(title, machine), identity)
-    return Merged(commit, conflicts)
+    return Merged(commit, conflicts, written)
 
 
 def _keep(sides: _Sides) -> Side:
@@ -92,7 +94,7 @@ def _keep(sides: _Sides) -> Side:
 
 
 def _settle(root: Path, tree: str, sides: dict[str, _Sides], touched: dict[str, list[objects.Touch]],
-            machine: Machine, when: float) -> tuple[str, list[Conflict]]:  # fmt: skip
+            machine: Machine, when: float, written: dict[str, bytes]) -> tuple[str, list[Conflict]]:  # fmt: skip
     """The merged tree with each conflicted path holding one whole version, plus the records."""
     entries: list[tuple[str, str, str]] = []  # (mode, object, path); mode 0: remove
     conflicts: list[Conflict] = []
@@ -105,8 +107,9 @@ def _settle(root: Path, tree: str, sides: dict[str, _Sides], touched: dict[str, 
         other = objects.who(touched.get(rel), side.theirs[1] if side.theirs else None)
         conflict = _conflict(rel, side, kept, other)
         conflicts.append(conflict)
-        record = _record(root, conflict, side, machine, other, when)
-        entries.append(("100644", objects.hash_blob(root, encode(record)), record_rel(conflict.path)))
+        record = encode(_record(root, conflict, side, machine, other, when))
+        written[record_rel(conflict.path)] = record
+        entries.append(("100644", objects.hash_blob(root, record), record_rel(conflict.path)))
     return _write_tree(root, tree, entries), conflicts
 
 

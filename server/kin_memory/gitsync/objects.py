@@ -5,21 +5,22 @@ Plumbing only: nothing here touches the store's files or runs a hook.
 
 from __future__ import annotations
 
-import json
-import math
+import contextlib
+import os
+import secrets
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..store.machine import Machine, parse_trailer
-from . import git
+from . import git, times
+from .times import line as times_line
 
 TRAILER = "Kin-Machine"
-# A memory's age is its file's mtime (the lifecycle: stale facts, expiring episodes, the sweep), which git
-# does not keep: each commit names, per file it adds or changes, the mtime it had on the machine that
-# committed it, and a file brought in takes that time back.
-TIME_TRAILER = "Kin-Time"
+TIME_TRAILER = times.TRAILER
+# commit, its time, its machine trailers; then its Kin-Time trailers
 _LOG_FORMAT = (
-    f"%x1e%H%x1f%(trailers:key={TRAILER},valueonly,separator=%x1f)"
+    f"%x1e%H%x1f%ct%x1f%(trailers:key={TRAILER},valueonly,separator=%x1f)"
     f"%x1c%(trailers:key={TIME_TRAILER},valueonly,separator=%x1d)"
 )
 ABSENT = "absent"  # the object a deleted path has in a comparison
@@ -79,6 +80,21 @@ def hash_blob(root: Path, data: bytes) -> str:
 
 def empty_tree(root: Path) -> str:
     return git.one(git.run(root, ["mktree"], what="Storing an empty folder", data=b"").out)
+
+
+def tree_from(root: Path, entries: list[tuple[str, str, str]]) -> str:
+    """A tree holding exactly these (mode, object, path) entries, through an index of its own."""
+    index = root / ".git" / f"kin-sync-index-{secrets.token_hex(6)}"
+    env = {"GIT_INDEX_FILE": os.fspath(index)}
+    try:
+        git.run(root, ["read-tree", "--empty"], what="Reading what came in", env=env)
+        data = b"".join(f"{mode} {oid}\t{rel}".encode("utf-8", "surrogateescape") + b"\0"
+                        for mode, oid, rel in entries)  # fmt: skip
+        git.run(root, ["update-index", "-z", "--index-info"], what="Reading what came in", env=env, data=data)
+        return git.one(git.run(root, ["write-tree"], what="Reading what came in", env=env).out)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(index)
 
 
 def tree_of(root: Path, commit: str | None) -> str:
@@ -147,25 +163,11 @@ def commit_tree(root: Path, tree: str, parents: list[str], message: str, identit
     return git.one(done.out)
 
 
-def message(title: str, machine: Machine, times: dict[str, float] | None = None) -> str:
+def message(title: str, machine: Machine, mtimes: dict[str, float] | None = None) -> str:
     """A commit message: the title, the machine, and the mtime of each file the commit adds or changes."""
     lines = [machine.trailer()]
-    lines += [f"{TIME_TRAILER}: {t:.3f} {json.dumps(rel)}" for rel, t in sorted((times or {}).items())]
+    lines += [times_line(rel, t) for rel, t in sorted((mtimes or {}).items())]
     return f"{title}\n\n" + "\n".join(lines) + "\n"
-
-
-def _times(values: str) -> dict[str, float]:
-    """The Kin-Time trailers of one commit (a malformed one, planted or from another version, is skipped)."""
-    out: dict[str, float] = {}
-    for value in values.split("\x1d"):
-        stamp, _, quoted = value.strip().partition(" ")
-        try:
-            when, rel = float(stamp), json.loads(quoted)
-        except ValueError:
-            continue
-        if isinstance(rel, str) and math.isfinite(when) and when > 0:
-            out[rel] = when
-    return out
 
 
 @dataclass(frozen=True)
@@ -177,34 +179,52 @@ class Touch:
     time: float | None = None  # the file's mtime on the machine that committed it
 
 
-def authors(root: Path, since: str | None, tip: str) -> dict[str, list[Touch]]:
+def authors(root: Path, since: str | None, tip: str, now: float | None = None,
+            paths: list[str] | None = None) -> dict[str, list[Touch]]:  # fmt: skip
     """For each path changed by the commits reachable from tip and not from since (merges left out:
-    they only combine), the machines that changed it, newest first."""
+    they only combine), the machines that changed it, newest first; each change's Kin-Time checked
+    (times.py), never later than `now`."""
     spec = [tip] if since is None else [f"^{since}", tip]
-    done = git.run(root, ["log", "-z", "--no-merges", "--no-renames", "--raw", "--no-abbrev",
-                          f"--format={_LOG_FORMAT}", *spec, "--"], what="Reading who changed what")  # fmt: skip
+    done = git.run(root, ["log", "-z", "--topo-order", "--full-history", "--no-merges", "--no-renames", "--raw", "--no-abbrev",
+                          f"--format={_LOG_FORMAT}", *spec, "--", *(paths or [])],
+                   what="Reading who changed what")  # fmt: skip
+    ceiling = time.time() if now is None else now
     out: dict[str, list[Touch]] = {}
     for chunk in done.out.split(b"\x1e")[1:]:
         tokens = [t.lstrip(b"\n") for t in chunk.split(b"\0")]
         head, _, time_values = tokens[0].decode("utf-8", "replace").partition("\x1c")
-        _sha, _, trailers = head.partition("\x1f")
-        found = [m for m in (parse_trailer(v) for v in trailers.split("\x1f")) if m is not None]
-        machine = found[-1] if found else None
-        times = _times(time_values) if time_values else {}
+        sha, committed, *trailers = head.split("\x1f")
+        machines = [m for m in (parse_trailer(v) for v in trailers) if m is not None]
+        stamped = times.parse(time_values, sha) if time_values else {}
+        high = min(ceiling, _number(committed) + times.SLACK)
         for meta, rel in _raw_pairs([t for t in tokens[1:] if t]):
-            out.setdefault(rel, []).append(Touch(machine, _delta(meta, rel).new, times.get(rel)))
+            mtime = stamped.get(rel)
+            if mtime is not None:
+                mtime = times.bounded(rel, mtime, times.EARLIEST, high, sha)
+            out.setdefault(rel, []).append(
+                Touch(machines[-1] if machines else None, _delta(meta, rel).new, mtime)
+            )
     return out
 
 
-def when(touches: list[Touch] | None, final: str | None) -> float | None:
-    """The mtime a file brought in as `final` takes: the committing machine's, from the change that left
-    it so; for a merge of both sides' changes, the newer of theirs."""
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return 0.0
+
+
+def when(touches: list[Touch] | None, final: str | None) -> tuple[float | None, bool]:
+    """The mtime a file brought in as `final` takes, and whether a change left it exactly so: the
+    committing machine's time, from the change that left it so; for a merge of both sides' changes, the
+    newest of theirs (the writer also weighs the version it replaces, so every machine lands on the newer
+    of both sides)."""
     if not touches:
-        return None
+        return None, False
     exact = [t.time for t in touches if t.new == final and t.time is not None]
     if exact:
-        return exact[0]
-    return max((t.time for t in touches if t.time is not None), default=None)
+        return exact[0], True
+    return max((t.time for t in touches if t.time is not None), default=None), False
 
 
 def who(touches: list[Touch] | None, final: str | None) -> Machine | None:

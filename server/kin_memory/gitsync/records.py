@@ -12,10 +12,12 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..store import sync_trust
 from ..store.machine import Machine
 from ..store.paths import rel_of_virtual
 from ..store.write_hook import around_write
@@ -25,6 +27,9 @@ from .report import ConflictKind
 
 FOLDER = ".kin-sync/conflicts"
 RESOLVE_SOURCE = "sync-resolve"
+RECORD_LIMIT = 512 * 1024  # bytes of one record: a larger one keeps the versions out (git has them)
+MAX_RECORDS = 128  # records read (by name); a sync never leaves more than a few
+_NAME = re.compile(r"^[0-9a-f]{40}\.json$")
 _KINDS: tuple[ConflictKind, ...] = ("overlap", "delete-vs-edit")
 
 
@@ -32,7 +37,8 @@ _KINDS: tuple[ConflictKind, ...] = ("overlap", "delete-vs-edit")
 class RecordVersion:
     machine: str
     machine_id: str
-    content: bytes | None  # None: this machine had deleted the memory
+    content: bytes | None  # None: this machine had deleted the memory (or omitted: too large to keep)
+    omitted: bool = False
 
 
 @dataclass(frozen=True)
@@ -63,9 +69,16 @@ def _text(data: bytes | None) -> str | None:
 
 
 def encode(record: ConflictRecord) -> bytes:
+    """The record's bytes, within RECORD_LIMIT: versions too large to keep are left out (marked so)."""
+    data = _encode(record, omit=False)
+    return data if len(data) <= RECORD_LIMIT else _encode(record, omit=True)
+
+
+def _encode(record: ConflictRecord, omit: bool) -> bytes:
     body = {
         "path": record.path, "kind": record.kind, "kept": record.kept, "kept_id": record.kept_id,
-        "versions": [{"machine": v.machine, "machine_id": v.machine_id, "content": _text(v.content)}
+        "versions": [{"machine": v.machine, "machine_id": v.machine_id,
+                      "content": None if omit else _text(v.content), "omitted": omit and v.content is not None}
                      for v in record.versions],
         "time": record.time,
     }  # fmt: skip
@@ -77,6 +90,7 @@ def _version(raw: dict[str, Any]) -> RecordVersion:
     return RecordVersion(
         str(raw.get("machine", "")), str(raw.get("machine_id", "")),
         None if content is None else str(content).encode("utf-8", "surrogateescape"),
+        raw.get("omitted") is True,
     )  # fmt: skip
 
 
@@ -94,7 +108,8 @@ def decode(data: bytes) -> ConflictRecord | None:
 
 
 def conflicts(root: Path) -> list[ConflictRecord]:
-    """Every conflict recorded in the store (by path)."""
+    """Every conflict on record in the store that a sync of this machine accepted (by path): read only
+    under the names kin writes, at most MAX_RECORDS of them, each within RECORD_LIMIT."""
     root = Path(os.path.realpath(root))
     try:
         fd = files.open_parent(root, f"{FOLDER}/x", create=False)
@@ -104,12 +119,14 @@ def conflicts(root: Path) -> list[ConflictRecord]:
         return []
     out = []
     try:
-        for name in sorted(os.listdir(fd)):
-            if not name.endswith(".json"):
-                continue
+        names = sorted(n for n in os.listdir(fd) if _NAME.match(n))[:MAX_RECORDS]
+        accepted = sync_trust.read(root)[1] if names else {}
+        for name in names:
             with contextlib.suppress(files.NotAFile, OSError):
-                data, _st = files.read_at(fd, name)
-                found = decode(data) if data is not None else None
+                data, _st = files.read_at(fd, name, RECORD_LIMIT)
+                if data is None or accepted.get(f"{FOLDER}/{name}") != sync_trust.digest(data):
+                    continue
+                found = decode(data)
                 if found is not None and record_rel(found.path) == f"{FOLDER}/{name}":
                     out.append(found)
     finally:
@@ -118,23 +135,43 @@ def conflicts(root: Path) -> list[ConflictRecord]:
 
 
 def find(root: Path, vpath: str) -> ConflictRecord | None:
-    data = files.read(root, record_rel(vpath))
-    found = decode(data) if data is not None else None
-    return found if found is not None and found.path == vpath else None
+    """The accepted record of a memory's conflict (see conflicts), None when there is none."""
+    return next((r for r in conflicts(root) if r.path == vpath), None)
 
 
-def _chosen(record: ConflictRecord, keep: str | bytes, machine: Machine) -> bytes | None:
+def _chosen(root: Path, record: ConflictRecord, keep: str | bytes, machine: Machine) -> bytes | None:
+    """The bytes a resolution writes. "mine" is never the record's text: this machine's file when it
+    kept this machine's version, else what this machine last committed of the memory."""
     if isinstance(keep, bytes):
         return keep
     if keep not in ("mine", "theirs"):
         return keep.encode("utf-8", "surrogateescape")
-    version = record.mine(machine) if keep == "mine" else record.theirs(machine)
-    if version is None:
+    if record.mine(machine) is None:
         names = " and ".join(v.machine for v in record.versions)
         raise SyncError(
             f"The conflict on {record.path} is between {names}, not this machine: choose a version by its content."
         )
+    rel = rel_of_virtual(record.path)
+    if keep == "mine":
+        if record.kept_id == machine.id:
+            return files.read(root, rel)
+        return _own_last(root, rel, machine, record.path)
+    version = record.theirs(machine)
+    if version is None or version.omitted:
+        raise SyncError(f"The other version of {record.path} is too large to keep in the record: "
+                        "it is in the store's git history.")  # fmt: skip
     return version.content
+
+
+def _own_last(root: Path, rel: str, machine: Machine, vpath: str) -> bytes | None:
+    from . import objects, repo
+
+    head = repo.head(root)
+    touches = objects.authors(root, None, head, paths=[rel]).get(rel, []) if head else []
+    mine = next((t for t in touches if t.machine is not None and t.machine.id == machine.id), None)
+    if mine is None:
+        raise SyncError(f"This machine has no version of {vpath} of its own to keep.")
+    return None if mine.new is None else objects.blob(root, mine.new)
 
 
 def resolve(root: Path, path: str, keep: str | bytes) -> None:
@@ -144,7 +181,7 @@ def resolve(root: Path, path: str, keep: str | bytes) -> None:
     record = find(root, path)
     if record is None:
         raise SyncError(f"There is no sync conflict on {path}.")
-    data = _chosen(record, keep, machine_of(root))
+    data = _chosen(root, record, keep, machine_of(root))
     rel = rel_of_virtual(path)
     if not files.safe_rel(rel):
         raise SyncError(f"{path} is not a place in the store a conflict can be resolved.")

@@ -1,15 +1,18 @@
-"""The store as a git repository: made on first use (branch `main`), what it ignores, its one remote.
+"""The store as a git repository: made on first use (branch `main`), its own rules, its one remote.
 
 The hidden folder (indexes, history, this machine's identity) and the atomic writer's temporary files are
-never committed. A commit identity is given on the command line only when the person's git has none:
+never committed (commitset.py decides what is). A commit identity is given on the command line only when the person's git has none:
 their own configuration is never written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import stat
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from ..store.atomic import TEMP_PREFIX, write_at
 from ..store.machine import Machine
@@ -21,11 +24,19 @@ BRANCH = "main"
 REF = f"refs/heads/{BRANCH}"
 REMOTE = "origin"
 TRACKING = f"refs/remotes/{REMOTE}/{BRANCH}"
-IGNORE_NAME = ".gitignore"
 # What the product keeps in the store for this machine only: its hidden folder and the atomic writer's
-# temporary files (at any depth). Editors' swap and backup files are not memories either.
+# temporary files (at any depth). Editors' swap and backup files are not memories either. Written to the
+# repository's own `info/exclude` (never synced) so that the person's `git status` agrees; a sync itself
+# reads no ignore file (commitset.py chooses what it commits).
 IGNORED = (f"/{HIDDEN_DIR}/", f"{TEMP_PREFIX}*", ".*.swp", "*~", ".DS_Store")
-_IGNORE_HEADER = "# Kept by kin-memory on each machine only: never synced.\n"
+_EXCLUDE_HEADER = "# Kept by kin-memory on each machine only: never synced.\n"
+# `info/attributes` outranks every `.gitattributes` in the tree, synced or not: the store's files are
+# bytes (no filter, no end-of-line or encoding conversion) and merged by git's built-in text merge,
+# whose conflicts kin settles and records (merge.py): no merge driver, no union merge.
+ATTRIBUTES = (
+    "# Written by kin-memory: the store's files are bytes, merged by kin's own rules.\n"
+    "* -text -filter -ident !eol !working-tree-encoding !diff merge=text\n"
+)
 _READ_LIMIT = 1024 * 1024
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -35,7 +46,7 @@ def is_repo(root: Path) -> bool:
 
 
 def ensure_repo(root: Path) -> bool:
-    """Make the store a git repository on branch main unless it is one; its ignore file is kept up to
+    """Make the store a git repository on branch main unless it is one; its own rules are kept up to
     date either way. True when the repository was made now."""
     dot_git = root / ".git"
     made = False
@@ -48,7 +59,7 @@ def ensure_repo(root: Path) -> bool:
                 what="Making the store a git repository", cwd=root)  # fmt: skip
         made = True
     _ensure_branch(root)
-    ensure_ignore(root)
+    ensure_rules(root)
     return made
 
 
@@ -67,36 +78,48 @@ def _ensure_branch(root: Path) -> None:
     )
 
 
-def _read_ignore(root_fd: int) -> str | None:
+def _info_fd(root: Path) -> int:
+    """The repository's `info` folder (made when missing), opened without following a link."""
+    fd = os.open(os.fspath(root / ".git"), _DIR_FLAGS | getattr(os, "O_NOFOLLOW", 0))
     try:
-        st = os.stat(IGNORE_NAME, dir_fd=root_fd, follow_symlinks=False)
-    except FileNotFoundError:
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        raise SyncError(f"The store's {IGNORE_NAME} is not a regular file: sync will not use it.")
-    fd = os.open(IGNORE_NAME, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0), dir_fd=root_fd)
-    try:
-        return os.read(fd, _READ_LIMIT).decode("utf-8", "surrogateescape")
+        with contextlib.suppress(FileExistsError):
+            os.mkdir("info", 0o755, dir_fd=fd)
+        return os.open("info", _DIR_FLAGS | getattr(os, "O_NOFOLLOW", 0), dir_fd=fd)
     finally:
         os.close(fd)
 
 
-def ensure_ignore(root: Path) -> None:
-    """The store's .gitignore names everything in IGNORED (lines the person added stay)."""
-    root_fd = os.open(os.fspath(root), _DIR_FLAGS)
+def _read_at(dir_fd: int, name: str) -> bytes | None:
     try:
-        text = _read_ignore(root_fd)
-        have = set((text or "").splitlines())
-        missing = [line for line in IGNORED if line not in have]
-        if not missing:
-            return
-        body = text if text is not None else _IGNORE_HEADER
-        if body and not body.endswith("\n"):
-            body += "\n"
-        body += "".join(f"{line}\n" for line in missing)
-        write_at(root_fd, IGNORE_NAME, body.encode("utf-8", "surrogateescape"))
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0), dir_fd=dir_fd)
+    except FileNotFoundError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, _READ_LIMIT)
     finally:
-        os.close(root_fd)
+        os.close(fd)
+
+
+def ensure_rules(root: Path) -> None:
+    """The repository's own rules, kept on this machine only: `info/attributes` as ATTRIBUTES, and
+    `info/exclude` naming everything in IGNORED (lines the person added stay)."""
+    try:
+        info = _info_fd(root)
+    except OSError as exc:
+        raise SyncError(f"The store's git repository cannot be used: {exc.strerror}.") from None
+    try:
+        if _read_at(info, "attributes") != ATTRIBUTES.encode():
+            write_at(info, "attributes", ATTRIBUTES.encode())
+        text = (_read_at(info, "exclude") or b"").decode("utf-8", "surrogateescape")
+        missing = [line for line in IGNORED if line not in set(text.splitlines())]
+        if missing:
+            body = text or _EXCLUDE_HEADER
+            body += ("" if body.endswith("\n") else "\n") + "".join(f"{line}\n" for line in missing)
+            write_at(info, "exclude", body.encode("utf-8", "surrogateescape"))
+    finally:
+        os.close(info)
 
 
 def head(root: Path, ref: str = REF) -> str | None:
@@ -106,13 +129,44 @@ def head(root: Path, ref: str = REF) -> str | None:
     return git.one(done.out) if done.code == 0 and done.out.strip() else None
 
 
-def _checked_url(url: str) -> str:
+_SCHEMES = ("file", "ssh", "https", "http")
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+_SCP = re.compile(r"^(?:[^@/]+@)?(?:[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\]):(?!//)")
+ADDRESSES = "a folder, file://, ssh://, an ssh address like host:path, https:// or http://"
+
+
+def _checked_url(url: str, root: Path | None = None) -> str:
+    """The remote's address as git will use it, or SyncError: only a folder, `file://`, `ssh://`, ssh's
+    `host:path`, `https://` and `http://`; never a transport helper (`fd::`, `ext::`, …: they run
+    commands or wait on a descriptor), never the store itself or a folder inside it."""
     url = url.strip()
     if not url or any(ord(c) < 32 or ord(c) == 127 for c in url):
         raise SyncError("The remote's address must be one line of text, like a folder or a git URL.")
     if url.startswith("-"):
         raise SyncError("A remote's address cannot begin with a dash.")
-    return _absolute_if_folder(url)
+    scheme = _SCHEME.match(url)
+    head = url.split("/", 1)[0]
+    if scheme is not None:
+        if scheme.group(1).lower() not in _SCHEMES:
+            raise SyncError(f"A remote's address must be {ADDRESSES}: {git.redact(url)} is none of these.")
+    elif "::" in head or (":" in head and not _SCP.match(url)):
+        raise SyncError(f"A remote's address must be {ADDRESSES}: {git.redact(url)} is none of these.")
+    url = _absolute_if_folder(url)
+    if root is not None:
+        folder = _folder_of(url)
+        real_root = os.path.realpath(root)
+        if folder is not None and (folder == real_root or folder.startswith(real_root + os.sep)):
+            raise SyncError("The store cannot be its own remote: give a repository outside the store.")
+    return url
+
+
+def _folder_of(url: str) -> str | None:
+    """The realpath a local address names (None for a network address)."""
+    if url.lower().startswith("file://"):
+        return os.path.realpath(unquote(urlsplit(url).path))
+    if os.path.isabs(url):
+        return os.path.realpath(url)
+    return None
 
 
 def _absolute_if_folder(url: str) -> str:
@@ -134,7 +188,7 @@ def remote_url(root: Path) -> str | None:
 def set_remote(root: Path, url: str) -> None:
     """The remote every sync uses (`origin`): added, or its address changed. The address is stored as
     given: credentials stay with the person's git."""
-    url = _checked_url(url)
+    url = _checked_url(url, root)
     verb = "set-url" if remote_url(root) is not None else "add"
     git.run(root, ["remote", verb, REMOTE, url], what="Setting the store's remote")
 

@@ -55,7 +55,11 @@ def _listed(verb: str, changes: list[Change], *, by: bool) -> str:
     count = f"{len(changes)} change" + ("" if len(changes) == 1 else "s")
     named = [f"{c.path} ({_DONE[c.kind]}" + (f" on {c.machine})" if by else ")") for c in changes[:SHOWN]]
     more = f" and {len(changes) - SHOWN} more" if len(changes) > SHOWN else ""
-    return f"{count} {verb}: {', '.join(named)}{more}."
+    # a machine's name comes from a commit anyone who can push may write: said to be unverified
+    named_by = (
+        "; machine names are as their commits give them" if by and any(c.machine != ANOTHER for c in changes) else ""
+    )
+    return f"{count} {verb}: {', '.join(named)}{more}{named_by}."
 
 
 def conflict_sentence(c: Conflict) -> str:

@@ -10,13 +10,14 @@ is, said so, and goes out with the next sync.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..store.atomic import Changed
 from ..store.paths import is_hidden, virtual_of_rel
 from ..store.write_hook import around_write
-from . import files, git, objects
+from . import commitset, files, git, objects
 from .report import ANOTHER, Change, ChangeKind
 
 SOURCE = "sync"  # the source of a change whose commit names no machine
@@ -47,10 +48,12 @@ def bring(root: Path, local: str | None, final: str, touched: dict[str, list[obj
     already holds its final content is left alone (and still reported as come in)."""
     out = Brought()
     deltas = objects.changes(root, local, final)
-    held = objects.blobs(root, [oid for d in deltas if files.safe_rel(d.rel) for oid in d.files()])
+    held = objects.blobs(root, [oid for d in deltas if _takes(d) for oid in d.files()])
     for delta in deltas:
         shown = virtual_of_rel(delta.rel)
-        if not files.safe_rel(delta.rel):
+        if commitset.limit_of(delta.rel) is None:
+            if commitset.quiet(delta.rel):
+                continue
             out.skipped.append(
                 f"{shown} came in but is not a place in the store a sync writes: it was left out."
             )
@@ -59,7 +62,7 @@ def bring(root: Path, local: str | None, final: str, touched: dict[str, list[obj
             out.skipped.append(f"{shown} came in as a link or a repository, not a file: it was left out.")
             continue
         source, name = source_of(touched.get(delta.rel), delta.new)
-        problem = _apply(root, delta, source, held, objects.when(touched.get(delta.rel), delta.new))
+        problem = _apply(root, delta, source, held, *objects.when(touched.get(delta.rel), delta.new))
         if problem == CHANGED_HERE:
             out.changed_here.append(delta.rel)
         elif problem is not None:
@@ -71,10 +74,17 @@ def bring(root: Path, local: str | None, final: str, touched: dict[str, list[obj
     return out
 
 
+def _takes(delta: objects.Delta) -> bool:
+    return commitset.limit_of(delta.rel) is not None
+
+
 def _apply(
-    root: Path, delta: objects.Delta, source: str, held: dict[str, bytes], mtime: float | None
+    root: Path, delta: objects.Delta, source: str, held: dict[str, bytes], mtime: float | None, exact: bool
 ) -> str | None:
-    """Write one change; why it was not written (the end of a sentence), None when it was."""
+    """Write one change; why it was not written (the end of a sentence), None when it was.
+
+    A version no single change made (a merge of both sides) takes the newer of the incoming time and
+    the replaced file's own: each machine replaces its own side, so both land on the same, newer time."""
     expected = held.get(delta.old) if delta.old is not None else None
     data = held.get(delta.new) if delta.new is not None else None
     try:
@@ -92,6 +102,8 @@ def _apply(
                     files.drop_at(fd, files.name_of(delta.rel))
                 else:
                     files.put_at(fd, files.name_of(delta.rel), data, st)
+                    if not exact and st is not None and current is not None:
+                        mtime = max(mtime or 0.0, min(st.st_mtime, time.time()))
                     if mtime is not None:  # its age on the machine it came from (the lifecycle reads it)
                         os.utime(files.name_of(delta.rel), (mtime, mtime), dir_fd=fd, follow_symlinks=False)
         finally:

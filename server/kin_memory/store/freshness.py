@@ -29,11 +29,23 @@ NS = 1_000_000_000
 RACY_FINE = 0.05  # seconds a change must precede a reading for the reading to be trusted
 RACY_COARSE = 2.0  # the same where the filesystem stamps whole seconds
 _PACK = struct.Struct("<qqqq")
+_WIDE = struct.Struct("<QQQQ")
+_WORD = (1 << 64) - 1
 
 
 def key_of(st: os.stat_result) -> Key:
-    """The file's key now (a signed 64-bit integer, as SQLite stores it; never UNSURE)."""
-    digest = blake2b(_PACK.pack(st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino), digest_size=8)
+    """The file's key now (a signed 64-bit integer, as SQLite stores it; never UNSURE).
+
+    Any stat is accepted: a time after 2262 (beyond 64 signed bits of nanoseconds, which a synced or
+    unpacked file can carry) is taken modulo 2**64, the same bytes a time in range packs to, so it still
+    names the file and never raises."""
+    try:
+        packed = _PACK.pack(st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
+    except struct.error:
+        packed = _WIDE.pack(
+            st.st_mtime_ns & _WORD, st.st_size & _WORD, st.st_ctime_ns & _WORD, st.st_ino & _WORD
+        )
+    digest = blake2b(packed, digest_size=8)
     return int.from_bytes(digest.digest(), "little", signed=True) or 1
 
 

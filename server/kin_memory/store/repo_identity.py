@@ -1,15 +1,19 @@
 """What a repository is, whatever folder it is cloned in: the identities two machines can compare.
 
 A workspace stamp is a realpath, which differs between machines (`/home/me/src/api` on one,
-`/Users/me/code/api` on another). Two clones are the same repository when they share an identity:
+`/Users/me/code/api` on another). Two clones are the same repository when their normalized `origin`
+addresses match; a shared first commit counts only for repositories that have no `origin` at all. A fork
+shares its upstream's first commits, so a first commit alone would let a fork (or any clone of any
+history) see the upstream's memories; the address is what the person chose to work with. A repository
+has one kind of identity, then:
 
 - `url:<host>/<path>`: the `origin` remote, normalized so that the spellings of one address agree
   (`git@host:owner/name.git`, `https://host/owner/name`, `ssh://git@host/owner/name.git`): no scheme, no
   user or password (credentials are never kept), no port, the host in lower case, no trailing `.git`
   or `/`;
 - `path:<realpath>`: an `origin` that is a folder on disk (a bare repository next to the clones);
-- `root:<commit>`: a first commit of its history (`git rev-list --max-parents=0 HEAD`), which every
-  clone and fork shares whatever its remote is called.
+- `root:<commit>`: a first commit of its history (`git rev-list --max-parents=0 HEAD`), only for a
+  repository with no `origin`.
 
 A folder below the top of its repository (a package of a monorepo opened on its own) adds its place in
 the repository (`#packages/web`): two different folders of one repository are not one workspace.
@@ -34,7 +38,7 @@ MAX_ROOTS = 8  # first commits kept (a history that merged unrelated ones has se
 URL, PATH, ROOT = "url:", "path:", "root:"
 _SCHEMES = ("https", "http", "ssh", "git", "git+ssh", "ssh+git")
 _HOST = re.compile(r"^[a-z0-9]([a-z0-9._-]*[a-z0-9])?$|^\[[0-9a-f:.]+\]$")
-_SCP = re.compile(r"^(?:[^@/:]+@)?([^@/:\[\]]+|\[[^\]]+\]):(?!//)(.+)$")  # git@host:owner/name
+_SCP = re.compile(r"^(?:[^@/]+@)?([^@/:\[\]]+|\[[^\]]+\]):(?!//)(.+)$")  # git@host:owner/name
 _COMMIT = re.compile(r"^[0-9a-f]{40}$|^[0-9a-f]{64}$")
 # Settings that would make git read another repository than the folder asked about.
 _AWAY = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR",
@@ -71,6 +75,8 @@ def _host_url(host: str, path: str) -> str | None:
     path = _clean_path(path)
     if not _HOST.match(host) or not path or any(p in ("", ".", "..") for p in path.split("/")):
         return None
+    if "@" in path or ":" in path:
+        return None  # a credential spelt inside the path: never kept, never synced
     return URL + host + "/" + path
 
 
@@ -128,10 +134,19 @@ def identities(folder: str) -> tuple[str, ...]:
     remote = normalized_remote(origin, folder) if origin else None
     if remote:
         found.append(remote)
-    roots = _git(folder, "rev-list", "--max-parents=0", f"--max-count={MAX_ROOTS}", "HEAD") or ""
-    found += sorted(ROOT + c for c in roots.split() if _COMMIT.match(c))
+    elif not origin:  # a first commit stands for the repository only when it has no origin at all
+        roots = _git(folder, "rev-list", "--max-parents=0", f"--max-count={MAX_ROOTS}", "HEAD") or ""
+        found += sorted(ROOT + c for c in roots.split() if _COMMIT.match(c))
     suffix = "#" + place if place else ""
     return tuple(i + suffix for i in found if valid_identity(i + suffix))
+
+
+def comparable(ids: frozenset[str]) -> frozenset[str]:
+    """The identities of a repository that another may match: its addresses when it has one (a machine
+    file written by an earlier version lists first commits beside them: those are not compared), else
+    its first commits."""
+    addresses = frozenset(i for i in ids if not i.startswith(ROOT))
+    return addresses or ids
 
 
 def valid_identity(value: object) -> bool:

@@ -6,8 +6,9 @@ each other's stamps on every sync). Instead each machine writes, in the synced f
 
     {"id": "…", "name": "laptop", "repositories": {"/home/me/src/api": ["url:github.com/me/api", …]}}
 
-and, at read time, a workspace here also sees the paths other machines give to a repository with an
-identity in common with it (`repo_identity.py`): `equivalent_stamps`. A path that is a folder on this
+and, at read time, a workspace here also sees the paths other machines give to the same repository
+(`repo_identity.py`: the same normalized `origin`, or, for repositories with no `origin`, a shared
+first commit): `equivalent_stamps`. A path that is a folder on this
 machine is never mapped (it is this machine's own workspace, whatever another machine keeps there).
 
 These files arrive by sync, and an agent can write into the store: everything read from them is
@@ -29,12 +30,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..sinks.controls import HOSTILE
+from . import sync_trust
 from .atomic import write_at
 from .freshness import Key, kept_key, key_at, key_of, unchanged
 from .machine import Machine, MachineError, this_machine
 from .paths import SYNC_DIR, SYNC_MACHINES
 from .reader import Refused, read_fd, read_file
-from .repo_identity import identities, valid_identity
+from .repo_identity import comparable, identities, valid_identity
 from .stamps import stamp_kind, unsafe_stamp
 
 log = logging.getLogger("kin_memory.gitsync")
@@ -44,7 +46,7 @@ MAX_MACHINES = 64  # machine files read
 MAX_REPOSITORIES = 512  # repositories of one machine
 MAX_IDENTITIES = 16  # identities of one repository
 NAME_LIMIT = 64
-_FILE = re.compile(r"^([A-Za-z0-9_-]{1,64})\.json$")
+_FILE = re.compile(r"^([0-9a-f]{16})\.json$")  # the names kin writes: a machine id
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | os.O_CLOEXEC
 
@@ -123,14 +125,20 @@ def _folder_stat(root: Path) -> os.stat_result | None:
         return None
 
 
-def _entries(folder: Path) -> list[tuple[str, os.stat_result | None]]:
-    """The machine files in the folder, sorted, with their lstat (None when it cannot be had)."""
+def _entries(root: Path) -> list[tuple[str, os.stat_result | None]]:
+    """The machine files read, with their lstat (None when it cannot be had): this machine's first, then
+    those of the machines whose own commits wrote them (`sync_trust`), then the rest by name, at most
+    MAX_MACHINES: files planted under other names never push a real machine's out."""
+    folder = machines_dir(root)
     try:
         names = sorted(n for n in os.listdir(folder) if _FILE.match(n))
     except OSError:
         return []
     if len(names) > MAX_MACHINES:
         log.warning("read the first %d of %d machine files in %s", MAX_MACHINES, len(names), folder)
+        vouched, _records = sync_trust.read(root)
+        rank = {f"{i}.json": n for n, i in enumerate((this_machine_id(root) or "", *vouched))}
+        names.sort(key=lambda n: (rank.get(n, len(rank)), n))
     found: list[tuple[str, os.stat_result | None]] = []
     for name in names[:MAX_MACHINES]:
         try:
@@ -148,7 +156,7 @@ def _current(root: Path) -> Listing | None:
     st = _folder_stat(root)
     if st is None:
         return None
-    entries = _entries(machines_dir(root))
+    entries = _entries(root)
     return (("", key_of(st)), *((n, NO_FILE if s is None else key_of(s)) for n, s in entries))
 
 
@@ -174,7 +182,7 @@ def _read(root: Path) -> tuple[Listing, tuple[MachineFile, ...]]:
     if st is None:
         return (), ()
     folder = machines_dir(root)
-    entries = _entries(folder)
+    entries = _entries(root)
     # The keys of the stats taken before reading: a file changed meanwhile is read again next time.
     listing = (
         ("", kept_key(st, read_at)),
@@ -276,7 +284,10 @@ def equivalent_stamps(root: Path, workspace: str) -> tuple[str, ...]:
         found = hit[2]
     else:
         seen = dict.fromkeys(
-            p for f in others for p, theirs in f.repositories.items() if p != workspace and ids & theirs
+            p
+            for f in others
+            for p, theirs in f.repositories.items()
+            if p != workspace and ids & comparable(theirs)
         )
         found = tuple(seen)
         _found[(str(root), workspace)] = (files, ids, found)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kin_memory.store.repo_identity import identities, normalized_remote
+from kin_memory.store.repo_identity import comparable, identities, normalized_remote
 from support.gitrepos import clone, git, isolate_git, make_origin
 
 
@@ -74,18 +74,35 @@ def test_two_clones_share_their_identities_an_unrelated_repository_does_not(tmp_
     desktop = clone(origin, tmp_path / "desktop" / "code" / "api")
     other = clone(make_origin(tmp_path, "other"), tmp_path / "desktop" / "code" / "other")
     a, b, c = identities(laptop), identities(desktop), identities(other)
-    root = git(Path(laptop), "rev-list", "--max-parents=0", "HEAD")
-    assert a == b == ("path:" + os.path.realpath(origin), "root:" + root)
+    assert a == b == ("path:" + os.path.realpath(origin),)  # an origin: the address alone
     assert not set(a) & set(c)
 
 
-def test_root_commit_alone_identifies_a_clone_whose_remote_moved(tmp_path: Path) -> None:
+def test_a_fork_is_not_its_upstream_though_it_shares_the_first_commit(tmp_path: Path) -> None:
+    origin = make_origin(tmp_path)
+    upstream = clone(origin, tmp_path / "laptop" / "api")
+    fork = clone(origin, tmp_path / "desktop" / "api")
+    git(Path(fork), "remote", "set-url", "origin", "git@git.example.com:mallory/api.git")
+    git(Path(upstream), "remote", "set-url", "origin", "git@git.example.com:team/api.git")
+    assert identities(fork) == ("url:git.example.com/mallory/api",)
+    assert not set(identities(upstream)) & set(identities(fork))
+    # a machine file of an earlier version lists the first commit beside the address: not compared
+    root = "root:" + git(Path(fork), "rev-list", "--max-parents=0", "HEAD")
+    assert comparable(frozenset({"url:git.example.com/mallory/api", root})) == {
+        "url:git.example.com/mallory/api"
+    }
+
+
+def test_a_first_commit_counts_only_when_neither_has_an_origin(tmp_path: Path) -> None:
     origin = make_origin(tmp_path)
     laptop = clone(origin, tmp_path / "laptop" / "api")
     desktop = clone(origin, tmp_path / "desktop" / "api")
-    git(Path(desktop), "remote", "set-url", "origin", "git@git.example.com:team/api.git")
-    assert identities(desktop)[0] == "url:git.example.com/team/api"
-    assert set(identities(laptop)) & set(identities(desktop))
+    for folder in (laptop, desktop):
+        git(Path(folder), "remote", "remove", "origin")
+    root = git(Path(laptop), "rev-list", "--max-parents=0", "HEAD")
+    assert identities(laptop) == identities(desktop) == ("root:" + root,)
+    git(Path(desktop), "remote", "add", "origin", "git@git.example.com:team/api.git")
+    assert not set(identities(laptop)) & set(identities(desktop))
 
 
 def test_a_folder_below_the_top_carries_its_place(tmp_path: Path) -> None:

@@ -74,3 +74,27 @@ def test_a_memory_merged_from_both_sides_takes_the_newer_time(stores: tuple[Path
     assert (laptop / "facts" / "n.md").read_text() == text
     assert abs((laptop / "facts" / "n.md").stat().st_mtime - newer) < 0.01
     assert older < newer
+
+
+@pytest.mark.parametrize("merger_is_newer", [True, False])
+def test_a_merged_memory_has_the_same_newer_age_on_both_machines(
+    stores: tuple[Path, Path], merger_is_newer: bool
+) -> None:
+    laptop, desktop = stores
+    base = "---\ncategory: project-fact\n---\n# Notes\n\nline one\n\nmiddle\n\nline three\n"
+    aged(laptop / "facts" / "n.md", base, 300)
+    engine.sync(laptop)
+    engine.sync(desktop)
+    sent_days, merged_days = (200, 2) if merger_is_newer else (2, 200)
+    aged(laptop / "facts" / "n.md", base.replace("line one", "line ONE"), sent_days)
+    aged(desktop / "facts" / "n.md", base.replace("line three", "line THREE"), merged_days)
+    newer = time.time() - 2 * DAY
+    engine.sync(laptop)
+    engine.sync(desktop)  # the desktop merges both edits
+    engine.sync(laptop)
+    text = (desktop / "facts" / "n.md").read_text()
+    assert "line ONE" in text and "line THREE" in text and (laptop / "facts" / "n.md").read_text() == text
+    times = [(root / "facts" / "n.md").stat().st_mtime for root in (laptop, desktop)]
+    assert all(abs(t - newer) < 5 for t in times), times
+    now, t = time.time(), Thresholds()
+    assert {lifecycle("project-fact", m, now, t).status for m in times} == {"ok"}
