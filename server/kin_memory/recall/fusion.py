@@ -15,7 +15,7 @@ trust from two checks, and the cosine carries the rest:
     score  = cosine                                                             (found by meaning only)
 
 A memory found only by meaning must reach MEANING_FLOOR (the no-answer floor of the dense list; the
-lexical list keeps its own); a query without content words ("thanks, that worked!") is left to the
+lexical list keeps its own; a hover's is HOVER_MEANING_FLOOR); a query without content words ("thanks, that worked!") is left to the
 lexical list alone, which answers such chat with nothing. The constants were chosen on the labeled set's
 tuning slices (scripts/recall_eval) over a wide flat region: LEXICAL_WEIGHT 0.2–0.5 and AGREE_WINDOW
 0.2–0.5 all keep both slices within 0.01 of the best.
@@ -31,6 +31,11 @@ from dataclasses import dataclass
 LEXICAL_WEIGHT = 0.3
 AGREE_WINDOW = 0.3
 MEANING_FLOOR = 0.2  # cosine below which a memory found only by meaning is not an answer
+# A hover compares the hovered memory's whole vector with the others', while its words come from one
+# paragraph: a memory joins its related list by meaning alone only when it is close as a whole (on the
+# labeled hover cases a floor of 0.5 to 0.9 ranks alike, and lower floors bring in memories about the
+# file's subject but not the paragraph's).
+HOVER_MEANING_FLOOR = 0.5
 
 
 @dataclass(frozen=True)
