@@ -130,6 +130,7 @@ export interface SearchResult {
   results: SearchHit[];
   complete: boolean;
   hidden: number;
+  note: string | null;
 }
 
 export interface MemoryEntry {

@@ -82,7 +82,10 @@ def by_slice(results: dict[str, list[CaseResult]], semantic: str) -> list[str]:
     """nDCG@5 per slice of turns (main, paraphrase, and held-out when asked), every system."""
     names = list(results)
     slices = list(dict.fromkeys(r.case.slice for r in next(iter(results.values()))))
-    out = [f"nDCG@5 by slice (kin-memory's semantic layer {semantic})", "| slice | turns | " + " | ".join(names) + " |"]
+    out = [
+        f"nDCG@5 by slice (kin-memory's semantic layer {semantic})",
+        "| slice | turns | " + " | ".join(names) + " |",
+    ]
     out.append("|---|---|" + "---|" * len(names))
     for name_of_slice in slices:
         cells = []

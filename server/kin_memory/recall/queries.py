@@ -13,6 +13,7 @@ import sqlite3
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from ..caches.recall_vocab import Vocabulary
 from ..store.workspace import GLOBAL
@@ -116,11 +117,13 @@ class Queries:
             "SELECT d.id, d.vpath, d.title, d.category, d.workspace, d.mtime, f.body FROM docs d "
             f"JOIN fts f ON f.rowid = d.id WHERE d.id IN ({marks})"
         )
-        rows = self.db.run(lambda c: c.execute(sql, ids).fetchall(), [])
+        rows: list[Any] = self.db.run(lambda c: c.execute(sql, ids).fetchall(), [])
         return {i: Hit(v, t, cat, ws, body, 0.0, mtime, 0.0, i) for i, v, t, cat, ws, mtime, body in rows}
 
     def doc_id(self, vpath: str) -> int | None:
-        row = self.db.run(lambda c: c.execute("SELECT id FROM docs WHERE vpath = ?", (vpath,)).fetchone(), None)
+        row = self.db.run(
+            lambda c: c.execute("SELECT id FROM docs WHERE vpath = ?", (vpath,)).fetchone(), None
+        )
         return None if row is None else int(row[0])
 
     def related(

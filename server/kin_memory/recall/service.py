@@ -29,6 +29,8 @@ from .snippet import snippet
 from .terms import content_text
 
 if TYPE_CHECKING:  # the layer (numpy, the model) is imported only when it is on and something ranks
+    import numpy as np
+
     from .semantic.layer import FillState, SemanticLayer
 
 log = logging.getLogger("kin_memory.recall")
@@ -54,12 +56,16 @@ class Related:
 
 
 class Recall:
-    def __init__(self, root: str | os.PathLike[str], *, semantic: bool = False) -> None:
+    def __init__(
+        self, root: str | os.PathLike[str], *, semantic: bool = False, background_fill: bool = False
+    ) -> None:
         """semantic: rank with the semantic layer too (the `recall.semantic` setting); off, nothing of
-        the layer is imported."""
+        the layer is imported. background_fill: the owner fills the layer (the language server); else a
+        ranking query embeds a few missing memories itself first (the command line, an agent)."""
         self.root = Path(root)
         self.index = RecallIndex(self.root)
         self.semantic_on = semantic
+        self.background_fill = background_fill
         self._semantic: SemanticLayer | None = None
         # Why answers may miss memories: the last query could not read the index, or a change handed to
         # it was not written (the folder unwritable, the database locked): by memory ("" for a whole
@@ -176,19 +182,21 @@ class Recall:
     def semantic_state(self) -> FillState | None:
         """How far the layer is filled (None when it is off)."""
         layer = self.semantic()
-        return None if layer is None else layer.state()
+        return None if layer is None else layer.state(count=not self.background_fill)
 
     def semantic_note(self) -> str | None:
         """What a ranking answered while the layer could not take part says (None when it did, or is off)."""
         layer = self.semantic()
-        return None if layer is None else filling_note(layer.state())
+        return None if layer is None else filling_note(layer.state(count=not self.background_fill))
 
-    def _dense_ready(self, *, catch_up: bool) -> SemanticLayer | None:
+    def _dense_ready(self, *, catch_up: bool = True) -> SemanticLayer | None:
         """The layer when it can rank now: on, its model usable and every memory embedded (with
         catch_up, a few missing vectors are embedded first: the command line and the agent's tool)."""
         layer = self.semantic()
         if layer is None:
             return None
+        if self.background_fill:  # the server's fill counts and embeds; a query never does
+            return layer if layer.complete else None
         try:
             state = layer.catch_up() if catch_up else layer.state()
         except (IndexUnavailable, sqlite3.Error) as exc:
@@ -199,7 +207,7 @@ class Recall:
     def _fused(
         self,
         lexical: list[Hit],
-        vector: object,
+        vector: np.ndarray,
         layer: SemanticLayer,
         active: tuple[str, ...] | None,
         limit: int,
@@ -211,9 +219,13 @@ class Recall:
         from .fusion import Lexical, fuse
 
         dense = layer.nearest(vector, active, DENSE_POOL, exclude)
-        cosine = layer.vectors.cosines(vector, (h.doc_id for h in lexical))  # type: ignore[arg-type]
+        cosine = layer.vectors.cosines(vector, (h.doc_id for h in lexical))
         found = [Lexical(h.doc_id, h.score, h.coverage) for h in lexical]
-        fused = fuse(found, dense, cosine, limit) if floor is None else fuse(found, dense, cosine, limit, floor=floor)
+        fused = (
+            fuse(found, dense, cosine, limit)
+            if floor is None
+            else fuse(found, dense, cosine, limit, floor=floor)
+        )
         by_id = {h.doc_id: h for h in lexical}
         by_id.update(self.index.queries.hits_by_id([f.key for f in fused if f.key not in by_id]))
         return [replace(by_id[f.key], score=f.score) for f in fused if f.key in by_id]
@@ -225,10 +237,9 @@ class Recall:
         limit: int = 5,
         *,
         prefix_last: bool = False,
-        catch_up: bool = True,
     ) -> list[Hit]:
         """A query's memories, best first: lexical, fused with meaning when the layer is on and filled."""
-        layer = self._dense_ready(catch_up=catch_up)
+        layer = self._dense_ready()
         if layer is None or self.index.queries.is_chat(query):
             return self.index.search(query, active, limit=limit, prefix_last=prefix_last)
         lexical = self.index.search(query, active, limit=max(limit, LEXICAL_POOL), prefix_last=prefix_last)
@@ -240,7 +251,7 @@ class Recall:
     def related_text(self, text: str, active: tuple[str, ...] | None, limit: int = 5) -> list[Hit]:
         """Memories related to a long text (a transcript: reflection's neighbours), fused like a search;
         the model reads the text's first 256 tokens."""
-        layer = self._dense_ready(catch_up=True)
+        layer = self._dense_ready()
         if layer is None:
             return self.index.related(text, active, limit=limit)
         lexical = self.index.related(text, active, limit=max(limit, LEXICAL_POOL))
@@ -265,7 +276,9 @@ class Recall:
             for h, sim in rank_duplicates_first(body, hits)
         ]
 
-    def _related_hits(self, memory: Memory, query: str, active: tuple[str, ...] | None, limit: int) -> list[Hit]:
+    def _related_hits(
+        self, memory: Memory, query: str, active: tuple[str, ...] | None, limit: int
+    ) -> list[Hit]:
         """A hover's ranking: the paragraph's words, fused with the memories nearest in meaning to the
         hovered memory's own stored vector (never embedded here: this is the keystroke path). A memory
         without a stored vector yet (just edited) is related by its words only."""
@@ -287,9 +300,8 @@ class Recall:
         limit: int = 5,
         *,
         prefix_last: bool = False,
-        catch_up: bool = True,
     ) -> list[tuple[Hit, str]]:
-        hits = self._safe(lambda: self.rank(query, active, limit, prefix_last=prefix_last, catch_up=catch_up))
+        hits = self._safe(lambda: self.rank(query, active, limit, prefix_last=prefix_last))
         shown = content_text(query)
         return [(_masked_title(h), snippet(h.body, shown)) for h in hits]
 
@@ -327,6 +339,8 @@ def filling_note(state: FillState) -> str | None:
     """What a ranking says while the semantic layer cannot take part (None when it can)."""
     if state.problem is not None:
         return f"semantic recall is off: {state.problem}; these results matched words only"
+    if state.missing < 0:
+        return "the semantic layer is still filling: these results matched words only"
     if state.missing:
         done = state.total - state.missing
         return (

@@ -64,11 +64,17 @@ class SemanticLayer:
         model = self.model()
         return None if model is None else model.embed(text)
 
-    def state(self) -> FillState:
-        """As last counted (counted once when never: a query never pays for a count after that). Once
-        complete, a memory written later is embedded by the next fill; the rankings meanwhile use the
-        others' vectors and find that one by its words."""
+    @property
+    def complete(self) -> bool:
+        """Every memory had its vector once (from then on rankings use the layer: a memory written later
+        is embedded by the next fill, and found by its words meanwhile)."""
+        return self._complete and self.problem is None
+
+    def state(self, *, count: bool = True) -> FillState:
+        """As last counted (without `count`, never counted here: a missing count reads -1)."""
         if self._missing is None:
+            if not count:
+                return FillState(-1, self._total, self.problem)
             self._count()
         if self._complete:
             return FillState(0, self._total, self.problem)

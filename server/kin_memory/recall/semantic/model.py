@@ -52,7 +52,9 @@ def _checked(path: Path, sha256: str) -> bytes:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise ModelUnavailable(f"the sentence model's file {path.name} cannot be read ({exc.strerror})") from None
+        raise ModelUnavailable(
+            f"the sentence model's file {path.name} cannot be read ({exc.strerror})"
+        ) from None
     if hashlib.sha256(data).hexdigest() != sha256:
         raise ModelUnavailable(
             f"the sentence model's file {path.name} is not the one kin-memory was built with; "
@@ -67,7 +69,7 @@ class Embedder:
     def __init__(self) -> None:
         try:
             import numpy
-            import onnxruntime
+            import onnxruntime  # type: ignore[import-untyped]
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise ModelUnavailable(

@@ -114,13 +114,15 @@ class Vectors:
             if gen == self._gen:
                 return
             if self._gen is not None and gen[1] != self._gen[1]:
-                present = self.db.run(lambda c: [r[0] for r in c.execute("SELECT seq FROM vectors")], [])
+                present: list[int] = self.db.run(
+                    lambda c: [r[0] for r in c.execute("SELECT seq FROM vectors")], []
+                )
                 self._keep(np.isin(self._seq[: self._n], np.asarray(present, dtype=np.int64)))
             sql = (
                 "SELECT v.seq, v.id, d.scope, v.v FROM vectors v JOIN docs d ON d.id = v.id "
                 "WHERE v.seq > ? ORDER BY v.seq"
             )
-            rows = self.db.run(lambda c: c.execute(sql, (self._hw,)).fetchall(), [])
+            rows: list[Any] = self.db.run(lambda c: c.execute(sql, (self._hw,)).fetchall(), [])
             self._append(rows)
             self._gen = gen
 
