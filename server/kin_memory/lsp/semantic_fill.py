@@ -59,6 +59,7 @@ class SemanticFill:
             return
         if not layer.vectors.missing():
             layer.state()  # counted: complete
+            layer.vectors.refresh()  # read here, in the background, rather than by the first query
             return
         self.running = True
         self._started = time.monotonic()
@@ -91,6 +92,7 @@ class SemanticFill:
             self._report(state.total - state.missing, state.total)
             self.writer.submit(self._slice)
             return
+        layer.vectors.refresh()
         seconds = time.monotonic() - self._started
         done = (
             f"semantic layer filled: {counted(self._filled, 'memory', 'memories')} embedded in {seconds:.1f}s"
