@@ -96,7 +96,7 @@
 ---@field results KinMemory.SearchHit[]
 ---@field complete boolean
 ---@field hidden integer
----@field note string|nil
+---@field note string|nil # why the results matched words only (the semantic layer still filling)
 
 ---@class KinMemory.MemoryEntry
 ---@field path string
