@@ -32,10 +32,12 @@ LEXICAL_WEIGHT = 0.3
 AGREE_WINDOW = 0.3
 MEANING_FLOOR = 0.2  # cosine below which a memory found only by meaning is not an answer
 # A hover compares the hovered memory's whole vector with the others', while its words come from one
-# paragraph: a memory joins its related list by meaning alone only when it is close as a whole (on the
-# labeled hover cases a floor of 0.5 to 0.9 ranks alike, and lower floors bring in memories about the
-# file's subject but not the paragraph's).
+# paragraph: there the words lead (a weight that makes the cosine only break near-ties among them) and
+# a memory joins by meaning alone only when it is close as a whole. On the labeled hover cases the
+# cosine weighed like a search's costs 0.02 nDCG (0.755 against words alone 0.774; 3: 0.770, 10: 0.775),
+# and floors from 0.5 to 0.9 rank alike; lower ones bring in the file's subject, not the paragraph's.
 HOVER_MEANING_FLOOR = 0.5
+HOVER_LEXICAL_WEIGHT = 10.0
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,7 @@ def fuse(
     limit: int,
     *,
     floor: float = MEANING_FLOOR,
+    lexical_weight: float = LEXICAL_WEIGHT,
 ) -> list[Fused]:
     """The best `limit` memories. lexical: best first; dense: (key, cosine), best first; cosine: the
     cosine of each lexical hit that has a vector (one without counts as close as the best)."""
@@ -83,5 +86,5 @@ def fuse(
         top = lexical[0].relevance or 1.0
         for h in lexical:
             cos = cosine.get(h.key, best)
-            scores[h.key] = Fused(h.key, cos + LEXICAL_WEIGHT * t * h.relevance / top, True)
+            scores[h.key] = Fused(h.key, cos + lexical_weight * t * h.relevance / top, True)
     return sorted(scores.values(), key=lambda f: -f.score)[:limit]

@@ -212,20 +212,21 @@ class Recall:
         active: tuple[str, ...] | None,
         limit: int,
         exclude: int | None = None,
-        floor: float | None = None,
+        hover: bool = False,
     ) -> list[Hit]:
         """THE ranking of every door once the layer is on: the lexical hits and the memories nearest
         in meaning to `vector`, weighed by fusion.fuse."""
-        from .fusion import Lexical, fuse
+        from .fusion import HOVER_LEXICAL_WEIGHT, HOVER_MEANING_FLOOR, Lexical, fuse
 
         dense = layer.nearest(vector, active, DENSE_POOL, exclude)
         cosine = layer.vectors.cosines(vector, (h.doc_id for h in lexical))
         found = [Lexical(h.doc_id, h.score, h.coverage) for h in lexical]
-        fused = (
-            fuse(found, dense, cosine, limit)
-            if floor is None
-            else fuse(found, dense, cosine, limit, floor=floor)
-        )
+        if hover:
+            fused = fuse(
+                found, dense, cosine, limit, floor=HOVER_MEANING_FLOOR, lexical_weight=HOVER_LEXICAL_WEIGHT
+            )
+        else:
+            fused = fuse(found, dense, cosine, limit)
         by_id = {h.doc_id: h for h in lexical}
         by_id.update(self.index.queries.hits_by_id([f.key for f in fused if f.key not in by_id]))
         return [replace(by_id[f.key], score=f.score) for f in fused if f.key in by_id]
@@ -289,9 +290,7 @@ class Recall:
         if layer is None or vector is None:
             return self.index.related(text, active, limit=limit, exclude=memory.vpath)
         lexical = self.index.related(text, active, limit=max(limit, LEXICAL_POOL), exclude=memory.vpath)
-        from .fusion import HOVER_MEANING_FLOOR
-
-        return self._fused(lexical, vector, layer, active, limit, exclude=doc_id, floor=HOVER_MEANING_FLOOR)
+        return self._fused(lexical, vector, layer, active, limit, exclude=doc_id, hover=True)
 
     def search(
         self,

