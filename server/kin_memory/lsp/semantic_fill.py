@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..wording import counted
+from .heap import trim
 
 if TYPE_CHECKING:
     from ..recall.service import Recall
@@ -75,6 +76,7 @@ class SemanticFill:
         try:
             remaining = layer.fill(
                 before_each=self.yield_to_queries,
+                after_each=trim,
                 cancelled=self.busy,
                 seconds=FILL_SLICE,
                 progress=self._progress,
