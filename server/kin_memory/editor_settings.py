@@ -204,6 +204,7 @@ for _cls in (
     ServerLaunchSettings,
     HistorySettings,
     HoverSettings,
+    RecallSettings,
     SyncSettings,
     Settings,
 ):
