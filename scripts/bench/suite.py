@@ -60,7 +60,7 @@ def server_measures(
         measured = time.monotonic()
         log("  measured didChange, hover, workspace symbols, search, external writes")
         if semantic == "on":
-            filled = wait_filled(c, 0, timeout + store.files * 0.05)
+            filled = wait_filled(c, 0, timeout + store.files * 0.5)  # a loaded machine: minutes at 10k
             out["fill"] = {"fill_s": filled["fill_s"], "embedded": filled["embedded"],
                            "measures_ended_before_fill": measured < filled["at"]}  # fmt: skip
             log(f"  semantic layer filled: {filled['embedded']} memories in {filled['fill_s']}s")
