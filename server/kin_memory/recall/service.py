@@ -244,7 +244,7 @@ class Recall:
         if layer is None or self.index.queries.is_chat(query):
             return self.index.search(query, active, limit=limit, prefix_last=prefix_last)
         lexical = self.index.search(query, active, limit=max(limit, LEXICAL_POOL), prefix_last=prefix_last)
-        vector = layer.embed(query)
+        vector = layer.embed_query(query)
         if vector is None:
             return lexical[:limit]
         return self._fused(lexical, vector, layer, active, limit)

@@ -25,6 +25,7 @@ from .model import Embedder, ModelUnavailable, shared
 from .vectors import Vectors
 
 log = logging.getLogger("kin_memory.recall")
+QUERY_CACHE = 64  # query vectors kept (1.5 KB each)
 CATCH_UP = 24  # missing vectors a ranking query embeds itself first (≈ 0.25 s); more: it says "filling"
 
 
@@ -50,6 +51,8 @@ class SemanticLayer:
         self._total = 0
         self._fill_lock = threading.Lock()
         self._complete = False  # every memory had its vector once: rankings use the layer from then on
+        self._queries: dict[str, np.ndarray] = {}
+        self._query_lock = threading.Lock()
 
     def model(self) -> Embedder | None:
         if self._model is None and self.problem is None:
@@ -63,6 +66,22 @@ class SemanticLayer:
     def embed(self, text: str) -> np.ndarray | None:
         model = self.model()
         return None if model is None else model.embed(text)
+
+    def embed_query(self, text: str) -> np.ndarray | None:
+        """A query's vector, the last QUERY_CACHE kept: a search asks for two views of the same query
+        (this workspace and every one, for "n more elsewhere"), and symbols ask again as the user types."""
+        with self._query_lock:
+            vec = self._queries.pop(text, None)
+            if vec is not None:
+                self._queries[text] = vec  # most recent last
+                return vec
+        vec = self.embed(text)
+        if vec is not None:
+            with self._query_lock:
+                self._queries[text] = vec
+                while len(self._queries) > QUERY_CACHE:
+                    self._queries.pop(next(iter(self._queries)))
+        return vec
 
     @property
     def complete(self) -> bool:
