@@ -130,6 +130,8 @@ export interface SearchResult {
   results: SearchHit[];
   complete: boolean;
   hidden: number;
+  /** why the results matched words only (the semantic layer still filling) */
+  note: string | null;
 }
 
 export interface MemoryEntry {

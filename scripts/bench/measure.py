@@ -28,19 +28,24 @@ def server_cmd() -> list[str]:
     return [*kin_memory_cmd(), "serve"]
 
 
-def server_env(store: GeneratedStore) -> dict[str, str]:
+def server_env(store: GeneratedStore, semantic: str = "on") -> dict[str, str]:
     home = store.base / "home"
     home.mkdir(exist_ok=True)
-    return {**os.environ, "KIN_MEMORY_DIR": str(store.root), "HOME": str(home)}
+    return {
+        **os.environ,
+        "KIN_MEMORY_DIR": str(store.root),
+        "HOME": str(home),
+        "KIN_RECALL_SEMANTIC": semantic,
+    }
 
 
 def _is_log(m: dict, needle: str) -> bool:
     return m.get("method") == "window/logMessage" and needle in m["params"].get("message", "")
 
 
-def start(store: GeneratedStore, timeout: float) -> tuple[LspClient, RssSampler, dict]:
+def start(store: GeneratedStore, timeout: float, semantic: str = "on") -> tuple[LspClient, RssSampler, dict]:
     """Spawn, initialize; time to the last publishDiagnostics of the startup check and to the recall sync line."""
-    c = LspClient(server_cmd(), server_env(store), cwd=store.alpha)
+    c = LspClient(server_cmd(), server_env(store, semantic), cwd=store.alpha)
     rss = RssSampler(c.proc.pid)
     c.request("initialize", initialize_params(store.alpha))
     t_init, _, _ = c.wait(lambda m: m.get("id") == 1, 0, timeout)

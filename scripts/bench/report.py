@@ -32,8 +32,11 @@ def _sum(*getters: Getter) -> Getter:
     return get
 
 
-def _peak(key: str) -> Getter:
+def _peak(key: str, run: str | None = None) -> Getter:
+    """The peak over the cold and warm servers (of the run with the layer off, with run="off")."""
+
     def get(r: Result) -> float | None:
+        r = r.get(run, {}) if run else r
         values = [_at(k, key)(r) for k in ("rss_cold", "rss_warm")]
         return max((v for v in values if v is not None), default=None)
 
@@ -47,10 +50,13 @@ class Budget:
     small: float | None = None
     large: float | None = None
     of_floor: float | None = None
+    per_file: float | None = None  # × the store's memories (the semantic fill: 12 ms each)
 
     def limit(self, r: Result, floor: float | None) -> float | None:
         if self.of_floor is not None:
             return None if floor is None else round(self.of_floor * floor, 3)
+        if self.per_file is not None:
+            return round(self.per_file * r.get("files", 0), 1)
         return self.small if r.get("files", 0) <= 31_623 else self.large  # the geometric mean of the two
 
     def text(self, r: Result, floor: float | None, unit: str) -> str:
@@ -58,6 +64,8 @@ class Budget:
         if limit is None:
             return "—"
         prefix = f"{self.of_floor:g} × floor = " if self.of_floor is not None else ""
+        if self.per_file is not None:
+            prefix = f"{self.per_file * 1000:g} ms × memories = "
         return f"≤ {prefix}{limit:g}{_unit(unit)}"
 
 
@@ -82,6 +90,7 @@ def _fts(kind: str, stat: str) -> Getter:
     return _at("floors", "fts", kind, stat)
 
 
+EMBED_FLOOR = _at("embed", "floor_s")
 START = Budget(1.0, 8.0)
 WARM = Budget(0.4, 1.5)
 RECALL = Budget(10, 30)
@@ -137,7 +146,7 @@ MEASURES = [
     ),
     Measure("didChange → publishDiagnostics 2 KB, p95", "ms", _at("did_change", "p95_ms"), Budget(5, 5)),
     Measure(
-        "hover recall p95, common-term paragraphs",
+        "hover recall p95, common-term paragraphs (while the layer fills)",
         "ms",
         _at("hover", "common", "p95_ms"),
         RECALL,
@@ -150,7 +159,7 @@ MEASURES = [
         "  max (floor: FTS5 max)", "ms", _at("hover", "common", "max_ms"), floor=_fts("common", "max_ms")
     ),
     Measure(
-        "hover recall p95, rare-term paragraphs",
+        "hover recall p95, rare-term paragraphs (while the layer fills)",
         "ms",
         _at("hover", "rare", "p95_ms"),
         RECALL,
@@ -159,19 +168,84 @@ MEASURES = [
     Measure("  p99 (floor: FTS5 p99)", "ms", _at("hover", "rare", "p99_ms"), floor=_fts("rare", "p99_ms")),
     Measure("  max (floor: FTS5 max)", "ms", _at("hover", "rare", "max_ms"), floor=_fts("rare", "max_ms")),
     Measure(
-        "workspace symbol p95 (hover budget)",
+        "workspace symbol p95 (hover budget; while the layer fills)",
         "ms",
         _at("workspace_symbol", "p95_ms"),
         RECALL,
         _fts("all", "p95_ms"),
     ),
     Measure(
-        "kin.memory.search p95 (hover budget)", "ms", _at("search", "p95_ms"), RECALL, _fts("all", "p95_ms")
+        "kin.memory.search p95 (hover budget; while the layer fills)",
+        "ms",
+        _at("search", "p95_ms"),
+        RECALL,
+        _fts("all", "p95_ms"),
     ),
+    Measure(
+        "semantic layer fill, every memory embedded in the background",
+        "s",
+        _at("fill", "fill_s"),
+        Budget(per_file=0.012),
+        EMBED_FLOOR,
+    ),
+    Measure("  embedding one memory (the floor's unit)", "ms", _at("embed", "per_memory_ms")),
+    Measure("  embedding one query", "ms", _at("embed", "per_query_ms")),
+    Measure(
+        "hover recall p95, common-term paragraphs, after the fill",
+        "ms",
+        _at("after_fill", "hover", "common", "p95_ms"),
+        RECALL,
+        _fts("common", "p95_ms"),
+    ),
+    Measure(
+        "hover recall p95, rare-term paragraphs, after the fill",
+        "ms",
+        _at("after_fill", "hover", "rare", "p95_ms"),
+        RECALL,
+        _fts("rare", "p95_ms"),
+    ),
+    Measure(
+        "workspace symbol p95, after the fill",
+        "ms",
+        _at("after_fill", "workspace_symbol", "p95_ms"),
+        RECALL,
+        _fts("all", "p95_ms"),
+    ),
+    Measure(
+        "kin.memory.search p95, after the fill",
+        "ms",
+        _at("after_fill", "search", "p95_ms"),
+        RECALL,
+        _fts("all", "p95_ms"),
+    ),
+    Measure(
+        "`kin-memory search`, cold process, layer on (model load)", "s", _at("cli_search", "on", "median_s")
+    ),
+    Measure("`kin-memory search`, cold process, layer off", "s", _at("cli_search", "off", "median_s")),
     Measure("external write → diagnostics, max", "ms", _at("external_write", "max_ms"), Budget(500, 500)),
     # Summed RSS counts every page the forked workers share with the server once per process; PSS
     # counts it once. Both are shown: the budget verdict is on the PSS, the memory the tree takes.
-    Measure("peak memory, server process tree (PSS)", "MB", _peak("peak_tree_pss_mb"), Budget(120, 300)),
+    Measure(
+        "peak memory, server process tree (PSS), semantic layer on",
+        "MB",
+        _peak("peak_tree_pss_mb"),
+        Budget(200, 400),
+    ),
+    Measure(
+        "peak memory, server process tree (PSS), semantic layer off",
+        "MB",
+        _peak("peak_tree_pss_mb", "off"),
+        Budget(120, 300),
+    ),
+    Measure(
+        "layer off: cold start → complete store diagnostics", "s", _at("off", "cold", "diagnostics_s"), START
+    ),
+    Measure("layer off: warm restart → complete diagnostics", "s", _at("off", "warm", "diagnostics_s"), WARM),
+    Measure(
+        "layer off: hover recall p95, common / rare", "ms", _at("off", "hover", "common", "p95_ms"), RECALL
+    ),
+    Measure("  rare", "ms", _at("off", "hover", "rare", "p95_ms"), RECALL),
+    Measure("layer off: kin.memory.search p95", "ms", _at("off", "search", "p95_ms"), RECALL),
     Measure("  peak summed RSS (shared pages counted per process)", "MB", _peak("peak_tree_rss_mb")),
     Measure(
         "`kin-memory check`, first run (no findings cache)", "s", _at("check", "first_s"), floor=READ_PARSE

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 
 from kin_memory.store.paths import HIDDEN_DIR  # the persistent recall index and findings cache live there
 
@@ -22,6 +23,7 @@ from .measure import (
     start,
     workspace_symbol,
 )
+from .semantic import cli_search, embed_floor, wait_filled
 
 
 def settle(store: GeneratedStore) -> None:
@@ -37,13 +39,16 @@ def settle(store: GeneratedStore) -> None:
                 pass
 
 
-def server_measures(store: GeneratedStore, quick: bool, timeout: float, log=print) -> dict:
+def server_measures(
+    store: GeneratedStore, quick: bool, timeout: float, log=print, semantic: str = "on"
+) -> dict:
     """Cold start (no hidden folder; the store settled like the floors) and the measures on that server,
-    then a warm restart."""
+    then a warm restart. With the semantic layer on (the default) the measures run while it fills in the
+    background; then the fill is waited for, and hover, symbols and search are measured again."""
     shutil.rmtree(store.root / HIDDEN_DIR, ignore_errors=True)  # cold: no persistent index, no cache
     settle(store)
     rounds = 60 if quick else 200
-    c, rss, cold = start(store, timeout)
+    c, rss, cold = start(store, timeout, semantic)
     out: dict = {"files": store.files, "cold": cold}
     try:
         log(f"  cold start: diagnostics {cold['diagnostics_s']}s, recall synced {cold['recall_sync_s']}s")
@@ -52,14 +57,26 @@ def server_measures(store: GeneratedStore, quick: bool, timeout: float, log=prin
         out["workspace_symbol"] = workspace_symbol(c, store, 10 if quick else 30)
         out["search"] = search(c, store, 30 if quick else 100)
         out["external_write"] = external_write(c, store, 5 if quick else 10)
+        measured = time.monotonic()
         log("  measured didChange, hover, workspace symbols, search, external writes")
+        if semantic == "on":
+            filled = wait_filled(c, 0, timeout + store.files * 0.5)  # a loaded machine: minutes at 10k
+            out["fill"] = {"fill_s": filled["fill_s"], "embedded": filled["embedded"],
+                           "measures_ended_before_fill": measured < filled["at"]}  # fmt: skip
+            log(f"  semantic layer filled: {filled['embedded']} memories in {filled['fill_s']}s")
+            out["after_fill"] = {
+                "hover": hover(c, store, hover_per_kind(quick)),
+                "workspace_symbol": workspace_symbol(c, store, 10 if quick else 30),
+                "search": search(c, store, 30 if quick else 100),
+            }
+            log("  measured hover, workspace symbols, search after the fill")
     finally:
         out["rss_cold"] = rss.stop()
         c.close()
     # Warm: same store, the index left by the first run; what that run wrote (some 600 MB of recall index,
     # history and findings cache at 100k) on disk first, or its writeback is measured with the start.
     os.sync()
-    c, rss, warm = start(store, timeout)
+    c, rss, warm = start(store, timeout, semantic)
     try:
         out["warm"] = warm
         log(f"  warm restart: diagnostics {warm['diagnostics_s']}s, recall synced {warm['recall_sync_s']}s")
@@ -91,9 +108,20 @@ def floors(store: GeneratedStore, quick: bool, log=print) -> dict:
     return out
 
 
-def run_size(store: GeneratedStore, quick: bool, log=print) -> dict:
+def run_size(store: GeneratedStore, quick: bool, log=print, semantic_off: bool = True) -> dict:
     timeout = 60 + store.files / 500
     out = server_measures(store, quick, timeout, log)
+    out["embed"] = embed_floor(store)
+    log(
+        f"  embedding floor: {out['embed']['per_memory_ms']} ms per memory, {out['embed']['floor_s']}s for the store"
+    )
+    out["cli_search"] = {"on": cli_search(store, "on"), "off": cli_search(store, "off")}
+    log(
+        f"  kin-memory search, cold: {out['cli_search']['on']['median_s']}s on, {out['cli_search']['off']['median_s']}s off"
+    )
+    if semantic_off:  # the old budgets, with the layer off
+        log("  the same with recall.semantic off:")
+        out["off"] = server_measures(store, quick, timeout, log, semantic="off")
     out["floors"] = floors(store, quick, log)  # the FTS5 floor before the probes below change the index
     out["first_search"] = first_search_measures(store, timeout, log)
     out["check"] = check_cli(store, cached_runs=3)

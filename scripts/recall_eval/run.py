@@ -27,7 +27,7 @@ if __package__ in (None, ""):  # run as a script: make the package importable
     __package__ = "recall_eval"  # noqa: A001
 
 from recall_eval import BENCH_DIR  # noqa: E402
-from recall_eval.dataset import Case, LabeledSet, load, materialize  # noqa: E402
+from recall_eval.dataset import TUNING_SLICES, Case, LabeledSet, load, materialize  # noqa: E402
 from recall_eval.diagnose import Finding, diagnose  # noqa: E402
 from recall_eval.metrics import CaseScore, K, Summary, score, summarize  # noqa: E402
 from recall_eval.systems import Bm25s, KinMemory, System, WordCount, words  # noqa: E402
@@ -75,6 +75,26 @@ def table(title: str, rows: dict[str, Summary]) -> list[str]:
             f"| {name} | {s.ndcg:.3f} | {s.mrr:.3f} | {s.recall:.3f} | {s.leaks} | {s.session} | "
             f"{s.noise_mean:.1f} of {K} ({s.noise_cases} cases) |"
         )
+    return out
+
+
+def by_slice(results: dict[str, list[CaseResult]], semantic: str) -> list[str]:
+    """nDCG@5 per slice of turns (main, paraphrase, and held-out when asked), every system."""
+    names = list(results)
+    slices = list(dict.fromkeys(r.case.slice for r in next(iter(results.values()))))
+    out = [
+        f"nDCG@5 by slice (kin-memory's semantic layer {semantic})",
+        "| slice | turns | " + " | ".join(names) + " |",
+    ]
+    out.append("|---|---|" + "---|" * len(names))
+    for name_of_slice in slices:
+        cells = []
+        n = 0
+        for name in names:
+            scored = [r.score.ndcg for r in results[name] if r.score and r.case.slice == name_of_slice]
+            n = len(scored)
+            cells.append(f"{sum(scored) / n:.3f}")
+        out.append(f"| {name_of_slice} | {n} | " + " | ".join(cells) + " |")
     return out
 
 
@@ -207,10 +227,18 @@ def main(argv: list[str] | None = None) -> int:
         "--json", type=Path, default=BENCH_DIR / "recall_eval.json", help="where to write results"
     )
     parser.add_argument("--keep-store", type=Path, help="also copy the materialized store to this folder")
+    parser.add_argument(
+        "--semantic", choices=("on", "off"), default="on", help="kin-memory's semantic layer (on, as shipped)"
+    )
+    parser.add_argument(
+        "--heldout",
+        action="store_true",
+        help="add the held-out slice: for one final look, never while tuning",
+    )
     args = parser.parse_args(argv)
 
     started = time.perf_counter()
-    labeled = load()
+    labeled = load(slices=(*TUNING_SLICES, "heldout") if args.heldout else TUNING_SLICES)
     try:
         bm25 = Bm25s(labeled)
     except ImportError:
@@ -222,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         materialize(labeled, root)
         if args.keep_store:
             shutil.copytree(root, args.keep_store, dirs_exist_ok=True)
-        kin = KinMemory(root)
+        kin = KinMemory(root, semantic=args.semantic == "on")
         systems: list[System] = [kin, bm25, WordCount(labeled)]
         cases = {"search": labeled.turns, "hover": labeled.hover}
         results = {
@@ -253,6 +281,8 @@ def main(argv: list[str] | None = None) -> int:
         f"traps: without the workspace filter, bm25s would return another workspace's look-alike memory "
         f"for {bitten} of the {trapped} trap turns"
     )
+    lines.append("")
+    lines += by_slice(results["search"], args.semantic)
     lines.append("")
     lines += by_kind(results["search"])
     lines.append("")

@@ -36,12 +36,17 @@ class KinMemory:
 
     name = "kin-memory"
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, semantic: bool = True) -> None:
         from kin_memory.recall.service import Recall
 
         self.root = root
-        self.recall = Recall(root)
+        self.recall = Recall(root, semantic=semantic)
         self.recall.sync_disk()
+        layer = self.recall.semantic()
+        if layer is not None:  # every memory embedded first, as the server's background fill leaves it
+            layer.fill()
+            if layer.problem is not None:
+                raise RuntimeError(f"the semantic layer cannot run: {layer.problem}")
 
     def search(self, case: Case) -> list[str]:
         hits = self.recall.search(case.query, (case.workspace,), K)

@@ -62,6 +62,14 @@ class HoverSettings:
 
 
 @attrs.frozen
+class RecallSettings:
+    """`semantic`: rank recall by meaning too (the semantic layer: a sentence model and a vector per
+    memory, filled in the background); `off` ranks by words only and loads nothing of the layer."""
+
+    semantic: OnOff = "on"
+
+
+@attrs.frozen
 class SyncSettings:
     """Automatic sync of a store that already has a remote (`kin-memory sync --remote URL` once): every
     `interval_minutes` (0: never) and/or `after_writes`, once the store has been quiet for a minute after
@@ -83,6 +91,7 @@ class Settings:
     reflection: ReflectionSettings = attrs.field(factory=ReflectionSettings)
     history: HistorySettings = attrs.field(factory=HistorySettings)
     hover: HoverSettings = attrs.field(factory=HoverSettings)
+    recall: RecallSettings = attrs.field(factory=RecallSettings)
     sync: SyncSettings = attrs.field(factory=SyncSettings)
     server: ServerLaunchSettings = attrs.field(factory=ServerLaunchSettings)
 
@@ -195,6 +204,7 @@ for _cls in (
     ServerLaunchSettings,
     HistorySettings,
     HoverSettings,
+    RecallSettings,
     SyncSettings,
     Settings,
 ):

@@ -192,6 +192,7 @@ class SearchResult:
     complete: bool = True
     # Matches the workspace filter hid (memories of other workspaces); 0 in the operator's view.
     hidden: int = 0
+    note: str | None = None  # why the results matched words only (the semantic layer still filling)
 
 
 @attrs.frozen

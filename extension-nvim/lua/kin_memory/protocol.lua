@@ -96,6 +96,7 @@
 ---@field results KinMemory.SearchHit[]
 ---@field complete boolean
 ---@field hidden integer
+---@field note string|nil # why the results matched words only (the semantic layer still filling)
 
 ---@class KinMemory.MemoryEntry
 ---@field path string

@@ -36,6 +36,10 @@ function S.search(query, everywhere)
       -- the index was still catching up: an empty or short list is not "no such memory"
       notify('indexing… the results may be incomplete; search again in a moment', vim.log.levels.WARN)
     end
+    if type(result) == 'table' and type(result.note) == 'string' then
+      -- the semantic layer is still filling: these results matched words only
+      notify(result.note)
+    end
     local hidden = type(result) == 'table' and tonumber(result.hidden) or 0
     if hidden > 0 then
       notify(('%d more in other workspaces: :KinMemorySearch! %s shows them'):format(hidden, one_line(query)))

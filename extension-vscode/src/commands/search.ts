@@ -41,6 +41,8 @@ async function search(client: Client): Promise<void> {
       if (res.hidden) shown.push({ label: `$(eye) ${res.hidden} more in other workspaces`, description: "show every workspace's memories", alwaysShow: true, toggle: true });
       if (everywhere) shown.push({ label: "$(eye-closed) Only this workspace", description: "hide other workspaces' memories", alwaysShow: true, toggle: true });
       if (res.complete === false) shown.push({ label: "$(sync~spin) Indexing…", description: "results may be incomplete: search again in a moment", alwaysShow: true });
+      // The semantic layer is still filling: these matched words only, so a paraphrase may be missing.
+      if (res.note) shown.push({ label: "$(info) Matched words only", description: res.note, alwaysShow: true });
       pick.items = shown.some((i) => i.uri) ? shown : [{ label: "No memories match", description: query, alwaysShow: true }, ...shown];
     } catch (err) {
       if (mine === seq) pick.items = [{ label: "Search failed", detail: err instanceof Error ? err.message : String(err), alwaysShow: true }];

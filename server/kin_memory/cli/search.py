@@ -45,18 +45,21 @@ def search(args: argparse.Namespace) -> int:
 
     where = target(args)
     where.require_recall()
-    recall = Recall(where.root)
+    recall = Recall(where.root, semantic=where.settings().recall_semantic)
     sync_quietly(recall)
     hits = recall.search(args.query, where.active, args.limit)
     problem = recall.unavailable()
+    note = recall.semantic_note()
     if args.json:
         from ..store.paths import real_path
 
         def uri_of(vpath: str) -> str:
             return file_uri(real_path(where.root, vpath))
 
-        print_json(search_result(hits, uri_of, complete=problem is None))
+        print_json(search_result(hits, uri_of, complete=problem is None, note=note))
         return 0
+    if note is not None:  # ranked by words only: the semantic layer is filling (`reindex` fills it)
+        print(f"kin-memory: {terminal.field(note)} (kin-memory reindex fills it now)", file=sys.stderr)
     for h, snip in hits:
         print(f"{terminal.field(h.vpath)}  [{terminal.field(h.category)}]  {terminal.field(h.title)}")
         if snip:
@@ -95,23 +98,38 @@ def index_preview(args: argparse.Namespace) -> int:
 def reindex(args: argparse.Namespace) -> int:
     from ..recall.service import Recall
 
-    recall = Recall(target(args).root)
+    where = target(args)
+    recall = Recall(where.root, semantic=where.settings().recall_semantic)
     bar = _ProgressBar() if sys.stderr.isatty() and not args.json else None
     stats = recall.reindex(progress=bar.update if bar else None, chunk=500)
     if bar:
         bar.done()
+    layer = recall.semantic()
+    filled = 0.0
+    if layer is not None:  # every memory's vector, one at a time (the index was just made anew)
+        started = time.monotonic()
+        bar = _ProgressBar(label="meaning") if sys.stderr.isatty() and not args.json else None
+        layer.fill(progress=bar.update if bar else None)
+        if bar:
+            bar.done()
+        filled = time.monotonic() - started
+        if layer.problem is not None:
+            print(f"kin-memory: semantic recall is off: {terminal.field(layer.problem)}", file=sys.stderr)
     if args.json:
         from ..protocol import ReindexResult
 
         print_json(ReindexResult(files=stats.read, seconds=round(stats.seconds, 3)))
     else:
         print(f"indexed {counted(stats.read, 'memory', 'memories')} in {stats.seconds:.2f} s")
+        if layer is not None and layer.problem is None:
+            print(f"semantic layer filled in {filled:.2f} s")
     return 0
 
 
 class _ProgressBar:
-    def __init__(self, width: int = 30) -> None:
+    def __init__(self, width: int = 30, label: str = "") -> None:
         self.width = width
+        self.label = f"{label} " if label else ""
         self.last = 0.0
 
     def update(self, done: int, total: int) -> None:
@@ -120,7 +138,7 @@ class _ProgressBar:
             return
         self.last = now
         filled = int(self.width * done / max(total, 1))
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total}")
+        sys.stderr.write(f"\r{self.label}[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total}")
         sys.stderr.flush()
 
     def done(self) -> None:

@@ -27,6 +27,7 @@ from .session import Session
 
 if TYPE_CHECKING:  # the index (SQLite, ranking) is loaded when first used, after `initialize`
     from ..recall.service import Recall
+    from .progress import Progress
 
 log = logging.getLogger("kin_memory.lsp")
 BURST_PAUSE = 0.05  # seconds the index writer waits between batches while the editor is sending
@@ -43,7 +44,8 @@ Log = Callable[[str], None]
 
 class RecallSync:
     def __init__(self, session: Session, scheduler: Scheduler, publish: Publish, say: Log,
-                 waiting: Callable[[], int] = lambda: 0, synced: threading.Event | None = None) -> None:  # fmt: skip
+                 waiting: Callable[[], int] = lambda: 0, synced: threading.Event | None = None,
+                 progress: Progress | None = None) -> None:  # fmt: skip
         """`synced`: set by the start-up front when the index already matched the store it loaded."""
         self.session = session
         self.publish = publish
@@ -62,6 +64,10 @@ class RecallSync:
         self.loop: asyncio.AbstractEventLoop | None = None
         self._recall: Recall | None = None
         self._sealed_at = -SEAL_EVERY  # when the index was last sealed (monotonic)
+        from .semantic_fill import SemanticFill
+
+        self.fill = SemanticFill(self.writer, lambda: self.recall, self.yield_to_queries,
+                                 lambda: bool(self.pending), say, progress)  # fmt: skip
         session.events.subscribe(self._on_event)
 
     @property
@@ -70,13 +76,21 @@ class RecallSync:
         if self._recall is None or self._recall.root != self.session.root:
             from ..recall.service import Recall
 
-            self._recall = Recall(self.session.root)
+            self._recall = Recall(self.session.root, semantic=self.semantic_wanted(), background_fill=True)
             self._recall.index.on_reset = self._refill
+        else:  # the setting can change while the server runs: rankings follow it at once
+            self._recall.semantic_on = self.semantic_wanted()
         return self._recall
+
+    def semantic_wanted(self) -> bool:
+        """`recall.semantic` from the editor, and `recall_semantic` in the user's settings file: the
+        layer is on when neither turns it off."""
+        return self.session.settings.recall.semantic == "on" and self.session.file_settings().recall_semantic
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         """After the startup load: bring the index up to date, then follow the store's events."""
         self.loop = loop
+        self.fill.loop = loop
         self.writer.submit(self._follow if self.synced.is_set() else self._initial_sync)
 
     def _on_event(self, event: StoreEvent) -> None:
@@ -159,6 +173,7 @@ class RecallSync:
                 except Exception as exc:  # noqa: BLE001
                     log.warning("recall vocabulary not read: %r", exc)
                 self._seal()
+                self._fill_meaning()
                 return
             for vpath in sorted(batch):
                 self.yield_to_queries()
@@ -166,6 +181,13 @@ class RecallSync:
                     self._apply(vpath)
                 except Exception as exc:  # noqa: BLE001
                     log.warning("recall index update of %s failed: %r", vpath, exc)
+
+    def _fill_meaning(self) -> None:
+        """Once the lexical index is current: the semantic layer's missing vectors (semantic_fill.py)."""
+        try:
+            self.fill.kick()
+        except Exception as exc:  # noqa: BLE001 - words still answer
+            log.warning("semantic layer not filled: %r", exc)
 
     def _seal(self) -> None:
         """Once idle, now and then: the index's seals made again for the segments that were written,

@@ -140,7 +140,7 @@ def create_server(root: str | None = None, workspace: str | None = None, shards:
         server.window_log_message(lsp.LogMessageParams(type=kind, message=message))
 
     recall = RecallSync(session, scheduler, diagnostics.publish_extra, say, lambda: server.waiting(),
-                        synced=front.recall_synced if front is not None else None)  # fmt: skip
+                        synced=front.recall_synced if front is not None else None, progress=progress)  # fmt: skip
     history = HistorySync(session, scheduler, recall.yield_to_queries)
     conflicts = ConflictDiagnostics(session, scheduler, diagnostics)
 

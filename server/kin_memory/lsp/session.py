@@ -158,7 +158,8 @@ class Session:
         changed (a stat each), so the hot path pays microseconds, not a TOML parse."""
         workspaces = [w for w in self.active() if os.path.isabs(w)]
         paths = [global_settings_path(), *(project_settings_path(w) for w in workspaces)]
-        key = (tuple(workspaces), tuple(_stat_key(p) for p in paths), os.environ.get("KIN_MEMORY_REFLECT"))
+        key = (tuple(workspaces), tuple(_stat_key(p) for p in paths), os.environ.get("KIN_MEMORY_REFLECT"),
+               os.environ.get("KIN_RECALL_SEMANTIC"))  # fmt: skip
         cached = self._file_settings
         if cached is None or cached[0] != key:
             cached = self._file_settings = (key, effective_settings(workspaces))

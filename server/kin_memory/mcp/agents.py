@@ -89,7 +89,7 @@ class AgentStore:
         if self._recall is None:
             from ..recall.service import Recall
 
-            self._recall = Recall(self.root)
+            self._recall = Recall(self.root, semantic=settings_for(None).recall_semantic)
         now = time.monotonic()
         if self._synced_at is None or now - self._synced_at > RESYNC_SECONDS:
             from ..recall.service import sync_quietly

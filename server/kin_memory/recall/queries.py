@@ -13,6 +13,7 @@ import sqlite3
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from ..caches.recall_vocab import Vocabulary
 from ..store.workspace import GLOBAL
@@ -51,6 +52,8 @@ class Hit:
     body: str  # capped body, for snippets and duplicate checks
     score: float  # higher is better
     mtime: float
+    coverage: float = 1.0  # share of the query's weight it matched (1.0 for a hit found by meaning)
+    doc_id: int = 0  # its row in the index (the semantic layer's vectors are keyed by it)
 
 
 class Queries:
@@ -99,6 +102,29 @@ class Queries:
             # refreshed at every keystroke. FTS5's order over the same terms, no re-scoring, no floor.
             return self._ranked(terms, lex, active, limit, exclude, NO_FLOOR, boost=True, rescore=False)
         return self._ranked(terms, lex, active, limit, exclude, SEARCH_FLOOR, boost=True)
+
+    def is_chat(self, text: str) -> bool:
+        """Whether a query has no content words ("thanks, that worked!"): left to the lexical list."""
+        items = with_multiword(phrases(text), text)
+        return not any(is_content(p) for p in items)
+
+    def hits_by_id(self, ids: list[int]) -> dict[int, Hit]:
+        """The memories of these index rows, as hits (for the ones found by meaning only)."""
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        sql = (
+            "SELECT d.id, d.vpath, d.title, d.category, d.workspace, d.mtime, f.body FROM docs d "
+            f"JOIN fts f ON f.rowid = d.id WHERE d.id IN ({marks})"
+        )
+        rows: list[Any] = self.db.run(lambda c: c.execute(sql, ids).fetchall(), [])
+        return {i: Hit(v, t, cat, ws, body, 0.0, mtime, 0.0, i) for i, v, t, cat, ws, mtime, body in rows}
+
+    def doc_id(self, vpath: str) -> int | None:
+        row = self.db.run(
+            lambda c: c.execute("SELECT id FROM docs WHERE vpath = ?", (vpath,)).fetchone(), None
+        )
+        return None if row is None else int(row[0])
 
     def related(
         self,
@@ -189,12 +215,12 @@ class Queries:
         best = max(s.relevance for s in scored)
         now = time.time()
         kept = [
-            ((_with_preference(s.relevance, s.candidate, now) if boost else s.relevance), s.candidate)
+            ((_with_preference(s.relevance, s.candidate, now) if boost else s.relevance), s)
             for s in scored
             if s.coverage >= floor.coverage and s.relevance >= floor.relative * best
         ]
         kept.sort(key=lambda pair: -pair[0])
-        return [_hit(c, value) for value, c in kept[:limit]]
+        return [_hit(s.candidate, value, s.coverage) for value, s in kept[:limit]]
 
     def _pool(
         self,
@@ -299,8 +325,8 @@ def _union(first: list[Candidate], then: list[Candidate]) -> list[Candidate]:
     return out
 
 
-def _hit(c: Candidate, value: float) -> Hit:
-    return Hit(c.vpath, c.title, c.category, c.workspace, c.body, value, c.mtime)
+def _hit(c: Candidate, value: float, coverage: float = 1.0) -> Hit:
+    return Hit(c.vpath, c.title, c.category, c.workspace, c.body, value, c.mtime, coverage, c.rowid)
 
 
 def _with_preference(relevance: float, cand: Candidate, now: float) -> float:

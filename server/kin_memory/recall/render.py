@@ -20,7 +20,8 @@ def age(mtime: float, now: float) -> str:
     return f"{int(days / 30)} months ago"
 
 
-def related_markdown(related: list[Related], now: float) -> str:
+def related_markdown(related: list[Related], now: float, note: str | None = None) -> str:
+    """note: why the list was related by words only (the semantic layer still filling), shown under it."""
     lines = ["**Related memories**", ""]
     for n, r in enumerate(related, 1):
         h = r.hit
@@ -31,4 +32,6 @@ def related_markdown(related: list[Related], now: float) -> str:
         if r.snippet:
             lines.append(f"   {markdown.inline(r.snippet)}")
         lines.append("")
+    if note:
+        lines.append(f"_{markdown.inline(note[:1].upper() + note[1:])}._")
     return "\n".join(lines).rstrip() + "\n"

@@ -20,11 +20,16 @@ MAX_SEARCH_RESULTS = 100
 
 
 def search_result(
-    hits: Sequence[tuple[Hit, str]], uri_of: Callable[[str], str], complete: bool = True, hidden: int = 0
+    hits: Sequence[tuple[Hit, str]],
+    uri_of: Callable[[str], str],
+    complete: bool = True,
+    hidden: int = 0,
+    note: str | None = None,
 ) -> SearchResult:
     return SearchResult(
         complete=complete,
         hidden=hidden,
+        note=note,
         results=[
             SearchHit(path=h.vpath, uri=uri_of(h.vpath), category=h.category, workspace=h.workspace,
                       title=h.title, snippet=snip, score=float(f"{h.score:.6g}"))
@@ -67,9 +72,9 @@ def answer_search(
 
 def search_answer(
     hits: list[tuple[Hit, str]], everywhere: list[tuple[Hit, str]], uri_of: Callable[[str], str],
-    complete: bool,
+    complete: bool, note: str | None = None,
 ) -> SearchResult:  # fmt: skip
-    return search_result(hits, uri_of, complete=complete, hidden=hidden_count(hits, everywhere))
+    return search_result(hits, uri_of, complete=complete, hidden=hidden_count(hits, everywhere), note=note)
 
 
 def index_preview_result(block: PromptBlock) -> IndexPreviewResult:

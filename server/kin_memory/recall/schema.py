@@ -39,6 +39,24 @@ VOCAB_TABLES = (
     "CREATE TABLE IF NOT EXISTS vocab_saved(one INTEGER PRIMARY KEY CHECK (one = 1), gen INTEGER NOT NULL, "
     "data BLOB NOT NULL)",
 )
+# `vectors`: the semantic layer's sentence vector of a memory (semantic/vectors.py), by its `docs` row;
+# `seq` only grows, so a reader holding the vectors in memory appends what is newer than it read. A
+# `docs` row removed takes its vector with it (the trigger), and `vector_gen` counts rows added and
+# removed, so a reader knows at one row's cost whether its copy is current. Plain SQL: nothing of the
+# layer (the model, numpy) is needed to keep these in step, and with the layer off they only wait.
+VECTOR_TABLES = (
+    "CREATE TABLE IF NOT EXISTS vectors(seq INTEGER PRIMARY KEY AUTOINCREMENT, id INTEGER UNIQUE NOT NULL, "
+    "v BLOB NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS vector_gen(one INTEGER PRIMARY KEY CHECK (one = 1), added INTEGER NOT NULL, "
+    "removed INTEGER NOT NULL)",
+    "INSERT OR IGNORE INTO vector_gen VALUES (1, 0, 0)",
+    "CREATE TRIGGER IF NOT EXISTS vectors_added AFTER INSERT ON vectors "
+    "BEGIN UPDATE vector_gen SET added = added + 1 WHERE one = 1; END",
+    "CREATE TRIGGER IF NOT EXISTS vectors_removed AFTER DELETE ON vectors "
+    "BEGIN UPDATE vector_gen SET removed = removed + 1 WHERE one = 1; END",
+    "CREATE TRIGGER IF NOT EXISTS docs_vectors AFTER DELETE ON docs "
+    "BEGIN DELETE FROM vectors WHERE id = old.id; END",
+)
 _CORE = (
     """CREATE TABLE docs(
   id INTEGER PRIMARY KEY,
@@ -72,7 +90,7 @@ def create_schema(conn: sqlite3.Connection) -> bool:
     try:
         version, tables = schema_state(conn)
         if version == 0 and not tables:
-            for statement in (*_CORE, SEAL_TABLE, *VOCAB_TABLES):
+            for statement in (*_CORE, SEAL_TABLE, *VOCAB_TABLES, *VECTOR_TABLES):
                 conn.execute(statement)
             conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         conn.execute("COMMIT")
@@ -98,6 +116,9 @@ def upgrade(conn: sqlite3.Connection, tables: set[str]) -> None:
     connection goes on without it, and a later one adds it)."""
     if "seal" not in tables:
         conn.execute(SEAL_TABLE)
+    if not {"vectors", "vector_gen"} <= tables:  # the trigger on `docs` must exist before any write
+        for statement in VECTOR_TABLES:
+            conn.execute(statement)
     try:
         if not {"vocab_gen", "vocab_saved"} <= tables:
             for statement in VOCAB_TABLES:

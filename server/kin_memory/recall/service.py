@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ..findings.content import mask_secrets
 from ..store.freshness import key_at
@@ -28,7 +28,14 @@ from .records import RecallDoc, doc_from_memory
 from .snippet import snippet
 from .terms import content_text
 
+if TYPE_CHECKING:  # the layer (numpy, the model) is imported only when it is on and something ranks
+    import numpy as np
+
+    from .semantic.layer import FillState, SemanticLayer
+
 log = logging.getLogger("kin_memory.recall")
+LEXICAL_POOL = 20  # lexical hits handed to the fusion: the floor has cut the weak ones already
+DENSE_POOL = 20  # nearest memories by meaning handed to the fusion
 
 T = TypeVar("T")
 Progress = Callable[[int, int], None]  # (done, total)
@@ -49,9 +56,17 @@ class Related:
 
 
 class Recall:
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, root: str | os.PathLike[str], *, semantic: bool = False, background_fill: bool = False
+    ) -> None:
+        """semantic: rank with the semantic layer too (the `recall.semantic` setting); off, nothing of
+        the layer is imported. background_fill: the owner fills the layer (the language server); else a
+        ranking query embeds a few missing memories itself first (the command line, an agent)."""
         self.root = Path(root)
         self.index = RecallIndex(self.root)
+        self.semantic_on = semantic
+        self.background_fill = background_fill
+        self._semantic: SemanticLayer | None = None
         # Why answers may miss memories: the last query could not read the index, or a change handed to
         # it was not written (the folder unwritable, the database locked): by memory ("" for a whole
         # sync), until that memory is written or a whole sync succeeds.
@@ -152,6 +167,100 @@ class Recall:
             return self.sync_disk(progress=progress, cancelled=cancelled, chunk=chunk)
         return self.sync_memories(memories, progress=progress, cancelled=cancelled, chunk=chunk)
 
+    # -- the semantic layer -----------------------------------------------------------------------
+    def semantic(self) -> SemanticLayer | None:
+        """The semantic layer when the setting has it on (made, not loaded: the model loads when
+        something first embeds)."""
+        if not self.semantic_on:
+            return None
+        if self._semantic is None:
+            from .semantic.layer import SemanticLayer
+
+            self._semantic = SemanticLayer(self.index.db)
+        return self._semantic
+
+    def semantic_state(self) -> FillState | None:
+        """How far the layer is filled (None when it is off)."""
+        layer = self.semantic()
+        return None if layer is None else layer.state(count=not self.background_fill)
+
+    def semantic_note(self) -> str | None:
+        """What a ranking answered while the layer could not take part says (None when it did, or is off)."""
+        layer = self.semantic()
+        return None if layer is None else filling_note(layer.state(count=not self.background_fill))
+
+    def _dense_ready(self, *, catch_up: bool = True) -> SemanticLayer | None:
+        """The layer when it can rank now: on, its model usable and every memory embedded (with
+        catch_up, a few missing vectors are embedded first: the command line and the agent's tool)."""
+        layer = self.semantic()
+        if layer is None:
+            return None
+        if self.background_fill:  # the server's fill counts and embeds; a query never does
+            return layer if layer.complete else None
+        try:
+            state = layer.catch_up() if catch_up else layer.state()
+        except (IndexUnavailable, sqlite3.Error) as exc:
+            log.warning("semantic recall unavailable: %s", exc)
+            return None
+        return layer if state.ready else None
+
+    def _fused(
+        self,
+        lexical: list[Hit],
+        vector: np.ndarray,
+        layer: SemanticLayer,
+        active: tuple[str, ...] | None,
+        limit: int,
+        exclude: int | None = None,
+        hover: bool = False,
+    ) -> list[Hit]:
+        """THE ranking of every door once the layer is on: the lexical hits and the memories nearest
+        in meaning to `vector`, weighed by fusion.fuse."""
+        from .fusion import HOVER_LEXICAL_WEIGHT, HOVER_MEANING_FLOOR, Lexical, fuse
+
+        dense = layer.nearest(vector, active, DENSE_POOL, exclude)
+        cosine = layer.vectors.cosines(vector, (h.doc_id for h in lexical))
+        found = [Lexical(h.doc_id, h.score, h.coverage) for h in lexical]
+        if hover:
+            fused = fuse(
+                found, dense, cosine, limit, floor=HOVER_MEANING_FLOOR, lexical_weight=HOVER_LEXICAL_WEIGHT
+            )
+        else:
+            fused = fuse(found, dense, cosine, limit)
+        by_id = {h.doc_id: h for h in lexical}
+        by_id.update(self.index.queries.hits_by_id([f.key for f in fused if f.key not in by_id]))
+        return [replace(by_id[f.key], score=f.score) for f in fused if f.key in by_id]
+
+    def rank(
+        self,
+        query: str,
+        active: tuple[str, ...] | None,
+        limit: int = 5,
+        *,
+        prefix_last: bool = False,
+    ) -> list[Hit]:
+        """A query's memories, best first: lexical, fused with meaning when the layer is on and filled."""
+        layer = self._dense_ready()
+        if layer is None or self.index.queries.is_chat(query):
+            return self.index.search(query, active, limit=limit, prefix_last=prefix_last)
+        lexical = self.index.search(query, active, limit=max(limit, LEXICAL_POOL), prefix_last=prefix_last)
+        vector = layer.embed_query(query)
+        if vector is None:
+            return lexical[:limit]
+        return self._fused(lexical, vector, layer, active, limit)
+
+    def related_text(self, text: str, active: tuple[str, ...] | None, limit: int = 5) -> list[Hit]:
+        """Memories related to a long text (a transcript: reflection's neighbours), fused like a search;
+        the model reads the text's first 256 tokens."""
+        layer = self._dense_ready()
+        if layer is None:
+            return self.index.related(text, active, limit=limit)
+        lexical = self.index.related(text, active, limit=max(limit, LEXICAL_POOL))
+        vector = layer.embed(text)
+        if vector is None:
+            return lexical[:limit]
+        return self._fused(lexical, vector, layer, active, limit)
+
     # -- queries ---------------------------------------------------------------------------------
     def related_to(
         self, memory: Memory, line: int, col: int, active: tuple[str, ...] | None, limit: int = 5
@@ -161,19 +270,37 @@ class Recall:
         paragraph = _paragraph(memory.lines, line, memory.body_line)
         query = words_near(paragraph, _offset_in(paragraph, text, col))
         body = memory.body
-        hits = self._safe(
-            lambda: self.index.related(query + "\n" + memory.title, active, limit=limit, exclude=memory.vpath)
-        )
+        hits = self._safe(lambda: self._related_hits(memory, query, active, limit))
         shown = content_text(query)
         return [
             Related(_masked_title(h), sim, snippet(h.body, shown))
             for h, sim in rank_duplicates_first(body, hits)
         ]
 
+    def _related_hits(
+        self, memory: Memory, query: str, active: tuple[str, ...] | None, limit: int
+    ) -> list[Hit]:
+        """A hover's ranking: the paragraph's words, fused with the memories nearest in meaning to the
+        hovered memory's own stored vector (never embedded here: this is the keystroke path). A memory
+        without a stored vector yet (just edited) is related by its words only."""
+        text = query + "\n" + memory.title
+        layer = self._dense_ready(catch_up=False)
+        doc_id = None if layer is None else self.index.queries.doc_id(memory.vpath)
+        vector = None if layer is None or doc_id is None else layer.vectors.vector_of(doc_id)
+        if layer is None or vector is None:
+            return self.index.related(text, active, limit=limit, exclude=memory.vpath)
+        lexical = self.index.related(text, active, limit=max(limit, LEXICAL_POOL), exclude=memory.vpath)
+        return self._fused(lexical, vector, layer, active, limit, exclude=doc_id, hover=True)
+
     def search(
-        self, query: str, active: tuple[str, ...] | None, limit: int = 5, *, prefix_last: bool = False
+        self,
+        query: str,
+        active: tuple[str, ...] | None,
+        limit: int = 5,
+        *,
+        prefix_last: bool = False,
     ) -> list[tuple[Hit, str]]:
-        hits = self._safe(lambda: self.index.search(query, active, limit=limit, prefix_last=prefix_last))
+        hits = self._safe(lambda: self.rank(query, active, limit, prefix_last=prefix_last))
         shown = content_text(query)
         return [(_masked_title(h), snippet(h.body, shown)) for h in hits]
 
@@ -205,6 +332,21 @@ class Recall:
             return []
         self._read_failed = None
         return found
+
+
+def filling_note(state: FillState) -> str | None:
+    """What a ranking says while the semantic layer cannot take part (None when it can)."""
+    if state.problem is not None:
+        return f"semantic recall is off: {state.problem}; these results matched words only"
+    if state.missing < 0:
+        return "the semantic layer is still filling: these results matched words only"
+    if state.missing:
+        done = state.total - state.missing
+        return (
+            f"the semantic layer is still filling ({done} of {state.total} memories): "
+            "these results matched words only"
+        )
+    return None
 
 
 def incomplete(reason: str) -> str:

@@ -22,13 +22,12 @@ class Neighbour:
 
 def neighbours(root: Path, text: str, active: tuple[str, ...] | None, limit: int = LIMIT) -> list[Neighbour]:
     try:
-        from ..recall.index import RecallIndex
         from ..recall.service import Recall
+        from ..store.settings import effective_settings
 
-        recall = Recall(root)
+        recall = Recall(root, semantic=effective_settings().recall_semantic)
         recall.sync_disk()  # only new or changed files are read
-        index: RecallIndex = recall.index
-        hits = index.related(text, active or None, limit=limit)
+        hits = recall.related_text(text, active or None, limit=limit)
         return [Neighbour(h.vpath, h.category, h.workspace, h.body[:BODY_CHARS]) for h in hits]
     except Exception as exc:  # noqa: BLE001 - recall being unavailable must not stop reflection
         log.warning("reflection: no recall neighbours (%s)", type(exc).__name__)

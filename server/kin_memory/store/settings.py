@@ -20,7 +20,7 @@ else:  # pragma: no cover - exercised on 3.10 only
 # A settings file is a few lines; a repository can plant anything at the path (a link to /dev/zero, a
 # FIFO, a huge file), so reads stop here and anything larger is reported, not parsed.
 MAX_SETTINGS_BYTES = 256 * 1024
-KNOWN_KEYS = {"memory_enabled": bool, "memory_reflect": bool, "memory_dir": str}
+KNOWN_KEYS = {"memory_enabled": bool, "memory_reflect": bool, "memory_dir": str, "recall_semantic": bool}
 # Which way a project file may move each key: a repository is untrusted, so it may only make things
 # stricter. "off": only `false` applies (memory or reflection off for that workspace), `true` changes
 # nothing. "user": never taken from a project file, the user's value wins (where the store lives has no
@@ -29,6 +29,8 @@ PROJECT_MAY: dict[str, Literal["off", "user"]] = {
     "memory_enabled": "off",
     "memory_reflect": "off",
     "memory_dir": "user",
+    # The semantic layer's memory and CPU are the machine owner's to spend or save: the user's choice.
+    "recall_semantic": "user",
 }
 
 
@@ -164,6 +166,7 @@ class EffectiveSettings:
     memory_reflect: bool = True
     disabled_by: Path | None = None  # the file that set memory_enabled = false
     files: tuple[SettingsFile, ...] = ()
+    recall_semantic: bool = True  # recall ranks by meaning too (the language server also asks its editor)
 
     @property
     def problems(self) -> list[SettingsProblem]:
@@ -186,7 +189,8 @@ def effective_settings(
 ) -> EffectiveSettings:
     """The one rule of settings precedence, for every door (the language server, the command line, the
     MCP server, `MemoryTool`): the user's global file, then the user's environment (KIN_MEMORY_REFLECT),
-    then each project file through `stricter`. A repository may turn memory or reflection off for itself,
+    then each project file through `stricter` (KIN_RECALL_SEMANTIC overrides `recall_semantic` likewise,
+    which only the user sets). A repository may turn memory or reflection off for itself,
     never back on against the user's `false`, and never move the store."""
     env = os.environ if env is None else env
     user = load_settings_file(global_settings_path(home), project=False)
@@ -197,10 +201,14 @@ def effective_settings(
     flag = env.get("KIN_MEMORY_REFLECT")
     if flag is not None and flag.strip() != "":
         reflect = flag.strip().lower() not in {"0", "false", "no", "off"}
+    semantic = bool(user.values.get("recall_semantic", True))
+    flag = env.get("KIN_RECALL_SEMANTIC")
+    if flag is not None and flag.strip() != "":
+        semantic = flag.strip().lower() not in {"0", "false", "no", "off"}
     for f in projects:
         merged = bool(stricter("memory_enabled", enabled, f.values.get("memory_enabled")))
         if enabled and not merged:
             disabled_by = f.path  # the file the "memory is disabled" sentence names
         enabled = merged
         reflect = bool(stricter("memory_reflect", reflect, f.values.get("memory_reflect")))
-    return EffectiveSettings(enabled, reflect, disabled_by, (user, *projects))
+    return EffectiveSettings(enabled, reflect, disabled_by, (user, *projects), semantic)

@@ -106,7 +106,7 @@ def test_search_over_a_linked_index_folder_is_incomplete_never_no_match(home: Pa
     (root(home) / HIDDEN_DIR).symlink_to(elsewhere, target_is_directory=True)
     out = run(home, "search", "harbour crane", "--json")
     assert out.returncode == 0
-    assert json.loads(out.stdout) == {"results": [], "complete": False, "hidden": 0}
+    assert json.loads(out.stdout) == {"results": [], "complete": False, "hidden": 0, "note": None}
     out = run(home, "search", "harbour crane")
     assert out.returncode == 2
     assert out.stderr.strip().splitlines()[-1] == (

@@ -76,7 +76,8 @@ class RecallCommands:
         views = [active, ()] if active else [active]
         found = await asyncio.gather(*(self.scheduler.query(hits, view) for view in views))
         complete = current and self.recall.unavailable() is None  # an unusable index: not a "no match"
-        return search_answer(found[0], found[-1], self.session.uri_of, complete)
+        note = self.recall.recall.semantic_note()
+        return search_answer(found[0], found[-1], self.session.uri_of, complete, note)
 
     async def index_preview(self, params: protocol.WorkspaceParams) -> protocol.IndexPreviewResult:
         active = self._active(params.workspace)

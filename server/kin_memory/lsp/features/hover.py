@@ -50,6 +50,7 @@ class Hover:
             return None
         with self.recall.querying():
             found = self.recall.recall.related_to(memory, line, col, self.session.active())
+            note = self.recall.recall.semantic_note() if found else None
         from ...recall.render import related_markdown
 
-        return related_markdown(found, time.time()) if found else None
+        return related_markdown(found, time.time(), note) if found else None
