@@ -261,15 +261,15 @@ export interface VersionPick {
 export function versionItems(versions: readonly HistoryVersion[], nowMs: number = Date.now()): VersionPick[] {
   return versions.map((v, i) => ({
     label: `${i === 0 ? "$(circle-filled) " : ""}Version ${v.version}`,
-    description: [v.deleted ? "deleted" : `${v.bytes} bytes`, `by ${v.source}`, formatSince(v.time, nowMs)].join(" · "),
+    description: [v.deleted ? "deleted" : `${v.bytes} bytes`, v.by, formatSince(v.time, nowMs)].join(" · "),
     version: v.version,
     deleted: v.deleted,
   }));
 }
 
 /** The tree's line for one queued change: what happened, by whom, since when. */
-export function changeDescription(c: Pick<QueueEntry, "kind" | "source" | "since">, nowMs: number = Date.now()): string {
-  return `${c.kind} by ${c.source} · ${formatSince(c.since, nowMs)}`;
+export function changeDescription(c: Pick<QueueEntry, "kind" | "by" | "since">, nowMs: number = Date.now()): string {
+  return `${c.kind} ${c.by} · ${formatSince(c.since, nowMs)}`;
 }
 
 export function changesBadgeTooltip(count: number): string {

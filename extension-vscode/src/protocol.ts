@@ -232,6 +232,8 @@ export interface HistoryVersion {
   time: number;
   /** who wrote this content */
   source: string;
+  /** the same in words a person reads: "by the agent", "by you in the editor" */
+  by: string;
   bytes: number;
   /** the memory did not exist (a deletion) */
   deleted: boolean;
@@ -264,6 +266,8 @@ export interface QueueEntry {
   since: number;
   /** who wrote the newest version */
   source: string;
+  /** the same in words ("by sync from laptop") */
+  by: string;
   /** unified diff, reviewed content → now */
   diff: string;
   /** the newest version */

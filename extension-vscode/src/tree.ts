@@ -129,12 +129,13 @@ export class MemoryTree implements vscode.TreeDataProvider<Node>, vscode.Disposa
     }
     if (node.kind === "change") {
       const c = node.change;
-      // The file's name, its folder in the description: the memory's own row below keeps the full path.
+      // The file's name, then who changed it (cut off last at a narrow sidebar), then its folder: the
+      // memory's own row below keeps the full path.
       const rel = c.path.replace(/^\/memories\//, "");
       const slash = rel.lastIndexOf("/");
       const item = new vscode.TreeItem(rel.slice(slash + 1), vscode.TreeItemCollapsibleState.None);
       item.id = "change:" + c.path;
-      item.description = (slash >= 0 ? `in ${rel.slice(0, slash)} · ` : "") + changeDescription(c);
+      item.description = changeDescription(c) + (slash >= 0 ? ` · in ${rel.slice(0, slash)}` : "");
       item.contextValue = "change";
       item.iconPath = new vscode.ThemeIcon(c.kind === "created" ? "diff-added" : c.kind === "deleted" ? "diff-removed" : "diff-modified");
       item.tooltip = `${c.path}\n${changeDescription(c)}`;

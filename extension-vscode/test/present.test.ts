@@ -127,20 +127,21 @@ test("versionItems: newest first, deleted versions say so, with who wrote it and
   const now = 1_000_000_000_000;
   const items = versionItems(
     [
-      { version: 9, time: now / 1000 - 120, source: "tool", bytes: 0, deleted: true },
-      { version: 4, time: now / 1000 - 3 * 86400, source: "external", bytes: 52, deleted: false },
+      { version: 9, time: now / 1000 - 120, source: "tool", by: "by you, with a Kin Memory command", bytes: 0, deleted: true },
+      { version: 4, time: now / 1000 - 3 * 86400, source: "external", by: "outside the editor", bytes: 52, deleted: false },
     ],
     now,
   );
   assert.deepEqual(items.map((i) => [i.label, i.description, i.deleted]), [
-    ["$(circle-filled) Version 9", "deleted · by tool · 2 min ago", true],
-    ["Version 4", "52 bytes · by external · 3 d ago", false],
+    ["$(circle-filled) Version 9", "deleted · by you, with a Kin Memory command · 2 min ago", true],
+    ["Version 4", "52 bytes · outside the editor · 3 d ago", false],
   ]);
 });
 
 test("changeDescription and the badge tooltip read as sentences", () => {
   const now = 1_000_000_000_000;
-  assert.equal(changeDescription({ kind: "changed", source: "external", since: now / 1000 - 7200 }, now), "changed by external · 2 h ago");
+  assert.equal(changeDescription({ kind: "changed", by: "outside the editor", since: now / 1000 - 7200 }, now), "changed outside the editor · 2 h ago");
+  assert.equal(changeDescription({ kind: "deleted", by: "by the agent", since: now / 1000 - 60 }, now), "deleted by the agent · 1 min ago");
   assert.equal(changesBadgeTooltip(1), "1 memory changed since your last review");
   assert.equal(changesBadgeTooltip(3), "3 memories changed since your last review");
 });

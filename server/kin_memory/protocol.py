@@ -28,9 +28,8 @@ Status = Literal["ok", "stale", "expiring", "expired"]
 ChangeKind = Literal["create", "edit", "rename", "delete"]
 CandidateKind = Literal["duplicate", "contradiction", "stale", "promote"]
 IndexStateName = Literal["building", "ready", "unavailable"]
-# "tool", "proposal", "sweep", "edit", "external", "restore", "agent", "sync-resolve", or "sync:<machine>"
-# (a change that came in by sync from that machine): a name of another machine is free text.
-HistorySource = str
+# "tool", "proposal", "sweep", "edit", "external", "restore", "agent", "sync-resolve", "sync:<machine>"
+HistorySource = str  # (the last: came in by sync from that machine, whose name is free text)
 QueueKind = Literal["created", "changed", "deleted"]
 RootSource = Literal["argument", "KIN_MEMORY_DIR", "editor setting", "global settings", "default"]
 GroupKind = Literal["duplicate", "contradiction"]
@@ -292,6 +291,7 @@ class HistoryVersion:
     version: int  # stable: a version keeps its number while it is kept
     time: float  # epoch seconds, when it was kept
     source: HistorySource  # who wrote this content
+    by: str  # the same in words a person reads: "by the agent", "by you in the editor"
     bytes: int
     deleted: bool  # the memory did not exist (a deletion)
 
@@ -322,6 +322,7 @@ class QueueEntry:
     kind: QueueKind
     since: float  # when the first unreviewed version was kept
     source: HistorySource  # who wrote the newest version
+    by: str  # the same in words ("by sync from laptop")
     diff: str  # unified diff, reviewed content → now
     version: int  # the newest version
     reviewed_version: int | None  # a kept version holding the reviewed content

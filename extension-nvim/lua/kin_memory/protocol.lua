@@ -169,6 +169,7 @@
 ---@field version integer # stable: a version keeps its number while it is kept
 ---@field time number # epoch seconds, when it was kept
 ---@field source string # who wrote this content
+---@field by string # the same in words a person reads: "by the agent", "by you in the editor"
 ---@field bytes integer
 ---@field deleted boolean # the memory did not exist (a deletion)
 
@@ -191,6 +192,7 @@
 ---@field kind KinMemory.QueueKind
 ---@field since number # when the first unreviewed version was kept
 ---@field source string # who wrote the newest version
+---@field by string # the same in words ("by sync from laptop")
 ---@field diff string # unified diff, reviewed content → now
 ---@field version integer # the newest version
 ---@field reviewedVersion integer|nil # a kept version holding the reviewed content
