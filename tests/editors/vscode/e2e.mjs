@@ -647,7 +647,7 @@ async function historyChecks(page) {
   const file = path.join(dirs.store, "facts", "deploy-pipeline.md");
   const original = fs.readFileSync(file, "utf8");
   const view = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /Kin Memory/i }) }).first();
-  const changeRow = view.locator(".monaco-list-row", { hasText: "deploy-pipeline.md" }).filter({ hasText: /changed by/ }).first();
+  const changeRow = view.locator(".monaco-list-row", { hasText: "deploy-pipeline.md" }).filter({ hasText: /\bchanged (by|outside) / }).first();
 
   await step("changes: Accept all empties the Changes section and its badge", async () => {
     if (!(await view.isVisible().catch(() => false))) { // a run of these checks alone: open a memory, then the view
@@ -662,10 +662,12 @@ async function historyChecks(page) {
       "the Changes section is still shown after Accept all");
   });
 
+  await saveChecks(page, view);
+
   await step("changes: an external write appears in Changes with a count badge", async () => {
     fs.writeFileSync(file, original + "\nThe agent added: canaries now run for twenty minutes.\n");
     await changeRow.waitFor({ timeout: STEP_TIMEOUT });
-    if (!/external/.test(await changeRow.innerText())) throw new Error(`the change reads "${await changeRow.innerText()}"`);
+    if (!/changed outside the editor/.test(await changeRow.innerText())) throw new Error(`the change reads "${await changeRow.innerText()}"`);
     const badge = page.locator(".activitybar .action-item .badge-content").filter({ hasText: /^1$/ }).first();
     await badge.waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {
       const all = await page.locator(".activitybar .badge-content").allInnerTexts().catch(() => []);
@@ -693,12 +695,12 @@ async function historyChecks(page) {
     await poll(() => changeRow.count(), (n) => n === 0, "the change is still listed after Revert");
   });
 
-  await step("changes: a memory an agent writes through kin-memory mcp appears in Changes as created by agent", async () => {
+  await step("changes: a memory an agent writes through kin-memory mcp appears in Changes as created by the agent", async () => {
     const agent = (input) => execFileSync(PYTHON, [MCP_AGENT, dirs.store, JSON.stringify(input)], { env: childEnv, cwd: tmp, encoding: "utf8" });
     const rel = "episodes/agent-note.md";
     agent({ command: "create", path: `/memories/${rel}`, file_text: "# Agent note\n\nThe canary ran for twenty minutes.\n" });
     const written = Date.now();
-    const row = view.locator(".monaco-list-row", { hasText: "agent-note.md" }).filter({ hasText: /created by agent/ }).first();
+    const row = view.locator(".monaco-list-row", { hasText: "agent-note.md" }).filter({ hasText: /created by the agent/ }).first();
     await row.waitFor({ timeout: STEP_TIMEOUT });
     console.log(`    (shown ${Date.now() - written} ms after the agent's write returned)`);
     agent({ command: "delete", path: `/memories/${rel}` }); // created and deleted since the review: nothing left to review
@@ -712,14 +714,76 @@ async function historyChecks(page) {
     await page.locator(".quick-input-widget .quick-input-title", { hasText: "History of /memories/facts/deploy-pipeline.md" })
       .waitFor({ timeout: STEP_TIMEOUT });
     const rows = page.locator(".quick-input-widget .monaco-list-row");
-    await rows.filter({ hasText: "by restore" }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await rows.filter({ hasText: "by a restore from history" }).first().waitFor({ timeout: STEP_TIMEOUT });
     const texts = await rows.allInnerTexts();
-    if (texts.length < 3 || !texts.some((t) => /by external/.test(t))) throw new Error(`the versions read ${JSON.stringify(texts)}`);
-    await rows.filter({ hasText: "by external" }).first().click();
+    if (texts.length < 3 || !texts.some((t) => /outside the editor/.test(t))) throw new Error(`the versions read ${JSON.stringify(texts)}`);
+    await rows.filter({ hasText: "outside the editor" }).first().click();
     await page.locator(".quick-input-widget .monaco-list-row", { hasText: "Compare with the current file" }).first().click();
     await poll(() => diffSides(page), (all) => all.some((d) => /\(version \d+/.test(d.original) || d.original.includes("Deploy pipeline")),
       "no diff editor opened for the version");
     await page.screenshot({ path: path.join(ARTIFACTS, "vscode-history.png") }).catch(() => undefined);
+  });
+}
+
+/** `kin-memory <args> --json` over the editor's store, as the command line sees it (it catches up first). */
+function cliJson(...args) {
+  const out = execFileSync(PYTHON, ["-m", "kin_memory", ...args, "--json"], {
+    env: { ...childEnv, KIN_MEMORY_DIR: dirs.store }, cwd: dirs.store, encoding: "utf8", timeout: 60000,
+  });
+  return JSON.parse(out);
+}
+
+/**
+ * The person's own saves: a quick fix, then Ctrl+S, and a typed line, then Ctrl+S, are each a version kept
+ * within 2 s of the save, "by you in the editor", never in Changes, and a command line's catch-up later
+ * relabels neither.
+ */
+async function saveChecks(page, view) {
+  const rel = "prefs/review-style.md";
+  const vpath = `/memories/${rel}`;
+  const file = path.join(dirs.store, rel);
+  const savedWithin = async (what, before) => {
+    const t0 = Date.now() / 1000;
+    await page.keyboard.press("Control+s");
+    await poll(() => fs.readFileSync(file, "utf8"), (t) => t !== before, `${what}: Ctrl+S did not write the file`);
+    const newest = await poll(() => cliJson("history", vpath).versions[0],
+      (v) => v && v.time >= t0 - 1 && !v.deleted, `${what}: no version kept after the save`, 10000);
+    console.log(`    (${what}: kept ${((newest.time - t0) * 1000).toFixed(0)} ms after Ctrl+S, ${newest.by})`);
+    if (newest.time - t0 > 2) throw new Error(`${what}: kept ${(newest.time - t0).toFixed(1)} s after the save`);
+    if (newest.by !== "by you in the editor") throw new Error(`${what}: the version reads "${newest.by}"`);
+  };
+  await step("save: a quick fix saved with Ctrl+S is a version by you in the editor within 2 s", async () => {
+    fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("category: preference", "category: preferenc"));
+    await openFile(page, "review-style.md");
+    await runCommand(page, "Kin Memory: Accept all changes"); // the misspelling written above: reviewed
+    await page.locator(".statusbar-item", { hasText: /Kin Memory: accepted \d+ changes?/ }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await editor(page).locator(".squiggly-warning").first().waitFor({ state: "attached", timeout: STEP_TIMEOUT });
+    await editor(page).locator(".view-line span", { hasText: "preferenc" }).last().click();
+    await page.keyboard.press("End");
+    await page.keyboard.press("ArrowLeft");
+    const bulb = () => editor(page).locator('.glyph-margin-widgets [class*="codicon-gutter-lightbulb"], .lightBulbWidget').first();
+    const fix = page.locator(".action-widget .monaco-list-row", { hasText: "Replace with `preference`" }).first();
+    await poll(async () => {
+      if (await fix.isVisible()) return true;
+      await bulb().waitFor({ state: "visible", timeout: STEP_TIMEOUT });
+      await bulb().click({ timeout: 3000 }).catch(() => {});
+      return fix.waitFor({ timeout: 3000 }).then(() => true, () => false);
+    }, (shown) => shown, "the light bulb's menu did not open");
+    await fix.click();
+    await poll(() => editorText(page), (t) => /category: preference\b/.test(t), "the fix did not change the buffer");
+    await savedWithin("the quick fix", fs.readFileSync(file, "utf8"));
+  });
+  await step("save: a typed line saved with Ctrl+S is a version by you in the editor within 2 s, not in Changes", async () => {
+    await editor(page).locator(".view-line span", { hasText: "Reviews are short" }).first().click();
+    await page.keyboard.press("Control+End");
+    await page.keyboard.type("\nApprove once the blocking points are fixed.");
+    await savedWithin("the typed line", fs.readFileSync(file, "utf8"));
+    await page.waitForTimeout(1000); // the tree refreshes after the store's events: give it the time it would take
+    const rows = await view.locator(".monaco-list-row", { hasText: "review-style.md" }).allInnerTexts();
+    if (rows.some((r) => /changed|created/.test(r))) throw new Error(`Changes lists the person's own save: ${JSON.stringify(rows)}`);
+    if (cliJson("changes").changes.some((c) => c.path === vpath)) throw new Error("kin-memory changes lists the person's own save");
+    const by = cliJson("history", vpath).versions.slice(0, 2).map((v) => v.by);
+    if (by.some((b) => b !== "by you in the editor")) throw new Error(`after a catch-up the versions read ${JSON.stringify(by)}`);
   });
 }
 
@@ -1610,9 +1674,9 @@ async function syncChecks(page, port) {
     await page.keyboard.press("Escape");
   });
 
-  await step("sync: the Changes section lists the fact as created by sync:laptop", async () => {
+  await step("sync: the Changes section lists the fact as created by sync from laptop", async () => {
     await showView();
-    const row = view.locator(".monaco-list-row", { hasText: "api-deploy.md" }).filter({ hasText: /created by sync:laptop/ }).first();
+    const row = view.locator(".monaco-list-row", { hasText: "api-deploy.md" }).filter({ hasText: /created by sync from laptop/ }).first();
     await row.waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {
       const listed = await view.locator(".monaco-list-row", { hasText: "api-deploy.md" }).allInnerTexts();
       throw new Error(`the view lists the fact as ${JSON.stringify(listed)}`);
