@@ -560,7 +560,10 @@ async function checks(page, port) {
     if (!/^---\ncategory: preference\n/.test(disk) || !/# Commit messages/.test(disk)) throw new Error(`unexpected file: ${JSON.stringify(disk)}`);
   });
 
-  await step("mark reviewed from the tree: the stale fact turns fresh in the status bar", async () => {
+  await step("mark reviewed from the tree: the stale fact turns fresh in the status bar and in its open editor's lens", async () => {
+    await openFile(page, "deploy-pipeline.md");
+    const lens = () => editor(page).locator(".codelens-decoration").allInnerTexts().then((t) => t.join(" | "));
+    await poll(lens, (t) => /stale since/.test(t) && /Mark reviewed/.test(t), "the open stale fact has no stale lens");
     await page.locator(".statusbar-item", { hasText: /1 stale/ }).first().click();
     const row = page.locator(".pane .monaco-list-row", { hasText: "facts/deploy-pipeline.md" }).first();
     // The tree re-renders when the store changes (the memory just created): a click can land on a row
@@ -574,6 +577,9 @@ async function checks(page, port) {
     }, (ok) => ok, "the status bar still counts a stale memory after Mark reviewed from the tree");
     const age = (Date.now() / 1000 - fs.statSync(path.join(dirs.store, "facts/deploy-pipeline.md")).mtimeMs / 1000) / DAY;
     if (age > 1) throw new Error(`the file's mtime is still ${age.toFixed(0)} days old`);
+    const marked = Date.now();
+    await poll(lens, (t) => t.length > 0 && !/stale since|Mark reviewed/.test(t), "the open editor's lens still says the fact is stale", 5000);
+    console.log(`    (the lens followed ${Date.now() - marked} ms after the status bar)`);
   });
 
   // An expired episode, written now (the steps above count stale and expiring memories, not expired ones).
