@@ -248,7 +248,7 @@ export function healthPage(stats: StatsResult, memories: readonly MemoryEntry[],
     + `<li>Search index: <span id="index-state">${escapeHtml(indexWords)}</span> ${button({ kind: "command", command: "kinMemory.reindex" }, "Reindex", 'class="secondary"')}`
     + (idx.state === "ready" && idx.memories !== total
       ? `<div class="muted" id="index-note">${total > idx.memories
-        ? `${plural(total - idx.memories, "memory counted above is", "memories counted above are")} not in the search index: a file that cannot be read as a memory is counted but not searched`
+        ? `${plural(total - idx.memories, "memory counted above is", "memories counted above are")} not in the search index: session memories and files that cannot be read are counted but not searched`
         : "The index holds more memories than the store counts now: Reindex brings it up to date"}.</div>` : "")
     + `</li>`
     + `</ul></section>`);
