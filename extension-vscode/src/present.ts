@@ -150,6 +150,14 @@ export function printablePath(p: string): string {
   });
 }
 
+/** The modal question before deleting one memory: what is true of it (history keeps it) and how it comes back. */
+export function deleteQuestion(vpath: string): { message: string; detail: string } {
+  return {
+    message: `Delete ${printablePath(vpath)}?`,
+    detail: "Its history keeps it: Revert in the Changes section of the Kin Memory view, or Show history and Restore, brings it back.",
+  };
+}
+
 /** The modal question before a sweep: the count, then the files (the first `max`, then how many more). */
 export function sweepQuestion(swept: readonly string[], kept: number, max = 12): { message: string; detail: string } {
   const noun = swept.length === 1 ? "memory" : "memories";
@@ -157,7 +165,7 @@ export function sweepQuestion(swept: readonly string[], kept: number, max = 12):
   if (swept.length > max) shown.push(`…and ${swept.length - max} more`);
   return {
     message: `Delete ${swept.length} expired ${noun}?`,
-    detail: `${shown.join("\n")}\n\n${kept} other ${kept === 1 ? "memory is" : "memories are"} kept. This cannot be undone.`,
+    detail: `${shown.join("\n")}\n\n${kept} other ${kept === 1 ? "memory is" : "memories are"} kept. History keeps what is deleted: Revert in the Changes section of the Kin Memory view brings a memory back.`,
   };
 }
 

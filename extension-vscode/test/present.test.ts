@@ -65,7 +65,7 @@ test("sweep summaries", () => {
 test("the sweep question counts and lists the files, a name's control characters escaped", () => {
   const q = sweepQuestion(["/memories/a.md", "/memories/b\nfake line.md"], 1);
   assert.equal(q.message, "Delete 2 expired memories?");
-  assert.equal(q.detail, "• /memories/a.md\n• /memories/b\\x0afake line.md\n\n1 other memory is kept. This cannot be undone.");
+  assert.equal(q.detail, "• /memories/a.md\n• /memories/b\\x0afake line.md\n\n1 other memory is kept. History keeps what is deleted: Revert in the Changes section of the Kin Memory view brings a memory back.");
   const many = sweepQuestion(Array.from({ length: 15 }, (_, i) => `/memories/e${i}.md`), 0, 12);
   assert.match(many.detail, /…and 3 more\n/);
   assert.equal(printablePath("/memories/x\u001b]52;c;QQ==\u0007.md"), "/memories/x\\x1b]52;c;QQ==\\x07.md");

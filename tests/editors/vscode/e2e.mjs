@@ -584,7 +584,7 @@ async function checks(page, port) {
 
   // An expired episode, written now (the steps above count stale and expiring memories, not expired ones).
   const expired = path.join(dirs.store, "episodes", "old-standup.md");
-  await step("delete quick fix: a modal asks first, and Cancel keeps the file", async () => {
+  await step("delete quick fix: a modal says history keeps it; Enter and Keep it keep the file", async () => {
     fs.writeFileSync(expired, "---\ncategory: episodic\nworkspace: global\n---\n\n# Old standup\n\nNotes from a standup long past.\n");
     const then = Date.now() / 1000 - 60 * DAY;
     fs.utimesSync(expired, then, then);
@@ -598,13 +598,19 @@ async function checks(page, port) {
     await editor(page).locator(".squiggly-warning").first().waitFor({ state: "attached", timeout: STEP_TIMEOUT });
     const dialog = await deleteQuickFix(page);
     const text = await dialog.innerText();
-    if (!text.includes("Delete /memories/episodes/old-standup.md?") || !/cannot be undone/.test(text)) {
+    if (!text.includes("Delete /memories/episodes/old-standup.md?") || !/history keeps it/i.test(text) || !/Revert/.test(text)
+      || /cannot be undone/.test(text)) {
       throw new Error(`the question reads "${text.replace(/\s+/g, " ")}"`);
     }
-    await dialog.locator(".dialog-buttons .monaco-button", { hasText: "Cancel" }).first().click();
+    await page.keyboard.press("Enter"); // the default button must be the one that changes nothing
     await dialog.waitFor({ state: "detached", timeout: STEP_TIMEOUT });
     await page.waitForTimeout(500);
-    if (!fs.existsSync(expired)) throw new Error("Cancel deleted the file");
+    if (!fs.existsSync(expired)) throw new Error("Enter on the delete question deleted the file");
+    const again = await deleteQuickFix(page);
+    await again.locator(".dialog-buttons .monaco-button", { hasText: "Keep it" }).first().click();
+    await again.waitFor({ state: "detached", timeout: STEP_TIMEOUT });
+    await page.waitForTimeout(500);
+    if (!fs.existsSync(expired)) throw new Error("Keep it deleted the file");
   });
 
   await step("delete quick fix: Delete removes the file through the memory tool, with an audit line", async () => {
