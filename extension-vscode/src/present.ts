@@ -244,9 +244,13 @@ export function conflictSummary(conflicts: readonly Conflict[]): string {
   return " Not applied: " + conflicts.map((c) => `${printablePath(c.path)} (${plainSnippet(c.reason, 200)})`).join("; ") + ".";
 }
 
-/** The message after applying: how many of the chosen changes were written, and what was not, and why. */
-export function applyReport(applied: number, chosen: number, conflicts: readonly Conflict[]): string {
-  return `Kin Memory: applied ${applied} of ${plural(chosen, "change", "changes")}.${conflictSummary(conflicts)}`;
+/**
+ * The message after applying: how many of the proposed changes were written, how many the person left
+ * out, and what could not be applied, and why ("applied 1 of 3 changes; 2 left out.").
+ */
+export function applyReport(applied: number, chosen: number, conflicts: readonly Conflict[], proposed: number = chosen): string {
+  const left = Math.max(proposed - chosen, 0);
+  return `Kin Memory: applied ${applied} of ${plural(proposed, "change", "changes")}${left ? `; ${left} left out` : ""}.${conflictSummary(conflicts)}`;
 }
 
 /** "3 min ago", "2 h ago", "5 d ago" for an epoch-seconds time (history and the review queue). */

@@ -108,6 +108,9 @@ test("the review: a title per proposal, a question counting and listing its chan
   const many = reviewQuestion({ summary: "", changes: Array.from({ length: 15 }, (_, i) => ({ kind: "delete" as const, path: `/memories/${i}.md`, newPath: null })) }, 12);
   assert.match(many.detail, /• delete \/memories\/11\.md\n…and 3 more$/);
   assert.equal(applyReport(2, 2, []), "Kin Memory: applied 2 of 2 changes.");
+  assert.equal(applyReport(1, 1, [], 3), "Kin Memory: applied 1 of 3 changes; 2 left out.");
+  assert.equal(applyReport(0, 2, [{ path: "/memories/a.md", reason: "it changed" }], 3),
+    "Kin Memory: applied 0 of 3 changes; 1 left out. Not applied: /memories/a.md (it changed).");
   assert.equal(applyReport(0, 1, [{ path: "/memories/a.md", reason: "it changed" }]), "Kin Memory: applied 0 of 1 change. Not applied: /memories/a.md (it changed).");
 });
 

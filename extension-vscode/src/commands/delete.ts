@@ -8,7 +8,9 @@ import { deleteQuestion, printablePath } from "../present";
 import { type Client, command } from "./command";
 
 export const CONFIRM_DELETE = "kinMemory.confirmDelete";
-const KEEP: vscode.MessageItem = { title: "Keep it", isCloseAffordance: true };
+// Both plain items (a close affordance would become the dialog's Cancel, leaving Delete the primary):
+// the first is the primary button, the one Enter presses.
+const KEEP: vscode.MessageItem = { title: "Keep it" };
 const DELETE: vscode.MessageItem = { title: "Delete" };
 
 export function register(deps: { client: Client; refresh: () => void }): vscode.Disposable[] {

@@ -26,7 +26,7 @@ async function sweep({ client, refresh }: { client: Client; refresh: () => void 
     const prefix = asked ? "The expired memories changed since the list was shown. " : "";
     // "Keep them" first: the dialog's default button (Enter) is the choice that deletes nothing.
     const answer = await vscode.window.showWarningMessage(prefix + message, { modal: true, detail },
-      { title: "Keep them", isCloseAffordance: true }, { title: "Delete" });
+      { title: "Keep them" }, { title: "Delete" }); // the first is the primary button
     if (answer?.title !== "Delete") return;
     const token = plan.token;
     const res = await vscode.window.withProgress(

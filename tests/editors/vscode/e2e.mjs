@@ -1168,7 +1168,7 @@ async function reflectChecks(page) {
     reflectNumbers.push(`conflict: ${requests - requests0} model requests for the pass, ${state.requests - requests} for the apply; 0 files written; 1 conflict: ${report}`);
   });
 
-  await step("reflect: Cancel writes nothing and keeps the review; Apply selected… writes only the chosen change", async () => {
+  await step("reflect: Enter (the default) writes nothing and keeps the review; Apply selected… writes only the chosen change and says what was left out", async () => {
     const freeze = path.join(dirs.store, "episodes", "release-freeze.md");
     const pipeline = path.join(dirs.store, "facts", "deploy-pipeline.md");
     const before = storeSnapshot();
@@ -1176,10 +1176,12 @@ async function reflectChecks(page) {
     const requests0 = (await modelState()).requests;
     const dialog = await reflectOn(page, transcript);
     const requests = (await modelState()).requests;
-    await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Cancel$/ }).first().click();
+    const primary = await dialog.locator(".dialog-buttons .monaco-button").first().innerText();
+    if (primary.trim() !== "Review the diffs first") throw new Error(`the review's default button is "${primary.trim()}"`);
+    await page.keyboard.press("Enter");
     const later = page.locator(".notifications-toasts .notification-list-item", { hasText: "nothing is written yet" }).first();
-    await later.waitFor({ timeout: STEP_TIMEOUT }).catch(() => { throw new Error("after Cancel no message offers the choices again"); });
-    if (JSON.stringify(storeSnapshot()) !== JSON.stringify(before)) throw new Error("Cancel wrote to the store");
+    await later.waitFor({ timeout: STEP_TIMEOUT }).catch(() => { throw new Error("after Enter no message offers the choices beside the diffs"); });
+    if (JSON.stringify(storeSnapshot()) !== JSON.stringify(before)) throw new Error("Enter on the review wrote to the store");
     await page.locator(".tabs-container .tab.active", { hasText: "Kin Memory proposal" }).waitFor({ timeout: STEP_TIMEOUT })
       .catch(() => { throw new Error("after Cancel the review is not open any more"); });
     await page.screenshot({ path: path.join(ARTIFACTS, "vscode-reflect-kept.png") }).catch(() => undefined);
@@ -1192,7 +1194,7 @@ async function reflectChecks(page) {
     await poll(() => row.getAttribute("aria-checked"), (v) => v === "false", "the create stays chosen", 5000);
     await page.screenshot({ path: path.join(ARTIFACTS, "vscode-reflect-select.png") }).catch(() => undefined);
     await pick.locator("input").first().press("Enter");
-    const report = await toast(page, "Kin Memory: applied 1 of 1 change.");
+    const report = await toast(page, "Kin Memory: applied 1 of 2 changes; 1 left out.");
     if (/Not applied/.test(report)) throw new Error(`the report reads "${report}"`);
     if (fs.existsSync(freeze)) throw new Error("the change left out was written");
     if (fs.readFileSync(pipeline, "utf8") !== expected) throw new Error(`${pipeline} is not the reviewed text`);
@@ -1225,8 +1227,8 @@ async function reflectChecks(page) {
     }
     await page.screenshot({ path: path.join(ARTIFACTS, "vscode-reflect-rename-beside-create.png") }).catch(() => undefined);
     await pick.locator("input").first().press("Enter");
-    const report = await toast(page, "Kin Memory: applied 1 of 1 change.");
-    if (/Not applied/.test(report)) throw new Error(`the report reads "${report}"`);
+    const report = await toast(page, "Kin Memory: applied 1 of");
+    if (/Not applied/.test(report) || !/applied 1 of \d+ changes; \d+ left out\./.test(report)) throw new Error(`the report reads "${report}"`);
     await poll(() => fs.existsSync(moved), (v) => v, "the renamed memory is not on disk");
     if (fs.readFileSync(moved, "utf8") !== original) throw new Error("the renamed memory is not the original text");
     if (fs.existsSync(titles)) throw new Error(`the create that shares the rename's path was written: ${fs.readFileSync(titles, "utf8")}`);
