@@ -659,7 +659,7 @@ async function historyChecks(page) {
   const file = path.join(dirs.store, "facts", "deploy-pipeline.md");
   const original = fs.readFileSync(file, "utf8");
   const view = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /Kin Memory/i }) }).first();
-  const changeRow = view.locator(".monaco-list-row", { hasText: "deploy-pipeline.md" }).filter({ hasText: /\bchanged (by|outside) / }).first();
+  const changeRow = view.locator(".monaco-list-row", { hasText: "deploy-pipeline.md" }).filter({ hasText: /changed (by|outside) / }).first();
 
   await step("changes: Accept all empties the Changes section and its badge", async () => {
     if (!(await view.isVisible().catch(() => false))) { // a run of these checks alone: open a memory, then the view
