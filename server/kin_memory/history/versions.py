@@ -124,6 +124,8 @@ def record(
     if last is None and sha is None:
         return None  # never seen and absent: nothing to keep
     if last is not None and last.sha == sha:
+        if seen.st is not None:  # the same content touched (Mark reviewed): its time is the file's now
+            conn.execute("UPDATE versions SET mtime=? WHERE id=?", (seen.st.st_mtime, last.id))
         if relabel and last.source in RELABELLED and when - last.time < RELABEL_SECONDS:
             conn.execute("UPDATE versions SET source=? WHERE id=?", (source, last.id))
             if source in SEEN_AS_WRITTEN:
@@ -131,7 +133,7 @@ def record(
         return None
     if seen.data is not None and sha is not None:
         HistoryDB.put_blob(conn, sha, seen.data)
-    vid = HistoryDB.add_version(conn, seen.vpath, when, source, sha)
+    vid = HistoryDB.add_version(conn, seen.vpath, when, source, sha, seen.st.st_mtime if seen.st else None)
     if source in SEEN_AS_WRITTEN:
         _take_as_reviewed(conn, seen.vpath, last.sha if last is not None else None, sha)
     retention.prune_memory(conn, seen.vpath, when)

@@ -56,3 +56,54 @@ def test_every_source_reads_as_words() -> None:
     assert written_by("sync:laptop") == "by sync from laptop"
     assert written_by("sync:evil\x1b[2J\nfake line") == "by sync from evil?[2J?fake line"
     assert "\n" not in written_by("sync:" + "x" * 500) and len(written_by("sync:" + "x" * 500)) < 90
+
+
+def test_a_memory_brought_back_keeps_its_age(tmp_path: Path) -> None:
+    """Deleted when it had expired, reverted from the queue or restored from history: it comes back as
+    old as it was, not "just now" (and so not fresh again)."""
+    import os
+    import time
+
+    from kin_memory.history.restore import restore
+    from kin_memory.history.review import revert
+    from kin_memory.tool.commands import run
+
+    root = tmp_path / "memory"
+    (root / "episodes").mkdir(parents=True)
+    path = root / "episodes" / "old.md"
+    path.write_bytes(b"---\ncategory: episodic\n---\nlong ago\n")
+    old = time.time() - 60 * 86400
+    os.utime(path, (old, old))
+    catch_up(root)
+    run(root, None, {"command": "delete", "path": "/memories/episodes/old.md"})
+    assert not path.exists()
+    assert revert(root, "/memories/episodes/old.md").endswith("holds its reviewed content again.")
+    assert abs(path.stat().st_mtime - old) < 1
+    run(root, None, {"command": "delete", "path": "/memories/episodes/old.md"})
+    kept = [v for v in history_of(root, "/memories/episodes/old.md") if not v.deleted][0]
+    restore(root, "/memories/episodes/old.md", kept.version)
+    assert abs(path.stat().st_mtime - old) < 1
+
+
+def test_a_memory_touched_since_comes_back_with_the_later_time(tmp_path: Path) -> None:
+    """Mark reviewed touches a fact without changing it: brought back, it has the touched time."""
+    import os
+    import time
+
+    from kin_memory.history.review import revert
+    from kin_memory.tool.review import mark_reviewed
+
+    root = tmp_path / "memory"
+    (root / "facts").mkdir(parents=True)
+    path = root / "facts" / "f.md"
+    path.write_bytes(A)
+    old = time.time() - 400 * 86400
+    os.utime(path, (old, old))
+    catch_up(root)
+    mark_reviewed(root, "/memories/facts/f.md")
+    touched = path.stat().st_mtime
+    assert touched > old + 86400
+    path.write_bytes(A + b"changed outside\n")
+    catch_up(root)
+    revert(root, "/memories/facts/f.md")
+    assert path.read_bytes() == A and abs(path.stat().st_mtime - touched) < 1
