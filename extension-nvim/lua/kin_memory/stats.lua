@@ -134,7 +134,7 @@ local function render(stats, memories)
   for _, a in ipairs(attention) do
     local n = add(('  %-13s %s:%d  %s: %s'):format(ATTENTION_WORDS[a.kind], text(a.rel), a.lnum + 1, text(a.code),
       text(a.message)), { uri = a.uri, lnum = a.lnum })
-    marks[#marks + 1] = { n, 2, 2 + #ATTENTION_WORDS[a.kind], a.kind == 'error' and 'DiagnosticError' or 'DiagnosticWarn' }
+    marks[#marks + 1] = { n, 2, 2 + #ATTENTION_WORDS[a.kind], a.kind == 'error' and 'ErrorMsg' or 'DiagnosticWarn' }
   end
 
   -- Per category: a bar of its total against the largest, then each status's count.
