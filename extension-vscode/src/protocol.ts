@@ -416,6 +416,8 @@ export interface SyncResult {
   summary: string[];
   /** nothing was done: ask for the remote's address, then sync with it */
   needsRemote: boolean;
+  /** memories that went out holding what looks like a secret */
+  secrets: string[];
 }
 
 export interface ResolveConflictParams {

@@ -1,9 +1,8 @@
 """The typed command protocol: every `kin.memory.*` command's parameters and result.
 
 One declaration serves three readers: the language server structures arguments and unstructures results
-through it, the CLI prints its `--json` output through the same result types (so the two can never
-drift), and `scripts/gen_protocol.py` generates the editors' mirror (`extension-vscode/src/protocol.ts`)
-from it, checked by a test.
+through it, the CLI prints its `--json` output through the same result types (so the two never drift),
+and `scripts/gen_protocol.py` generates the editors' mirrors from it, checked by a test.
 
 Wire keys are camelCase; Python fields are snake_case. Parsing is strict: a value of the wrong type is an
 error naming its key (a string "true" is not a boolean), unknown keys are ignored (SPEC §5).
@@ -460,6 +459,7 @@ class SyncResult:
     skipped: list[str]  # sentences: a file changed during the sync is left for the next one
     summary: list[str]  # the report as sentences, for a message or a terminal
     needs_remote: bool = False  # nothing was done: ask for the remote's address, then sync with it
+    secrets: list[str] = attrs.field(factory=list)  # memories that went out holding what looks like a secret
 
 
 @attrs.frozen

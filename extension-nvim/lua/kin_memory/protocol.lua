@@ -295,6 +295,7 @@
 ---@field skipped string[] # sentences: a file changed during the sync is left for the next one
 ---@field summary string[] # the report as sentences, for a message or a terminal
 ---@field needsRemote boolean # nothing was done: ask for the remote's address, then sync with it
+---@field secrets string[] # memories that went out holding what looks like a secret
 
 ---@class KinMemory.ResolveConflictParams
 ---@field uri string
