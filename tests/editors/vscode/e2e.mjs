@@ -1308,6 +1308,13 @@ async function passChecks(page) {
       .catch(() => { throw new Error("the contradiction's memories did not open side by side"); });
     await poll(() => diffSides(page), (sides) => sides.some((s) => s.original.includes("port is 5433") && s.modified.includes("port 5432")),
       "the side-by-side view does not show both ports");
+    // Read-only: typing on a side changes neither memory (no copy of one memory's lines into the other).
+    const dbBefore = fs.readFileSync(path.join(dirs.store, "facts", "db.md"), "utf8");
+    await page.locator(".part.editor .monaco-diff-editor .editor.modified .view-line").first().click();
+    await page.keyboard.type("X");
+    await page.waitForTimeout(300);
+    if (await page.locator(".tabs-container .tab.active.dirty").count()) throw new Error("the side-by-side view is editable");
+    if (fs.readFileSync(path.join(dirs.store, "facts", "db.md"), "utf8") !== dbBefore) throw new Error("the side-by-side view wrote a memory");
     await page.screenshot({ path: path.join(ARTIFACTS, "vscode-candidates.png") }).catch(() => undefined);
   });
 
