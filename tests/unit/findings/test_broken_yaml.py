@@ -45,7 +45,9 @@ def test_an_unclosed_quote_is_closed() -> None:
     text = BROKEN.replace("[/home/me/src/webapp", '"/home/me/src/webapp')
     [finding] = check(memory(text), None)  # type: ignore[arg-type]
     [fix] = finding.fixes
-    assert fix.title == "Close the quote" and apply_edits(text, fix.edits) == text.replace("webapp\n", 'webapp"\n')
+    assert fix.title == "Close the quote" and apply_edits(text, fix.edits) == text.replace(
+        "webapp\n", 'webapp"\n'
+    )
     assert memory(apply_edits(text, fix.edits)).frontmatter.status == "ok"
 
 
@@ -53,3 +55,18 @@ def test_other_problems_read_as_sentences_without_yaml_words() -> None:
     text = "---\ncategory: project-fact\ntitle: a: b\n---\n"
     [finding] = check(memory(text), None)  # type: ignore[arg-type]
     assert "put the value in quotes" in finding.message and "mapping values" not in finding.message
+
+
+def test_a_moved_repository_is_not_re_stamped_to_this_workspace_by_default(tmp_path: Path) -> None:
+    """KM301 on another repository's memory (payments, seen from webapp): no fix that could be wrong is
+    the preferred one; re-stamping here is offered, explicitly."""
+    from kin_memory.findings import workspace as ws_findings
+    from kin_memory.store.context import Context
+
+    webapp = tmp_path / "webapp"
+    webapp.mkdir()
+    text = f"---\ncategory: project-fact\nworkspace: {tmp_path / 'payments'}\n---\n# Payments\n"
+    ctx = Context(root=tmp_path / "store", active=(str(webapp),))
+    [finding] = [f for f in ws_findings.check(memory(text), ctx) if f.code == "KM301"]
+    assert not any(fix.preferred for fix in finding.fixes)
+    assert any("if this memory is about it" in fix.title for fix in finding.fixes)
