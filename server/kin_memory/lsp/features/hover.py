@@ -52,4 +52,4 @@ class Hover:
             found = self.recall.recall.related_to(memory, line, col, self.session.active())
         from ...recall.render import related_markdown
 
-        return related_markdown(found, time.time()) if found else None
+        return related_markdown(found, time.time(), self.session.uri_of) if found else None
