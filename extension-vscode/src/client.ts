@@ -5,13 +5,17 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import {
-  type DocumentSelector, ExecuteCommandRequest, LanguageClient, type LanguageClientOptions, type ResponseError, type ServerOptions, State, TransportKind,
+  CloseAction, type DocumentSelector, ErrorAction, ExecuteCommandRequest, LanguageClient, type LanguageClientOptions, type ResponseError, type ServerOptions, State, TransportKind,
 } from "vscode-languageclient/node";
 import { findServer, pickWheel, type ServerCommand, shapeArgs } from "./discovery";
 import { InstallError, installBundledServer, runProcess } from "./install";
 import type { CommandName, ParamsOf, ResultOf } from "./protocol";
 import { bootstrapClaims, CONVENTIONAL_PATTERN } from "./paths";
+import { CRASH_WINDOW_MS, CrashCounter, type DownCause, downMessage, OPEN_SETTINGS, RESTART, SHOW_OUTPUT } from "./server_down";
 import { configurationItem, SECTION, serverSection, userLevel } from "./settings";
+
+/** A start that failed, already told to the person (once per cause): callers do not tell it again. */
+export class ServerDown extends Error {}
 
 /** Sends one `kin.memory.*` command; parameter and result types come from the generated protocol. */
 export type Exec = <K extends CommandName>(name: K, params: ParamsOf<K>, token?: vscode.CancellationToken) => Promise<ResultOf<K>>;
@@ -41,6 +45,11 @@ export class ServerClient implements vscode.Disposable {
   private readonly started = new vscode.EventEmitter<void>();
   /** The explicit roots of the running client's document selector. */
   private attachedRoots: string[] = [];
+  private readonly crashes = new CrashCounter();
+  /** The cause last told (a message per cause, not per failed call); cleared when the server runs. */
+  private toldDown: string | undefined;
+  /** Why the server is down now (undefined while it runs or starts): the view says it instead of old data. */
+  downReason: string | undefined;
   /** Fires once a (re)started server is ready, after `onStarted`. */
   readonly onDidStart = this.started.event;
 
@@ -78,7 +87,26 @@ export class ServerClient implements vscode.Disposable {
 
   async restart(): Promise<void> {
     await this.stop();
+    this.toldDown = undefined; // asked for again: a failure now is news
+    this.crashes.reset();
     await this.ensure();
+  }
+
+  /** Says why the server is down, once per cause, with the actions that fix it; the view follows. */
+  private tellDown(cause: DownCause): void {
+    const { key, message, actions } = downMessage(cause);
+    this.downReason = message.replace(/^Kin Memory: /, "");
+    this.stateChanged.fire("stopped");
+    if (this.toldDown === key) {
+      void vscode.window.setStatusBarMessage("Kin Memory: the server is not running", 4000);
+      return;
+    }
+    this.toldDown = key;
+    void vscode.window.showErrorMessage(message, ...actions).then(async (a) => {
+      if (a === OPEN_SETTINGS) await vscode.commands.executeCommand("workbench.action.openSettings", "kinMemory.server");
+      else if (a === RESTART) await this.restart().catch((err) => this.report(err));
+      else if (a === SHOW_OUTPUT) this.output.show();
+    });
   }
 
   /** Whether the running client's selector sends the documents below `root` to the server. */
@@ -101,6 +129,10 @@ export class ServerClient implements vscode.Disposable {
   report(err: unknown): void {
     const message = err instanceof Error ? err.message : String(err);
     this.output.error(message);
+    if (err instanceof ServerDown) { // told once already, with its actions
+      void vscode.window.setStatusBarMessage("Kin Memory: the server is not running", 4000);
+      return;
+    }
     void vscode.window.showErrorMessage(`Kin Memory: ${message}`, "Show output").then((a) => { if (a) this.output.show(); });
   }
 
@@ -128,8 +160,8 @@ export class ServerClient implements vscode.Disposable {
     if (!wheel) {
       if (found) return found;
       throw new InstallError(
-        "Kin Memory found no `kin-memory-lsp` on PATH and this build of the extension bundles no server. " +
-        "Install it with `pip install kin-memory`, or set `kinMemory.server.path`.",
+        "Kin Memory found no kin-memory-lsp on PATH and this build of the extension bundles no server. " +
+        "Install it with \"pip install kin-memory\", or set the Kin Memory: Server Path setting.",
       );
     }
     const command = await vscode.window.withProgress(
@@ -148,7 +180,22 @@ export class ServerClient implements vscode.Disposable {
       this.client = undefined;
       try { await old.dispose(); } catch { /* already stopped */ }
     }
-    const server = await this.resolveServer();
+    let server: ServerCommand;
+    try {
+      server = await this.resolveServer();
+    } catch (err) {
+      const detail = err instanceof Error ? err.message : String(err);
+      this.output.error(detail);
+      this.tellDown({ kind: "missing", detail: detail.replace(/^Kin Memory /, "") });
+      throw new ServerDown(detail);
+    }
+    if (server.source === "setting" && !isExecutable(server.command)) {
+      // Told here, once: started anyway, the language client would add its own notifications.
+      const detail = `the Kin Memory: Server Path setting names ${server.command}, which is not a program that can run here. Fix the setting, or clear it to use the bundled server.`;
+      this.output.error(detail);
+      this.tellDown({ kind: "missing", detail });
+      throw new ServerDown(detail);
+    }
     const roots = this.options.selectorRoots();
     this.output.info(`starting ${server.command} ${server.args.join(" ")} (from ${server.source})`);
     const serverOptions: ServerOptions = {
@@ -178,25 +225,38 @@ export class ServerClient implements vscode.Disposable {
           },
         },
       },
-      connectionOptions: { maxRestartCount: 3 },
+      // Our own crash handling: restarted quietly a few times, then one message with Restart (the
+      // default one says "will not be restarted" and offers only the output).
+      errorHandler: {
+        error: () => ({ action: ErrorAction.Continue, handled: true }),
+        closed: () => {
+          if (this.client !== client) return { action: CloseAction.DoNotRestart, handled: true }; // stopped on purpose
+          if (this.crashes.crashed(Date.now())) {
+            this.output.warn("the server stopped unexpectedly: restarting it");
+            return { action: CloseAction.Restart, handled: true };
+          }
+          this.tellDown({ kind: "crashed", count: this.crashes.count, minutes: Math.round(CRASH_WINDOW_MS / 60_000) });
+          return { action: CloseAction.DoNotRestart, handled: true };
+        },
+      },
     };
     const client = new LanguageClient("kinMemory", "Kin Memory", serverOptions, clientOptions);
     this.client = client;
     this.attachedRoots = roots;
     client.onDidChangeState((e) => {
-      if (e.newState === State.Running) this.stateChanged.fire("running");
+      if (e.newState === State.Running) {
+        this.downReason = undefined;
+        this.toldDown = undefined;
+        this.stateChanged.fire("running");
+      }
       if (e.newState === State.Stopped) this.stateChanged.fire("stopped");
     });
     try {
       await client.start();
     } catch (err) {
-      this.stateChanged.fire("stopped");
       this.output.error(`the server did not start: ${String(err)}`);
-      void vscode.window.showErrorMessage(
-        `Kin Memory: the language server (${server.command}) did not start. Check \`kinMemory.server.path\`, or see the output.`,
-        "Show output",
-      ).then((a) => { if (a) this.output.show(); });
-      throw err;
+      this.tellDown({ kind: "failed", command: server.command });
+      throw new ServerDown(String(err));
     }
     try {
       await this.options.onStarted?.((name, params, token) => send(client, name, params, token));

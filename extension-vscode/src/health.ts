@@ -3,10 +3,11 @@
 // command, or flip the memory switch (`kin.memory.setMemoryEnabled`). It redraws when the tree reloads.
 import * as crypto from "node:crypto";
 import * as os from "node:os";
+import * as path from "node:path";
 import * as vscode from "vscode";
 import type { ServerClient } from "./client";
 import { openGroup } from "./commands/passes";
-import { healthPage, type HealthTarget } from "./health_view";
+import { type Attention, attentionKind, healthPage, type HealthTarget } from "./health_view";
 import { NO_FILTER } from "./present";
 import type { MemoryTree } from "./tree";
 
@@ -54,10 +55,11 @@ export class HealthPanel implements vscode.Disposable {
       const [stats, list] = await Promise.all([this.client.exec("kin.memory.stats", {}), this.client.exec("kin.memory.list", {})]);
       if (!this.panel) return;
       // Ages move on every call: only what the page shows of each memory counts.
-      const key = JSON.stringify([stats, (list.memories ?? []).map((m) => [m.path, m.category, m.status])]);
+      const key = JSON.stringify([stats, (list.memories ?? []).map((m) => [m.path, m.category, m.status]), storeAttention(stats.root)]);
       if (!always && key === this.shown) return;
       this.shown = key;
-      const page = healthPage(stats, list.memories ?? [], { nonce: crypto.randomBytes(18).toString("base64"), home: os.homedir() });
+      const attention = storeAttention(stats.root);
+      const page = healthPage(stats, list.memories ?? [], { nonce: crypto.randomBytes(18).toString("base64"), home: os.homedir(), attention });
       this.targets = page.targets;
       this.panel.webview.html = page.html;
     })().finally(() => { this.drawing = undefined; });
@@ -96,4 +98,21 @@ export class HealthPanel implements vscode.Disposable {
         return;
     }
   }
+}
+
+/** The findings the server published for the store's memories that need action (the Problems panel's). */
+function storeAttention(root: string): Attention[] {
+  const prefix = root.endsWith(path.sep) ? root : root + path.sep;
+  const out: Attention[] = [];
+  for (const [uri, diags] of vscode.languages.getDiagnostics()) {
+    if (uri.scheme !== "file" || !uri.fsPath.startsWith(prefix)) continue;
+    const rel = uri.fsPath.slice(prefix.length).split(path.sep).join("/");
+    for (const d of diags) {
+      if (d.source !== "kin-memory" && d.source !== "sync") continue;
+      const code = typeof d.code === "object" ? String(d.code.value) : String(d.code ?? "");
+      const kind = attentionKind(code, d.severity === vscode.DiagnosticSeverity.Error);
+      if (kind) out.push({ kind, code, message: d.message, path: `/memories/${rel}`, uri: uri.toString(), line: d.range.start.line });
+    }
+  }
+  return out;
 }

@@ -51,6 +51,35 @@ export interface HealthPage {
 export interface PageEnv {
   nonce: string;
   home: string;
+  /** The store's findings that need action (from the editor's diagnostics), in any order. */
+  attention?: readonly Attention[];
+}
+
+/** One finding the page leads with: an error, a memory that looks like a secret, a sync conflict. */
+export interface Attention {
+  kind: "error" | "secret" | "conflict";
+  code: string;
+  message: string;
+  path: string; // "/memories/…"
+  uri: string;
+  line: number; // 0-based
+}
+
+const ATTENTION_ORDER: Record<Attention["kind"], number> = { error: 0, secret: 1, conflict: 2 };
+const ATTENTION_WORDS: Record<Attention["kind"], string> = { error: "error", secret: "secret", conflict: "sync conflict" };
+
+/** Which findings need action, by kind: errors (any code at error severity), KM602 secrets, KM800 conflicts. */
+export function attentionKind(code: string, isError: boolean): Attention["kind"] | undefined {
+  if (isError) return "error";
+  if (code === "KM602") return "secret";
+  if (code === "KM800") return "conflict";
+  return undefined;
+}
+
+/** Errors first, then secrets, then conflicts; by path and line within a kind. */
+export function sortAttention(items: readonly Attention[]): Attention[] {
+  return [...items].sort((a, b) => ATTENTION_ORDER[a.kind] - ATTENTION_ORDER[b.kind]
+    || a.path.localeCompare(b.path) || a.line - b.line);
 }
 
 /** Text for HTML, in element content and in double-quoted attributes alike. */
@@ -101,6 +130,21 @@ export function healthPage(stats: StatsResult, memories: readonly MemoryEntry[],
   parts.push(`<p>Store: <code id="store-root">${escapeHtml(printablePath(displayRoot(stats.root, env.home)))}</code>, found by ${escapeHtml(ROOT_SOURCES[stats.rootSource] ?? stats.rootSource)}.`
     + ` Workspaces: ${stats.workspaces.length ? stats.workspaces.map((w) => `<code>${escapeHtml(printablePath(w))}</code>`).join(", ") : "none (every memory is counted as visible)"}.`
     + ` ${button({ kind: "refresh" }, "Refresh", 'class="secondary"')}</p></header>`);
+
+  // -- what needs action comes first: errors, secrets, sync conflicts
+  const attention = sortAttention(env.attention ?? []);
+  parts.push(`<section aria-labelledby="h-attention"><h2 id="h-attention">${attention.length
+    ? `Needs your attention: ${plural(attention.length, "finding", "findings")}` : "Needs your attention"}</h2>`);
+  if (!attention.length) parts.push(`<p class="muted" id="attention-none">No errors, no secrets, no sync conflicts.</p>`);
+  else {
+    parts.push(`<ul id="attention-list">`);
+    for (const a of attention) {
+      parts.push(`<li data-kind="${a.kind}"><span class="kind kind-${a.kind === "error" ? "contradiction" : "duplicate"}">${ATTENTION_WORDS[a.kind]}</span> `
+        + `${open(a.path, a.uri)} <span class="muted">line ${a.line + 1} · ${escapeHtml(a.code)}: ${escapeHtml(plainSnippet(a.message, 200))}</span></li>`);
+    }
+    parts.push(`</ul><p>${button({ kind: "command", command: "workbench.actions.view.problems" }, "Show all problems", 'class="secondary"')}</p>`);
+  }
+  parts.push(`</section>`);
 
   // -- categories: a stacked bar per category and the same numbers as a table
   const segments = segmentPaths(stats, memories);
@@ -201,7 +245,12 @@ export function healthPage(stats: StatsResult, memories: readonly MemoryEntry[],
   parts.push(`<section aria-labelledby="h-more"><h2 id="h-more">Review and search</h2><ul class="plain">`
     + `<li><span id="review-queue">${stats.reviewQueue ? plural(stats.reviewQueue, "change waits", "changes wait") + " for your review" : "No change waits for your review"}</span> `
     + `${stats.reviewQueue ? button({ kind: "command", command: "workbench.view.extension.kin-memory" }, "Show the changes", 'class="secondary"') : ""}</li>`
-    + `<li>Search index: <span id="index-state">${escapeHtml(indexWords)}</span> ${button({ kind: "command", command: "kinMemory.reindex" }, "Reindex", 'class="secondary"')}</li>`
+    + `<li>Search index: <span id="index-state">${escapeHtml(indexWords)}</span> ${button({ kind: "command", command: "kinMemory.reindex" }, "Reindex", 'class="secondary"')}`
+    + (idx.state === "ready" && idx.memories !== total
+      ? `<div class="muted" id="index-note">${total > idx.memories
+        ? `${plural(total - idx.memories, "memory counted above is", "memories counted above are")} not in the search index: session memories and files that cannot be read are counted but not searched`
+        : "The index holds more memories than the store counts now: Reindex brings it up to date"}.</div>` : "")
+    + `</li>`
     + `</ul></section>`);
 
   const n = escapeHtml(env.nonce);

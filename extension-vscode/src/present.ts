@@ -150,6 +150,14 @@ export function printablePath(p: string): string {
   });
 }
 
+/** The modal question before deleting one memory: what is true of it (history keeps it) and how it comes back. */
+export function deleteQuestion(vpath: string): { message: string; detail: string } {
+  return {
+    message: `Delete ${printablePath(vpath)}?`,
+    detail: "Its history keeps it: Revert in the Changes section of the Kin Memory view, or Show history and Restore, brings it back.",
+  };
+}
+
 /** The modal question before a sweep: the count, then the files (the first `max`, then how many more). */
 export function sweepQuestion(swept: readonly string[], kept: number, max = 12): { message: string; detail: string } {
   const noun = swept.length === 1 ? "memory" : "memories";
@@ -157,7 +165,7 @@ export function sweepQuestion(swept: readonly string[], kept: number, max = 12):
   if (swept.length > max) shown.push(`…and ${swept.length - max} more`);
   return {
     message: `Delete ${swept.length} expired ${noun}?`,
-    detail: `${shown.join("\n")}\n\n${kept} other ${kept === 1 ? "memory is" : "memories are"} kept. This cannot be undone.`,
+    detail: `${shown.join("\n")}\n\n${kept} other ${kept === 1 ? "memory is" : "memories are"} kept. History keeps what is deleted: Revert in the Changes section of the Kin Memory view brings a memory back.`,
   };
 }
 
@@ -236,9 +244,13 @@ export function conflictSummary(conflicts: readonly Conflict[]): string {
   return " Not applied: " + conflicts.map((c) => `${printablePath(c.path)} (${plainSnippet(c.reason, 200)})`).join("; ") + ".";
 }
 
-/** The message after applying: how many of the chosen changes were written, and what was not, and why. */
-export function applyReport(applied: number, chosen: number, conflicts: readonly Conflict[]): string {
-  return `Kin Memory: applied ${applied} of ${plural(chosen, "change", "changes")}.${conflictSummary(conflicts)}`;
+/**
+ * The message after applying: how many of the proposed changes were written, how many the person left
+ * out, and what could not be applied, and why ("applied 1 of 3 changes; 2 left out.").
+ */
+export function applyReport(applied: number, chosen: number, conflicts: readonly Conflict[], proposed: number = chosen): string {
+  const left = Math.max(proposed - chosen, 0);
+  return `Kin Memory: applied ${applied} of ${plural(proposed, "change", "changes")}${left ? `; ${left} left out` : ""}.${conflictSummary(conflicts)}`;
 }
 
 /** "3 min ago", "2 h ago", "5 d ago" for an epoch-seconds time (history and the review queue). */
@@ -261,15 +273,15 @@ export interface VersionPick {
 export function versionItems(versions: readonly HistoryVersion[], nowMs: number = Date.now()): VersionPick[] {
   return versions.map((v, i) => ({
     label: `${i === 0 ? "$(circle-filled) " : ""}Version ${v.version}`,
-    description: [v.deleted ? "deleted" : `${v.bytes} bytes`, `by ${v.source}`, formatSince(v.time, nowMs)].join(" · "),
+    description: [v.deleted ? "deleted" : `${v.bytes} bytes`, v.by, formatSince(v.time, nowMs)].join(" · "),
     version: v.version,
     deleted: v.deleted,
   }));
 }
 
 /** The tree's line for one queued change: what happened, by whom, since when. */
-export function changeDescription(c: Pick<QueueEntry, "kind" | "source" | "since">, nowMs: number = Date.now()): string {
-  return `${c.kind} by ${c.source} · ${formatSince(c.since, nowMs)}`;
+export function changeDescription(c: Pick<QueueEntry, "kind" | "by" | "since">, nowMs: number = Date.now()): string {
+  return `${c.kind} ${c.by} · ${formatSince(c.since, nowMs)}`;
 }
 
 export function changesBadgeTooltip(count: number): string {

@@ -234,6 +234,8 @@ export interface HistoryVersion {
   time: number;
   /** who wrote this content */
   source: string;
+  /** the same in words a person reads: "by the agent", "by you in the editor" */
+  by: string;
   bytes: number;
   /** the memory did not exist (a deletion) */
   deleted: boolean;
@@ -266,6 +268,8 @@ export interface QueueEntry {
   since: number;
   /** who wrote the newest version */
   source: string;
+  /** the same in words ("by sync from laptop") */
+  by: string;
   /** unified diff, reviewed content → now */
   diff: string;
   /** the newest version */
@@ -414,6 +418,8 @@ export interface SyncResult {
   summary: string[];
   /** nothing was done: ask for the remote's address, then sync with it */
   needsRemote: boolean;
+  /** memories that went out holding what looks like a secret */
+  secrets: string[];
 }
 
 export interface ResolveConflictParams {

@@ -34,6 +34,11 @@ export const USER_LEVEL_KEYS = [
 
 export type UserLevelKey = (typeof USER_LEVEL_KEYS)[number];
 
+/** Text settings whose empty value (the Settings UI's default, editable in place) means "not set". */
+export const EMPTY_IS_UNSET = [
+  "memoryDir", "workspace", "server.path", "reflection.provider", "reflection.model", "reflection.baseUrl", "reflection.apiKeyEnv",
+] as const;
+
 export const SECTION = "kinMemory";
 
 /** The parts of VS Code's `WorkspaceConfiguration.inspect()` result this module reads. */
@@ -58,6 +63,12 @@ export function serverSection(effective: unknown, inspect: (key: UserLevelKey) =
   for (const key of USER_LEVEL_KEYS) {
     const value = userLevel(inspect(key));
     setPath(out, key.split("."), value === undefined ? null : JSON.parse(JSON.stringify(value)));
+  }
+  for (const key of EMPTY_IS_UNSET) {
+    const parts = key.split(".");
+    const parent = parts.slice(0, -1).reduce<unknown>((node, part) => (isObject(node) ? node[part] : undefined), out);
+    const last = parts[parts.length - 1];
+    if (isObject(parent) && typeof parent[last] === "string" && !parent[last].trim()) parent[last] = null;
   }
   return out;
 }

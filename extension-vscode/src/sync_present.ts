@@ -1,5 +1,6 @@
 // What "Sync the store through git" and "Open both versions side by side" show, without VS Code: the
 // message after a sync and the titles of a conflict's two sides (unit-tested in test/sync_present.test.ts).
+import { printablePath } from "./present";
 import type { ConflictVersionsResult, SyncResult } from "./protocol";
 
 export interface SyncMessage {
@@ -8,10 +9,22 @@ export interface SyncMessage {
   warn: boolean;
 }
 
-/** The server's sentences as one message; a warning when a conflict was left. */
+/**
+ * The server's sentences as one message (a warning when a conflict was left); the sentence about secrets
+ * that went out is left to {@link secretWarning}, a warning of its own.
+ */
 export function syncMessage(res: SyncResult): SyncMessage {
-  const said = (res.summary ?? []).map((s) => s.trim()).filter(Boolean).join(" ");
+  const said = (res.summary ?? []).map((s) => s.trim()).filter((s) => s && !((res.secrets ?? []).length && /\(KM602\)/.test(s))).join(" ");
   return { text: `Kin Memory: ${said || "the sync is done."}`, warn: (res.conflicts ?? []).length > 0 };
+}
+
+/** The warning when memories that look like they hold a secret went to the remote (undefined when none did). */
+export function secretWarning(res: Pick<SyncResult, "secrets">, max = 3): string | undefined {
+  const paths = res.secrets ?? [];
+  if (!paths.length) return undefined;
+  const shown = paths.slice(0, max).map((p) => printablePath(p)).join(", ") + (paths.length > max ? ` and ${paths.length - max} more` : "");
+  const said = paths.length === 1 ? "A memory that went to the remote looks like it holds" : `${paths.length} memories that went to the remote look like they hold`;
+  return `Kin Memory: ${said} a secret: ${shown}. Keep the remote private, or move the secret out of the store.`;
 }
 
 /** A remote's address as typed: a reason when it cannot be one, undefined when it can. */

@@ -28,6 +28,9 @@ export class MemoryTree implements vscode.TreeDataProvider<Node>, vscode.Disposa
   readonly view: vscode.TreeView<Node>;
   private memories: MemoryEntry[] = [];
   private changes: QueueEntry[] = [];
+  /** The store line shown above the tree while the server runs. */
+  private rootMessage: string | undefined;
+  private down = false;
   private filterState: TreeFilter = NO_FILTER;
   private loading: Promise<void> | undefined;
   private again = false;
@@ -54,7 +57,8 @@ export class MemoryTree implements vscode.TreeDataProvider<Node>, vscode.Disposa
   setRoot(root: string, source: string): void {
     // A message rather than the view's description: VS Code hides the description while this is the only
     // view in its container, and "which store is this?" is the first question with more than one store.
-    this.view.message = `${displayRoot(root, os.homedir())} (${source})`;
+    this.rootMessage = `${displayRoot(root, os.homedir())} (${source})`;
+    if (!this.down) this.view.message = this.rootMessage;
     this.watcher?.dispose();
     const w = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(vscode.Uri.file(root), "**/*.md"));
     const later = () => this.reloadSoon();
@@ -73,6 +77,29 @@ export class MemoryTree implements vscode.TreeDataProvider<Node>, vscode.Disposa
     this.filterState = f;
     this.view.description = describeFilter(f);
     void vscode.commands.executeCommand("setContext", "kinMemory.treeFiltered", isFiltering(f));
+    this.changed.fire(undefined);
+  }
+
+  /**
+   * The server is down (`reason`) or runs again (undefined). While it is down the view shows why and the
+   * actions that fix it (the view's welcome content), never the last listing as if it were current.
+   */
+  serverDown(reason: string | undefined): void {
+    const down = reason !== undefined;
+    void vscode.commands.executeCommand("setContext", "kinMemory.serverDown", down);
+    if (!down) {
+      if (this.down) {
+        this.down = false;
+        this.view.message = this.rootMessage;
+        this.reload();
+      }
+      return;
+    }
+    this.down = true;
+    this.memories = [];
+    this.changes = [];
+    this.view.badge = undefined;
+    this.view.message = reason;
     this.changed.fire(undefined);
   }
 
@@ -129,12 +156,13 @@ export class MemoryTree implements vscode.TreeDataProvider<Node>, vscode.Disposa
     }
     if (node.kind === "change") {
       const c = node.change;
-      // The file's name, its folder in the description: the memory's own row below keeps the full path.
+      // The file's name, then who changed it (cut off last at a narrow sidebar), then its folder: the
+      // memory's own row below keeps the full path.
       const rel = c.path.replace(/^\/memories\//, "");
       const slash = rel.lastIndexOf("/");
       const item = new vscode.TreeItem(rel.slice(slash + 1), vscode.TreeItemCollapsibleState.None);
       item.id = "change:" + c.path;
-      item.description = (slash >= 0 ? `in ${rel.slice(0, slash)} · ` : "") + changeDescription(c);
+      item.description = changeDescription(c) + (slash >= 0 ? ` · in ${rel.slice(0, slash)}` : "");
       item.contextValue = "change";
       item.iconPath = new vscode.ThemeIcon(c.kind === "created" ? "diff-added" : c.kind === "deleted" ? "diff-removed" : "diff-modified");
       item.tooltip = `${c.path}\n${changeDescription(c)}`;

@@ -76,3 +76,21 @@ test("memory off: the switch says so and turns it back on", () => {
   assert.match(html, /role="switch" aria-checked="false"/);
   assert.ok(targets.some((t) => t.kind === "setEnabled" && t.enabled === true));
 });
+
+test("the page leads with what needs action: errors, then secrets, then sync conflicts, before the counts", () => {
+  const a = (kind: "error" | "secret" | "conflict", code: string, path: string) =>
+    ({ kind, code, message: `<b>${code}</b> message`, path, uri: "file:///s" + path, line: 1 });
+  const attention = [a("conflict", "KM800", "/memories/facts/c.md"), a("secret", "KM602", "/memories/facts/s.md"), a("error", "KM102", "/memories/facts/e.md")];
+  const { html } = healthPage(stats(), LIST, { nonce: "n", home: "/home/u", attention });
+  const at = (needle: string) => html.indexOf(needle);
+  assert.ok(at("Needs your attention: 3 findings") > 0 && at("Needs your attention") < at("by category"));
+  assert.ok(at("KM102") < at("KM602") && at("KM602") < at("KM800"), "errors, secrets, conflicts");
+  assert.doesNotMatch(html, /<b>KM/);
+  const none = healthPage(stats(), LIST, { nonce: "n", home: "/home/u" }).html;
+  assert.match(none, /No errors, no secrets, no sync conflicts\./);
+});
+
+test("a difference between the counts and the search index is explained", () => {
+  const { html } = healthPage(stats({ indexState: { state: "ready", memories: 4 } }), LIST, { nonce: "n", home: "/home/u" });
+  assert.match(html, /1 memory counted above is not in the search index/);
+});

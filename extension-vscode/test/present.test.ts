@@ -65,7 +65,7 @@ test("sweep summaries", () => {
 test("the sweep question counts and lists the files, a name's control characters escaped", () => {
   const q = sweepQuestion(["/memories/a.md", "/memories/b\nfake line.md"], 1);
   assert.equal(q.message, "Delete 2 expired memories?");
-  assert.equal(q.detail, "• /memories/a.md\n• /memories/b\\x0afake line.md\n\n1 other memory is kept. This cannot be undone.");
+  assert.equal(q.detail, "• /memories/a.md\n• /memories/b\\x0afake line.md\n\n1 other memory is kept. History keeps what is deleted: Revert in the Changes section of the Kin Memory view brings a memory back.");
   const many = sweepQuestion(Array.from({ length: 15 }, (_, i) => `/memories/e${i}.md`), 0, 12);
   assert.match(many.detail, /…and 3 more\n/);
   assert.equal(printablePath("/memories/x\u001b]52;c;QQ==\u0007.md"), "/memories/x\\x1b]52;c;QQ==\\x07.md");
@@ -108,6 +108,9 @@ test("the review: a title per proposal, a question counting and listing its chan
   const many = reviewQuestion({ summary: "", changes: Array.from({ length: 15 }, (_, i) => ({ kind: "delete" as const, path: `/memories/${i}.md`, newPath: null })) }, 12);
   assert.match(many.detail, /• delete \/memories\/11\.md\n…and 3 more$/);
   assert.equal(applyReport(2, 2, []), "Kin Memory: applied 2 of 2 changes.");
+  assert.equal(applyReport(1, 1, [], 3), "Kin Memory: applied 1 of 3 changes; 2 left out.");
+  assert.equal(applyReport(0, 2, [{ path: "/memories/a.md", reason: "it changed" }], 3),
+    "Kin Memory: applied 0 of 3 changes; 1 left out. Not applied: /memories/a.md (it changed).");
   assert.equal(applyReport(0, 1, [{ path: "/memories/a.md", reason: "it changed" }]), "Kin Memory: applied 0 of 1 change. Not applied: /memories/a.md (it changed).");
 });
 
@@ -127,20 +130,21 @@ test("versionItems: newest first, deleted versions say so, with who wrote it and
   const now = 1_000_000_000_000;
   const items = versionItems(
     [
-      { version: 9, time: now / 1000 - 120, source: "tool", bytes: 0, deleted: true },
-      { version: 4, time: now / 1000 - 3 * 86400, source: "external", bytes: 52, deleted: false },
+      { version: 9, time: now / 1000 - 120, source: "tool", by: "by you, with a Kin Memory command", bytes: 0, deleted: true },
+      { version: 4, time: now / 1000 - 3 * 86400, source: "external", by: "outside the editor", bytes: 52, deleted: false },
     ],
     now,
   );
   assert.deepEqual(items.map((i) => [i.label, i.description, i.deleted]), [
-    ["$(circle-filled) Version 9", "deleted · by tool · 2 min ago", true],
-    ["Version 4", "52 bytes · by external · 3 d ago", false],
+    ["$(circle-filled) Version 9", "deleted · by you, with a Kin Memory command · 2 min ago", true],
+    ["Version 4", "52 bytes · outside the editor · 3 d ago", false],
   ]);
 });
 
 test("changeDescription and the badge tooltip read as sentences", () => {
   const now = 1_000_000_000_000;
-  assert.equal(changeDescription({ kind: "changed", source: "external", since: now / 1000 - 7200 }, now), "changed by external · 2 h ago");
+  assert.equal(changeDescription({ kind: "changed", by: "outside the editor", since: now / 1000 - 7200 }, now), "changed outside the editor · 2 h ago");
+  assert.equal(changeDescription({ kind: "deleted", by: "by the agent", since: now / 1000 - 60 }, now), "deleted by the agent · 1 min ago");
   assert.equal(changesBadgeTooltip(1), "1 memory changed since your last review");
   assert.equal(changesBadgeTooltip(3), "3 memories changed since your last review");
 });

@@ -92,3 +92,18 @@ test("workspace/configuration answers: ours cut from the section, other sections
   assert.equal(userLevel({ defaultValue: 1 }), 1);
   assert.equal(userLevel(undefined), undefined);
 });
+
+test("text settings are editable in the Settings UI: strings with an empty default that means not set", () => {
+  for (const key of ["memoryDir", "workspace", "server.path", "reflection.provider", "reflection.model", "reflection.baseUrl", "reflection.apiKeyEnv"]) {
+    const p = properties["kinMemory." + key] as Property & { type?: unknown; enum?: unknown[] };
+    assert.equal(p.type, "string", `kinMemory.${key} is a plain string`);
+    assert.equal(p.default, "", `kinMemory.${key} defaults to empty`);
+    assert.ok(!(p.enum ?? []).includes(null), `kinMemory.${key} offers no "null"`);
+  }
+  const empty = (key: string): Inspected => ({ defaultValue: key === "server.args" ? [] : key.includes(".") || key === "memoryDir" ? "" : null });
+  const out = serverSection({ workspace: " " }, (key) => empty(key));
+  assert.equal(out.memoryDir, null);
+  assert.equal(out.workspace, null);
+  assert.deepEqual((out.reflection as Record<string, unknown>).provider, null);
+  assert.deepEqual((out.server as Record<string, unknown>).path, null);
+});

@@ -1,10 +1,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { SyncResult } from "../src/protocol";
-import { conflictSides, remoteProblem, syncMessage } from "../src/sync_present";
+import { conflictSides, remoteProblem, secretWarning, syncMessage } from "../src/sync_present";
 
 const result = (over: Partial<SyncResult> = {}): SyncResult => ({
-  incoming: [], outgoing: [], conflicts: [], skipped: [], summary: [], needsRemote: false, ...over,
+  incoming: [], outgoing: [], conflicts: [], skipped: [], summary: [], needsRemote: false, secrets: [], ...over,
 });
 
 test("a sync's message is the server's sentences, a warning only when a conflict was left", () => {
@@ -16,6 +16,16 @@ test("a sync's message is the server's sentences, a warning only when a conflict
   assert.equal(said.warn, true);
   assert.match(said.text, /^Kin Memory: \/memories\/facts\/db\.md was changed/);
   assert.equal(syncMessage(result()).text, "Kin Memory: the sync is done.");
+});
+
+test("secrets that went out: a warning of their own, not the last words of the sync's message", () => {
+  const secret = "A memory that went out looks like it holds a secret (KM602): /memories/facts/key.md. Keep the remote private, or move the secret out of the store.";
+  const res = result({ summary: ["1 change went out: /memories/facts/key.md (new).", secret], secrets: ["/memories/facts/key.md"] });
+  assert.equal(syncMessage(res).text, "Kin Memory: 1 change went out: /memories/facts/key.md (new).");
+  assert.equal(secretWarning(res), "Kin Memory: A memory that went to the remote looks like it holds a secret: /memories/facts/key.md. Keep the remote private, or move the secret out of the store.");
+  const many = secretWarning({ secrets: ["/memories/a.md", "/memories/b.md", "/memories/c.md", "/memories/d\n.md"] });
+  assert.match(many ?? "", /4 memories that went to the remote look like they hold a secret: \/memories\/a\.md, \/memories\/b\.md, \/memories\/c\.md and 1 more\./);
+  assert.equal(secretWarning(result()), undefined);
 });
 
 test("the remote's address: one line, not empty", () => {

@@ -1,9 +1,8 @@
 """The typed command protocol: every `kin.memory.*` command's parameters and result.
 
 One declaration serves three readers: the language server structures arguments and unstructures results
-through it, the CLI prints its `--json` output through the same result types (so the two can never
-drift), and `scripts/gen_protocol.py` generates the editors' mirror (`extension-vscode/src/protocol.ts`)
-from it, checked by a test.
+through it, the CLI prints its `--json` output through the same result types (so the two never drift),
+and `scripts/gen_protocol.py` generates the editors' mirrors from it, checked by a test.
 
 Wire keys are camelCase; Python fields are snake_case. Parsing is strict: a value of the wrong type is an
 error naming its key (a string "true" is not a boolean), unknown keys are ignored (SPEC §5).
@@ -28,9 +27,8 @@ Status = Literal["ok", "stale", "expiring", "expired"]
 ChangeKind = Literal["create", "edit", "rename", "delete"]
 CandidateKind = Literal["duplicate", "contradiction", "stale", "promote"]
 IndexStateName = Literal["building", "ready", "unavailable"]
-# "tool", "proposal", "sweep", "edit", "external", "restore", "agent", "sync-resolve", or "sync:<machine>"
-# (a change that came in by sync from that machine): a name of another machine is free text.
-HistorySource = str
+# "tool", "proposal", "sweep", "edit", "external", "restore", "agent", "sync-resolve", "sync:<machine>"
+HistorySource = str  # (the last: came in by sync from that machine, whose name is free text)
 QueueKind = Literal["created", "changed", "deleted"]
 RootSource = Literal["argument", "KIN_MEMORY_DIR", "editor setting", "global settings", "default"]
 GroupKind = Literal["duplicate", "contradiction"]
@@ -293,6 +291,7 @@ class HistoryVersion:
     version: int  # stable: a version keeps its number while it is kept
     time: float  # epoch seconds, when it was kept
     source: HistorySource  # who wrote this content
+    by: str  # the same in words a person reads: "by the agent", "by you in the editor"
     bytes: int
     deleted: bool  # the memory did not exist (a deletion)
 
@@ -323,6 +322,7 @@ class QueueEntry:
     kind: QueueKind
     since: float  # when the first unreviewed version was kept
     source: HistorySource  # who wrote the newest version
+    by: str  # the same in words ("by sync from laptop")
     diff: str  # unified diff, reviewed content → now
     version: int  # the newest version
     reviewed_version: int | None  # a kept version holding the reviewed content
@@ -460,6 +460,7 @@ class SyncResult:
     skipped: list[str]  # sentences: a file changed during the sync is left for the next one
     summary: list[str]  # the report as sentences, for a message or a terminal
     needs_remote: bool = False  # nothing was done: ask for the remote's address, then sync with it
+    secrets: list[str] = attrs.field(factory=list)  # memories that went out holding what looks like a secret
 
 
 @attrs.frozen

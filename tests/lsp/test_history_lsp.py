@@ -137,3 +137,53 @@ def test_an_explicit_request_with_rescan_sees_a_write_the_watcher_has_not_report
         "workspace/executeCommand", {"command": "kin.memory.changes", "arguments": [{"rescan": "yes"}]}
     )
     assert bad["error"]["code"] == -32602
+
+
+def _open(client: RawClient, path: Path, text: str) -> str:
+    uri = path.as_uri()
+    client.notify("textDocument/didOpen",
+                  {"textDocument": {"uri": uri, "languageId": "markdown", "version": 1, "text": text}})  # fmt: skip
+    return uri
+
+
+def _save(client: RawClient, path: Path, uri: str, text: str, version: int) -> None:
+    """What an editor does on a save: the buffer's change, the file written, then didSave."""
+    client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                             "contentChanges": [{"text": text}]})  # fmt: skip
+    path.write_text(text)
+    client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+
+
+def test_each_save_from_the_editor_is_a_kept_version_by_the_person_and_not_queued(client, store):
+    path = store / "facts" / "db.md"
+    uri = _open(client, path, FACT)
+    assert sources(client, "/memories/facts/db.md") == ["external"]  # the first start's baseline
+    first, second = FACT.replace("5432", "5433"), FACT.replace("5432", "5434")
+    _save(client, path, uri, first, 2)
+    assert eventually(lambda: len(sources(client, "/memories/facts/db.md")) == 2, timeout=2.0)
+    _save(client, path, uri, second, 3)
+    assert eventually(lambda: len(sources(client, "/memories/facts/db.md")) == 3, timeout=2.0)
+    versions = execute(client, "kin.memory.history", {"path": "/memories/facts/db.md"})["versions"]
+    assert [v["source"] for v in versions] == ["edit", "edit", "external"]
+    assert [v["by"] for v in versions[:2]] == ["by you in the editor"] * 2
+    middle = execute(client, "kin.memory.version", {"path": "/memories/facts/db.md",
+                                                    "version": versions[1]["version"]})  # fmt: skip
+    assert middle["text"] == first
+    # The person has seen their own saves: nothing to review, and a later catch-up relabels nothing.
+    assert execute(client, "kin.memory.changes", {"rescan": True}) == {"changes": []}
+    assert sources(client, "/memories/facts/db.md") == ["edit", "edit", "external"]
+
+
+def test_a_save_on_top_of_an_unreviewed_change_stays_queued_with_both(client, store):
+    """The person's save does not hide what someone else changed before it and nobody has reviewed."""
+    path = store / "facts" / "db.md"
+    reply = execute(client, "kin.memory.tool", {"command": "str_replace", "path": "/memories/facts/db.md",
+                                                "old_str": "5432", "new_str": "9999"})  # fmt: skip
+    assert reply["isError"] is False
+    text = path.read_text()
+    uri = _open(client, path, text)
+    _save(client, path, uri, text + "\nAnd replicas on 9998.\n", 2)
+    assert eventually(lambda: sources(client, "/memories/facts/db.md")[0] == "edit", timeout=2.0)
+    [change] = execute(client, "kin.memory.changes", {})["changes"]
+    assert change["source"] == "edit" and change["by"] == "by you in the editor"
+    assert "+Postgres listens on 9999.\n" in change["diff"] and "+And replicas on 9998.\n" in change["diff"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import sys
 import time
@@ -17,6 +18,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from support.before_start import store_built_first
+from support.lens_refresh import answer_lens_refresh
 from support.memfiles import memory, write
 
 WS = "/srv/repos/app"
@@ -69,6 +71,7 @@ def make(preset: str):
         )
     )
     async def client(lsp_client: LanguageClient):
+        answer_lens_refresh(lsp_client)
         lsp_client.set_configuration({"workspace": WS}, section="kinMemory")
         await lsp_client.initialize_session(
             lsp.InitializeParams(capabilities=client_capabilities(preset), workspace_folders=[])
@@ -154,7 +157,11 @@ async def test_hover_output_is_inert(client):
     assert "trap.md" in text
     assert "command:" not in text and "javascript:" not in text
     assert "<img" not in text and "<b>" not in text
-    assert "](" not in text and "![" not in text.replace("\\!\\[", "")
+    # The only links are the hover's own, from a listed memory's path to its file in the store.
+    own = re.findall(r"\]\((file:[^)]*)\)", text)
+    assert own and all(u.startswith("file://") and "/memory/" in u for u in own), own
+    rest = re.sub(r"\]\(file:[^)]*\)", "", text)
+    assert "](" not in rest and "![" not in rest.replace("\\!\\[", "")
 
 
 @pytest.mark.asyncio

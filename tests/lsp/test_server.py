@@ -14,6 +14,7 @@ from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from support.before_start import store_built_first
+from support.lens_refresh import answer_lens_refresh
 
 
 def write(path: Path, text: str, age_days: float = 0) -> Path:
@@ -79,6 +80,7 @@ def fixture_for(preset: str, encoding: str | None = None):
         )
     )
     async def client(lsp_client: LanguageClient):
+        answer_lens_refresh(lsp_client)
         caps = client_capabilities(preset)
         if encoding:
             caps.general = lsp.GeneralClientCapabilities(position_encodings=[encoding])

@@ -15,6 +15,7 @@ from lsprotocol.converters import get_converter
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from support.before_start import store_built_first
+from support.lens_refresh import answer_lens_refresh
 
 BASE = Path(os.environ.setdefault("KIN_TEST_SHELL_BASE", f"/tmp/kin-memory-shell-test-{os.getpid()}"))
 HOME = BASE / "home"
@@ -44,6 +45,7 @@ def make(preset: str, encoding: str, settings: dict):
         )
     )
     async def client(lsp_client: LanguageClient):
+        answer_lens_refresh(lsp_client)
         caps = client_capabilities(preset)
         caps.general = lsp.GeneralClientCapabilities(position_encodings=[encoding])
         lsp_client.set_configuration(settings, section="kinMemory")

@@ -24,6 +24,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from kin_memory.lsp.commands.tool import line_edit, split_lsp_lines
 from support.before_start import store_built_first
+from support.lens_refresh import answer_lens_refresh
 
 BASE = Path(tempfile.mkdtemp(prefix="kin-memory-tool-lsp-"))
 STORE = BASE / "memory"
@@ -86,6 +87,7 @@ def fixture_for(preset: str):
         )
     )
     async def client(lsp_client: LanguageClient):
+        answer_lens_refresh(lsp_client)
         lsp_client.buffers = {}  # uri -> [text, version]
         lsp_client.edits_seen = []
         lsp_client.apply_ok = True

@@ -176,8 +176,9 @@ function C.close_window(win)
 end
 
 --- Ask yes/no through vim.ui.select (which pickers like telescope or fzf-lua restyle).
+--- Ask before a destructive step: "Cancel" comes first, so the choice a bare <CR> takes changes nothing.
 function C.confirm(prompt, yes, callback)
-  vim.ui.select({ yes, 'Cancel' }, { prompt = prompt, kind = 'kin_memory_confirm' }, function(choice)
+  vim.ui.select({ 'Cancel', yes }, { prompt = prompt, kind = 'kin_memory_confirm' }, function(choice)
     callback(choice == yes)
   end)
 end

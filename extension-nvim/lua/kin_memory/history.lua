@@ -93,8 +93,8 @@ function H.restore(vpath, version)
 end
 
 function H.format_version(v, newest)
-  return ('Version %d%s  %s  by %s  %s'):format(v.version, newest and ' (now)' or '',
-    v.deleted and 'deleted' or (tostring(v.bytes) .. ' bytes'), v.source, when(v.time))
+  return printable(('Version %d%s  %s  %s  %s'):format(v.version, newest and ' (now)' or '',
+    v.deleted and 'deleted' or (tostring(v.bytes) .. ' bytes'), v.by or ('by ' .. v.source), when(v.time)))
 end
 
 --- :KinMemoryHistory: the current memory's kept versions; pick one, then diff or restore it.
@@ -150,7 +150,7 @@ function H.changes(callback)
       items[#items + 1] = {
         filename = disk_path(c.path),
         lnum = 1,
-        text = printable(('%s by %s since %s'):format(c.kind, c.source, when(c.since))),
+        text = printable(('%s %s since %s'):format(c.kind, c.by or ('by ' .. c.source), when(c.since))),
         type = c.kind == 'deleted' and 'W' or 'I',
       }
     end

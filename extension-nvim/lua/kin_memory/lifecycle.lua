@@ -31,7 +31,8 @@ local function confirm_sweep(plan, asked)
     lines[#lines + 1] = '- ' .. printable(p)
   end
   local _, win = core.scratch('kin-memory://sweep', lines)
-  core.confirm(('Delete %d expired memories?'):format(#swept), 'Delete', function(yes)
+  core.confirm(('Delete %d expired memories? History keeps them: :KinMemoryRevert brings one back.'):format(#swept),
+    'Delete', function(yes)
     core.close_window(win)
     if not yes then
       notify('sweep cancelled')
@@ -75,7 +76,8 @@ function L.confirm_delete(command)
     return
   end
   local shown = printable(path)
-  core.confirm(('Delete %s? This cannot be undone.'):format(shown), 'Delete', function(yes)
+  core.confirm(('Delete %s? Its history keeps it: :KinMemoryRevert %s (or :KinMemoryHistory) brings it back.')
+    :format(shown, shown), 'Delete', function(yes)
     if not yes then
       notify('kept ' .. shown)
       return

@@ -170,6 +170,7 @@
 ---@field version integer # stable: a version keeps its number while it is kept
 ---@field time number # epoch seconds, when it was kept
 ---@field source string # who wrote this content
+---@field by string # the same in words a person reads: "by the agent", "by you in the editor"
 ---@field bytes integer
 ---@field deleted boolean # the memory did not exist (a deletion)
 
@@ -192,6 +193,7 @@
 ---@field kind KinMemory.QueueKind
 ---@field since number # when the first unreviewed version was kept
 ---@field source string # who wrote the newest version
+---@field by string # the same in words ("by sync from laptop")
 ---@field diff string # unified diff, reviewed content → now
 ---@field version integer # the newest version
 ---@field reviewedVersion integer|nil # a kept version holding the reviewed content
@@ -294,6 +296,7 @@
 ---@field skipped string[] # sentences: a file changed during the sync is left for the next one
 ---@field summary string[] # the report as sentences, for a message or a terminal
 ---@field needsRemote boolean # nothing was done: ask for the remote's address, then sync with it
+---@field secrets string[] # memories that went out holding what looks like a secret
 
 ---@class KinMemory.ResolveConflictParams
 ---@field uri string

@@ -81,6 +81,15 @@ function S.lsp_config()
       return client.name == config.name and not client:is_stopped()
     end,
     on_exit = on_server_exit,
+    -- The server asks for fresh lenses when what they show changes under an unchanged buffer (Mark
+    -- reviewed, a re-stamp, a write from outside): Neovim has no handler of its own for that request.
+    capabilities = { workspace = { codeLens = { refreshSupport = core.options.codelens and true or false } } },
+    handlers = {
+      ['workspace/codeLens/refresh'] = function()
+        vim.schedule(S.refresh_lenses)
+        return vim.NIL
+      end,
+    },
     settings = { kinMemory = settings },
     init_options = { kinMemory = settings },
   }

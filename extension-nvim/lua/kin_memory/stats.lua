@@ -1,4 +1,5 @@
--- :KinMemoryHealth: the store at a glance (`kin.memory.stats`) as a text buffer with folds: counts per
+-- :KinMemoryHealth: the store at a glance (`kin.memory.stats`) as a text buffer with folds: first what
+-- needs action (errors, secrets, sync conflicts, from the server's diagnostics), then counts per
 -- category with text bars, what expires in the next 7 days, quiet memories by missing repository,
 -- duplicate and contradiction groups, the prompt block against its caps, the review queue, the index,
 -- the memory switch and where the store is. `<CR>` opens the memory on the line (or puts the memories
@@ -46,6 +47,36 @@ local ROOT_SOURCES = {
   ['global settings'] = 'memory_dir in the global settings file',
   default = 'the default location',
 }
+
+local ATTENTION_ORDER = { error = 1, secret = 2, conflict = 3 }
+local ATTENTION_WORDS = { error = 'error', secret = 'secret', conflict = 'sync conflict' }
+
+--- The findings the server published for the store's memories that need action, errors first, then
+--- secrets (KM602), then sync conflicts (KM800): {kind, code, message, rel, uri, lnum}.
+function V.attention(root)
+  local prefix = (vim.uv.fs_realpath(tostring(root or '')) or tostring(root or '')) .. '/'
+  local out = {}
+  for _, d in ipairs(vim.diagnostic.get(nil)) do
+    local kind = (d.severity == vim.diagnostic.severity.ERROR and 'error') or (d.code == 'KM602' and 'secret')
+      or (d.code == 'KM800' and 'conflict') or nil
+    local name = vim.api.nvim_buf_is_valid(d.bufnr) and vim.api.nvim_buf_get_name(d.bufnr) or ''
+    local real = vim.uv.fs_realpath(name) or name
+    if kind and (d.source == 'kin-memory' or d.source == 'sync') and real:sub(1, #prefix) == prefix then
+      out[#out + 1] = { kind = kind, code = tostring(d.code or ''), message = d.message or '', rel = real:sub(#prefix + 1),
+        uri = vim.uri_from_fname(real), lnum = d.lnum or 0 }
+    end
+  end
+  table.sort(out, function(a, b)
+    if a.kind ~= b.kind then
+      return ATTENTION_ORDER[a.kind] < ATTENTION_ORDER[b.kind]
+    end
+    if a.rel ~= b.rel then
+      return a.rel < b.rel
+    end
+    return a.lnum < b.lnum
+  end)
+  return out
+end
 
 --- The buffer's lines, and per line what <CR> does there: {uri=…} (open it), {uris=…, title=…} (quickfix),
 --- {run=fn}; `spans` give a line's parts their own action (a status count on a category line).
@@ -95,6 +126,16 @@ local function render(stats, memories)
   add(('Workspace: %s'):format(#ws > 0 and table.concat(vim.tbl_map(home, ws), ', ')
     or "none (the operator's view: every memory counts)"))
   add('<CR> opens what is under the cursor · t memory on/off · r refresh · q close · za folds', nil, 'Comment')
+
+  -- What needs action comes first: errors, memories that look like secrets, sync conflicts.
+  local attention = V.attention(stats.root)
+  section(#attention > 0 and ('Needs your attention: %d finding%s'):format(#attention, #attention == 1 and '' or 's')
+    or 'Needs your attention: nothing (no errors, no secrets, no sync conflicts)')
+  for _, a in ipairs(attention) do
+    local n = add(('  %-13s %s:%d  %s: %s'):format(ATTENTION_WORDS[a.kind], text(a.rel), a.lnum + 1, text(a.code),
+      text(a.message)), { uri = a.uri, lnum = a.lnum })
+    marks[#marks + 1] = { n, 2, 2 + #ATTENTION_WORDS[a.kind], a.kind == 'error' and 'ErrorMsg' or 'DiagnosticWarn' }
+  end
 
   -- Per category: a bar of its total against the largest, then each status's count.
   local by = type(stats.byCategory) == 'table' and stats.byCategory or {}
@@ -205,6 +246,11 @@ local function render(stats, memories)
   local idx = type(stats.indexState) == 'table' and stats.indexState or {}
   add(('  recall index: %s, %d memories'):format(text(idx.state), num(idx.memories)),
     { run = function() vim.cmd('KinMemoryReindex') end })
+  if idx.state == 'ready' and num(idx.memories) < total then
+    local missing = total - num(idx.memories)
+    add(('  %d memor%s counted above not in the index: session memories and unreadable files are not searched')
+      :format(missing, missing == 1 and 'y' or 'ies'), nil, 'Comment')
+  end
   sections[#sections + 1] = { section_start, #lines }
   return lines, actions, spans, sections, marks
 end
@@ -273,6 +319,9 @@ function V.activate()
       vim.cmd('aboveleft split')
     end
     vim.cmd.edit(vim.fn.fnameescape(vim.uri_to_fname(action.uri)))
+    if action.lnum then
+      pcall(vim.api.nvim_win_set_cursor, 0, { action.lnum + 1, 0 })
+    end
     return
   end
   local uris = action.uris or {}

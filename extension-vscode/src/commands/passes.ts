@@ -22,7 +22,18 @@ export function register(deps: Deps, review: Review): vscode.Disposable[] {
     command("kinMemory.consolidate", () => consolidate(deps, review), report),
     command("kinMemory.consolidationCandidates", () => candidates(deps), report),
     command("kinMemory.openCandidateGroup", (group?: unknown) => openGroup(group as ConsolidationCandidate), report),
+    // The memories of a group, read-only: comparing two memories must not copy one's lines into the other.
+    vscode.workspace.registerTextDocumentContentProvider(SIDE_SCHEME, {
+      provideTextDocumentContent: async (uri) => new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.file(uri.path))),
+    }),
   ];
+}
+
+const SIDE_SCHEME = "kin-memory-side";
+
+/** A memory file as a read-only document of the same name. */
+function readOnly(uri: vscode.Uri): vscode.Uri {
+  return uri.scheme === "file" ? vscode.Uri.from({ scheme: SIDE_SCHEME, path: uri.fsPath }) : uri;
 }
 
 /** The repository to read: the one open folder outside the store, a pick among several, else a dialog. */
@@ -79,7 +90,7 @@ async function candidates(deps: Deps): Promise<void> {
 export async function openGroup(c: ConsolidationCandidate): Promise<void> {
   const uris = c.uris.map((u) => vscode.Uri.parse(u, true));
   if (uris.length === 2) {
-    await vscode.commands.executeCommand("vscode.diff", uris[0], uris[1], `${c.kind}: ${c.paths.map((p) => p.split("/").pop()).join(" ↔ ")}`);
+    await vscode.commands.executeCommand("vscode.diff", readOnly(uris[0]), readOnly(uris[1]), `${c.kind}: ${c.paths.map((p) => p.split("/").pop()).join(" ↔ ")}`);
     return;
   }
   for (const [i, uri] of uris.entries()) {

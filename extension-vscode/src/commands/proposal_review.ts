@@ -1,7 +1,8 @@
 // The review of a proposal, shared by every pass (reflection, initialization, consolidation) and the bulk
 // fixes: every change opens at once in one changes editor (read-only virtual documents), then one modal
-// asks Apply all, Apply selected… (chosen by index, never by path), or Discard. Cancel keeps the proposal
-// for a longer look: a notification offers the same choices until the user makes one.
+// asks Review the diffs first (its default: nothing is written), Apply all, Apply selected… (chosen by
+// index, never by path), or Discard. Reviewing first or Cancel keeps the proposal for a longer look: a
+// notification beside the diffs offers the same choices until the user makes one.
 import * as vscode from "vscode";
 import { applyReport, changeLabel, passName, proposalTitle, reviewQuestion } from "../present";
 import type { ProposalChange, ProposalResult } from "../protocol";
@@ -9,6 +10,7 @@ import type { Client } from "./command";
 
 const SCHEME = "kin-memory-proposal";
 export const REVIEW_PROPOSAL = "kinMemory.reviewProposal";
+const REVIEW_FIRST = "Review the diffs first";
 
 /** The review's virtual documents and the two things a review does with them. */
 export function createReview(): { review: Review; disposables: vscode.Disposable[] } {
@@ -65,11 +67,13 @@ export async function reviewProposal(
 ): Promise<void> {
   await review.show(proposal);
   const question = reviewQuestion(proposal);
-  let choice = await vscode.window.showInformationMessage(
-    question.message, { modal: true, detail: question.detail }, "Apply all", "Apply selected…", "Discard",
+  // "Review the diffs first" leads: the default button (Enter) writes nothing and leaves the diffs in
+  // view, with the same choices in a notification beside them.
+  let choice: string | undefined = await vscode.window.showInformationMessage(
+    question.message, { modal: true, detail: question.detail }, REVIEW_FIRST, "Apply all", "Apply selected…", "Discard",
   );
   for (;;) {
-    if (choice === undefined) {
+    if (choice === undefined || choice === REVIEW_FIRST) {
       // Cancel: the diffs stay open and nothing is written; the same choices wait in a notification.
       choice = await vscode.window.showInformationMessage(
         `Kin Memory: nothing is written yet. Review the ${proposal.changes.length === 1 ? "proposed change" : `${proposal.changes.length} proposed changes`}, then choose.`,
@@ -99,7 +103,7 @@ export async function reviewProposal(
     }
     const result = await client.exec("kin.memory.applyProposal", changes ? { id: proposal.id, changes } : { id: proposal.id });
     await review.close(proposal);
-    const message = applyReport(result.applied.length, changes?.length ?? proposal.changes.length, result.conflicts);
+    const message = applyReport(result.applied.length, changes?.length ?? proposal.changes.length, result.conflicts, proposal.changes.length);
     if (result.conflicts.length) void vscode.window.showWarningMessage(message);
     else void vscode.window.showInformationMessage(message);
     refresh();

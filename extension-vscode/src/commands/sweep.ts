@@ -24,8 +24,10 @@ async function sweep({ client, refresh }: { client: Client; refresh: () => void 
     }
     const { message, detail } = sweepQuestion(plan.swept, plan.kept);
     const prefix = asked ? "The expired memories changed since the list was shown. " : "";
-    const answer = await vscode.window.showWarningMessage(prefix + message, { modal: true, detail }, "Delete");
-    if (answer !== "Delete") return;
+    // "Keep them" first: the dialog's default button (Enter) is the choice that deletes nothing.
+    const answer = await vscode.window.showWarningMessage(prefix + message, { modal: true, detail },
+      { title: "Keep them" }, { title: "Delete" }); // the first is the primary button
+    if (answer?.title !== "Delete") return;
     const token = plan.token;
     const res = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: "Kin Memory: sweeping", cancellable: true },

@@ -4,7 +4,7 @@
 import * as vscode from "vscode";
 import { uriFromArg } from "../args";
 import type { SyncParams, SyncResult } from "../protocol";
-import { conflictSides, remoteProblem, syncMessage } from "../sync_present";
+import { conflictSides, remoteProblem, secretWarning, syncMessage } from "../sync_present";
 import { type Client, command } from "./command";
 
 export const COMPARE_CONFLICT = "kinMemory.compareConflict";
@@ -13,6 +13,7 @@ const CONFLICT_SCHEME = "kin-memory-conflict";
 interface Deps {
   client: Client;
   refresh: () => void;
+  root: { current: string | undefined };
 }
 
 export function register(deps: Deps): vscode.Disposable[] {
@@ -46,7 +47,7 @@ export function register(deps: Deps): vscode.Disposable[] {
   return [changed, provider, command("kinMemory.sync", () => sync(deps), report), command(COMPARE_CONFLICT, compare, report)];
 }
 
-async function sync({ client, refresh }: Deps): Promise<void> {
+async function sync({ client, refresh, root }: Deps): Promise<void> {
   await client.ensure();
   let res = await syncing(client, {});
   if (res.needsRemote) {
@@ -61,6 +62,7 @@ async function sync({ client, refresh }: Deps): Promise<void> {
     res = await syncing(client, { remote: remote.trim() });
   }
   refresh();
+  void warnOfSecrets(res, root.current);
   const { text, warn } = syncMessage(res);
   if (!warn) {
     void vscode.window.showInformationMessage(text);
@@ -68,6 +70,19 @@ async function sync({ client, refresh }: Deps): Promise<void> {
   }
   const answer = await vscode.window.showWarningMessage(text, "Show problems");
   if (answer) await vscode.commands.executeCommand("workbench.actions.view.problems");
+}
+
+/** Secrets that went to the remote: a warning of its own, which opens the memory or the Problems panel. */
+async function warnOfSecrets(res: SyncResult, root: string | undefined): Promise<void> {
+  const text = secretWarning(res);
+  if (!text) return;
+  const first = res.secrets[0];
+  const open = root && first ? (res.secrets.length === 1 ? "Open it" : "Open the first") : undefined;
+  const answer = await vscode.window.showWarningMessage(text, ...(open ? [open] : []), "Show problems");
+  if (answer === "Show problems") await vscode.commands.executeCommand("workbench.actions.view.problems");
+  else if (answer && root && first) {
+    await vscode.window.showTextDocument(vscode.Uri.file(root + first.replace(/^\/memories/, "")));
+  }
 }
 
 function syncing(client: Client, params: SyncParams): Thenable<SyncResult> {

@@ -11,6 +11,7 @@ import argparse
 import sys
 import time
 
+from ..history.labels import written_by
 from ..sinks import terminal
 from ..wording import counted
 from .common import UsageError, file_uri, print_json, target
@@ -38,14 +39,6 @@ def register(subparsers, common: argparse.ArgumentParser) -> None:
         p.add_argument("--all", action="store_true", help="every change of the queue")
         p.add_argument("--json", action="store_true")
         p.set_defaults(func=run_accept if name == "accept" else run_revert)
-
-
-def _source(source: str) -> str:
-    """A version's source; a machine's name comes from a commit anyone with push access can write, so it
-    is shown as what it is: unverified."""
-    if source.startswith("sync:"):
-        return f"{source} (as named by the commit)"
-    return source
 
 
 def _when(t: float) -> str:
@@ -83,7 +76,7 @@ def run_history(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     if args.json:
         print_json(protocol.HistoryResult(path=args.path, versions=[
-            protocol.HistoryVersion(version=v.version, time=v.time, source=v.source,
+            protocol.HistoryVersion(version=v.version, time=v.time, source=v.source, by=written_by(v.source),
                                     bytes=v.bytes, deleted=v.deleted) for v in found]))  # fmt: skip
         return 0
     if not found:
@@ -91,7 +84,7 @@ def run_history(args: argparse.Namespace) -> int:
         return 1
     for v in found:
         what = "deleted" if v.deleted else f"{v.bytes} bytes"
-        print(f"{v.version:>6}  {_when(v.time)}  {terminal.field(_source(v.source)):<8}  {what}")
+        print(terminal.field(f"{v.version:>6}  {_when(v.time)}  {what}, {written_by(v.source)}"))
     return 0
 
 
@@ -130,12 +123,12 @@ def run_changes(args: argparse.Namespace) -> int:
     if args.json:
         print_json(protocol.ChangesResult(changes=[
             protocol.QueueEntry(path=c.path, uri=file_uri(t.root / c.path[len("/memories/"):]), kind=c.kind,
-                                since=c.since, source=c.source, diff=c.diff, version=c.version,
+                                since=c.since, source=c.source, by=written_by(c.source), diff=c.diff, version=c.version,
                                 reviewed_version=c.reviewed_version)
             for c in found]))  # fmt: skip
         return 0
     for c in found:
-        print(terminal.field(f"{c.kind:<8} {c.path}  by {c.source} since {_when(c.since)}"))
+        print(terminal.field(f"{c.kind:<8} {c.path}  {written_by(c.source)}, since {_when(c.since)}"))
         sys.stdout.write(terminal.block(c.diff))
     if not found:
         print("no changes since the last review", file=sys.stderr)

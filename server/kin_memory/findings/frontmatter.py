@@ -7,7 +7,7 @@ import re
 from ..store.categories import CATEGORIES, PROJECT_FACT
 from ..store.context import Context
 from ..store.memory import Memory
-from .edits import insert_at, newline
+from .edits import insert_at, newline, replace, yaml_scalar
 from .model import Finding, Fix, line_span
 
 KNOWN_KEYS = {
@@ -36,6 +36,27 @@ def _key_block_end(lines: tuple[str, ...], start: int) -> int:
         else:
             break
     return last
+
+
+def _yaml_fixes(memory: Memory) -> tuple[Fix, ...]:
+    """Where the value that breaks the YAML is an unclosed `[` or quote: close it; a `[` before a single
+    path (a stray one: a stamp is one path) is better removed, and that fix is preferred."""
+    from ..store.frontmatter import salvage
+
+    fm = memory.frontmatter
+    if fm.close_line < 0 or memory.frontmatter.close_line > len(memory.lines):
+        return ()
+    _, broken = salvage(list(memory.lines), fm.close_line)
+    if broken is None:
+        return ()
+    end = insert_at(broken.span.end_line, broken.span.end_col, "]" if broken.opener == "[" else broken.opener)
+    if broken.opener != "[":
+        return (Fix("Close the quote", (end,), preferred=True),)
+    close = Fix("Close the bracket", (end,), preferred=len(broken.items) != 1)
+    if len(broken.items) != 1:
+        return (close,)
+    stray = Fix("Remove the stray `[`", (replace(broken.span, yaml_scalar(broken.items[0])),), preferred=True)
+    return (stray, close)
 
 
 def check(memory: Memory, ctx: Context) -> list[Finding]:
@@ -90,7 +111,7 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
             )
         ]
     if fm.status == "yaml_error":
-        return [Finding("KM102", fm.error_span or line_span(lines, 0), fm.error)]
+        return [Finding("KM102", fm.error_span or line_span(lines, 0), fm.error, _yaml_fixes(memory))]
     if fm.status == "not_mapping":
         return [Finding("KM103", fm.error_span or line_span(lines, 0), fm.error)]
     findings: list[Finding] = []

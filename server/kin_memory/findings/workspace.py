@@ -116,12 +116,13 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
         return [Finding("KM304", entry.value_span, f"workspace stamp {why}: it can never match a workspace")]
     assert isinstance(stamp, str)
     findings: list[Finding] = []
+    # Not preferred: a memory whose repository moved may be another repository's (payments, seen from
+    # webapp); re-stamping it to this workspace is a choice the person makes, never the light bulb's default.
     restamp = (
         (
             Fix(
-                f"Re-stamp to the active workspace {active}",
+                f"Re-stamp to this workspace {active} (if this memory is about it)",
                 (replace(entry.value_span, yaml_scalar(active)),),
-                preferred=True,
             ),
         )
         if active

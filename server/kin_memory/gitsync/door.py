@@ -55,7 +55,7 @@ def run_sync(root: Path, own: Iterable[str], remote: str | None = None) -> proto
         sentence = (
             f"{said} a secret (KM602): {shown}. Keep the remote private, or move the secret out of the store."
         )
-        result = attrs.evolve(result, summary=[*result.summary, sentence])
+        result = attrs.evolve(result, summary=[*result.summary, sentence], secrets=flagged)
     return result
 
 

@@ -57,7 +57,9 @@ def _listed(verb: str, changes: list[Change], *, by: bool) -> str:
     more = f" and {len(changes) - SHOWN} more" if len(changes) > SHOWN else ""
     # a machine's name comes from a commit anyone who can push may write: said to be unverified
     named_by = (
-        "; machine names are as their commits give them" if by and any(c.machine != ANOTHER for c in changes) else ""
+        "; machine names are as their commits give them"
+        if by and any(c.machine != ANOTHER for c in changes)
+        else ""
     )
     return f"{count} {verb}: {', '.join(named)}{more}{named_by}."
 

@@ -25,7 +25,8 @@ from ..store.paths import HiddenRefused, hidden_file_problem, open_hidden_dir, o
 
 DB_NAME = "history.sqlite3"
 DB_SUFFIXES = ("", "-wal", "-shm", "-journal")
-SCHEMA_VERSION = 2  # 2: `files` keeps each file's freshness key (store/freshness.py)
+# 2: `files` keeps each file's freshness key (store/freshness.py); 3: a version keeps its file's mtime
+SCHEMA_VERSION = 3
 
 log = logging.getLogger("kin_memory.history")
 
@@ -33,7 +34,7 @@ _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE blobs(sha TEXT PRIMARY KEY, size INTEGER NOT NULL, stored INTEGER NOT NULL, data BLOB NOT NULL);
 CREATE TABLE versions(id INTEGER PRIMARY KEY AUTOINCREMENT, vpath TEXT NOT NULL, time REAL NOT NULL,
-                      source TEXT NOT NULL, sha TEXT);
+                      source TEXT NOT NULL, sha TEXT, mtime REAL);
 CREATE INDEX versions_path ON versions(vpath, id);
 CREATE INDEX versions_sha ON versions(sha);
 CREATE TABLE files(vpath TEXT PRIMARY KEY, key INTEGER NOT NULL);
@@ -48,6 +49,15 @@ def _upgrade_from_1(conn: sqlite3.Connection) -> None:
     with _transaction(conn):
         conn.execute("DROP TABLE IF EXISTS files")
         conn.execute("CREATE TABLE files(vpath TEXT PRIMARY KEY, key INTEGER NOT NULL)")
+        conn.execute("UPDATE meta SET value='2' WHERE key='schema'")
+
+
+def _upgrade_from_2(conn: sqlite3.Connection) -> None:
+    """Version 2 kept no file times: a version kept before has none (a restore of it takes the time of
+    the restore, as before)."""
+    with _transaction(conn):
+        if "mtime" not in {r[1] for r in conn.execute("PRAGMA table_info(versions)")}:
+            conn.execute("ALTER TABLE versions ADD COLUMN mtime REAL")
         conn.execute("UPDATE meta SET value=? WHERE key='schema'", (str(SCHEMA_VERSION),))
 
 
@@ -123,6 +133,9 @@ class HistoryDB:
             row = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
             if row is not None and row[0] == "1":
                 _upgrade_from_1(conn)
+                row = ("2",)
+            if row is not None and row[0] == "2":
+                _upgrade_from_2(conn)
                 row = (str(SCHEMA_VERSION),)
             if row is None or row[0] != str(SCHEMA_VERSION):
                 raise sqlite3.DatabaseError("another schema version")
@@ -220,11 +233,28 @@ class HistoryDB:
         conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key='total'", (len(packed),))
 
     @staticmethod
-    def add_version(conn: sqlite3.Connection, vpath: str, when: float, source: str, sha: str | None) -> int:
+    def add_version(
+        conn: sqlite3.Connection,
+        vpath: str,
+        when: float,
+        source: str,
+        sha: str | None,
+        mtime: float | None = None,
+    ) -> int:
         cur = conn.execute(
-            "INSERT INTO versions(vpath, time, source, sha) VALUES(?, ?, ?, ?)", (vpath, when, source, sha)
+            "INSERT INTO versions(vpath, time, source, sha, mtime) VALUES(?, ?, ?, ?, ?)",
+            (vpath, when, source, sha, mtime),
         )
         return int(cur.lastrowid or 0)
+
+    @staticmethod
+    def mtime_of(conn: sqlite3.Connection, vpath: str, sha: str) -> float | None:
+        """When the file last held this content, as its version recorded it (None: not recorded)."""
+        row = conn.execute(
+            "SELECT mtime FROM versions WHERE vpath=? AND sha=? AND mtime IS NOT NULL ORDER BY id DESC LIMIT 1",
+            (vpath, sha),
+        ).fetchone()
+        return float(row[0]) if row else None
 
     @staticmethod
     def drop_unreferenced(conn: sqlite3.Connection, shas: set[str]) -> None:

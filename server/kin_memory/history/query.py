@@ -60,6 +60,15 @@ def content_of(root: Path | str, vpath: str, version: int) -> bytes:
     return data
 
 
+def kept_mtime(root: Path | str, vpath: str, sha: str) -> float | None:
+    """The file's time when it last held the content `sha` (None when no version recorded one)."""
+    try:
+        with database(root).transaction() as conn:
+            return HistoryDB.mtime_of(conn, vpath, sha)
+    except HistoryUnavailable:
+        return None
+
+
 def no_version(vpath: str, version: int, kept: list[int]) -> str:
     """ "/memories/a.md has no version 7: its versions are 1, 4 and 5." (the newest few when there are many)."""
     asked = shown(version) or str(version)

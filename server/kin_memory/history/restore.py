@@ -11,17 +11,20 @@ from ..store.atomic import create_at, make_dirs, write_at
 from ..tool import audit
 from ..tool.commands.writing import store_lock
 from ..tool.guard import GuardError, open_dir, resolve
-from .query import HistoryError, content_of
-from .versions import kept
+from .query import HistoryError, content_of, kept_mtime
+from .versions import kept, sha256
 
 
 def restore(root: Path | str, vpath: str, version: int) -> int:
-    """Write version `version` of `vpath` back; the number of bytes written."""
-    return write_back(root, vpath, content_of(root, vpath, version))
+    """Write version `version` of `vpath` back; the number of bytes written. The memory keeps the age it
+    had with that content (an expired episode brought back is still expired)."""
+    data = content_of(root, vpath, version)
+    return write_back(root, vpath, data, kept_mtime(root, vpath, sha256(data)))
 
 
-def write_back(root: Path | str, vpath: str, data: bytes) -> int:
-    """Make `vpath` hold exactly `data` (created when it is missing); the number of bytes written."""
+def write_back(root: Path | str, vpath: str, data: bytes, mtime: float | None = None) -> int:
+    """Make `vpath` hold exactly `data` (created when it is missing), with the file time `mtime` when
+    given (the time it had with this content: its age comes back with it); the number of bytes written."""
     root_real = Path(os.path.realpath(os.fspath(root)))
     outcome = "error"
     try:
@@ -36,6 +39,8 @@ def write_back(root: Path | str, vpath: str, data: bytes) -> int:
                     write_at(fd, t.content.name, data)
                 else:
                     create_at(fd, t.content.name, data)
+                if mtime is not None:  # the file just written, in the folder held open: never a link's target
+                    os.utime(t.content.name, (mtime, mtime), dir_fd=fd, follow_symlinks=False)
             finally:
                 os.close(fd)
         outcome = "ok"

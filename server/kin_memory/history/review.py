@@ -125,12 +125,13 @@ def revert(root: Path | str, vpath: str) -> str:
         with database(root).transaction() as conn:
             mark = conn.execute("SELECT sha FROM reviewed WHERE vpath=?", (vpath,)).fetchone()
             data = HistoryDB.blob(conn, mark[0]) if mark else None
+            mtime = HistoryDB.mtime_of(conn, vpath, mark[0]) if mark else None
     except HistoryUnavailable as exc:
         raise HistoryError(f"{vpath} could not be reverted: {exc.reason}.") from None
     if mark is not None and data is None:
         raise HistoryError(f"The reviewed content of {vpath} is no longer kept.")
     if data is not None:
-        write_back(root, vpath, data)
+        write_back(root, vpath, data, mtime)  # with its age: a memory deleted when expired comes back expired
         return f"{vpath} holds its reviewed content again."
     from ..tool.commands import ToolContext, run_tool
 

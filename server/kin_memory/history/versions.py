@@ -37,6 +37,10 @@ SOURCES: tuple[str, ...] = ("tool", "proposal", "sweep", "edit", "external", "re
 # this soon after. A buffer reloaded from disk makes that capture look like a save from the editor: "edit".
 RELABELLED = ("external", "edit")
 RELABEL_SECONDS = 5.0
+# Writes the person saw as they were made: their own saves in the editor, and a proposal they reviewed and
+# applied. Kept in history and taken as reviewed, unless the memory was already waiting for review (someone
+# else's change under theirs stays in the queue, and theirs with it).
+SEEN_AS_WRITTEN = ("edit", "proposal")
 
 log = logging.getLogger("kin_memory.history")
 _reported: set[str] = set()
@@ -120,14 +124,39 @@ def record(
     if last is None and sha is None:
         return None  # never seen and absent: nothing to keep
     if last is not None and last.sha == sha:
+        if seen.st is not None:  # the same content touched (Mark reviewed): its time is the file's now
+            conn.execute("UPDATE versions SET mtime=? WHERE id=?", (seen.st.st_mtime, last.id))
         if relabel and last.source in RELABELLED and when - last.time < RELABEL_SECONDS:
             conn.execute("UPDATE versions SET source=? WHERE id=?", (source, last.id))
+            if source in SEEN_AS_WRITTEN:
+                _take_as_reviewed(conn, seen.vpath, _sha_before(conn, seen.vpath, last.id), sha)
         return None
     if seen.data is not None and sha is not None:
         HistoryDB.put_blob(conn, sha, seen.data)
-    vid = HistoryDB.add_version(conn, seen.vpath, when, source, sha)
+    vid = HistoryDB.add_version(conn, seen.vpath, when, source, sha, seen.st.st_mtime if seen.st else None)
+    if source in SEEN_AS_WRITTEN:
+        _take_as_reviewed(conn, seen.vpath, last.sha if last is not None else None, sha)
     retention.prune_memory(conn, seen.vpath, when)
     return vid
+
+
+def _sha_before(conn: sqlite3.Connection, vpath: str, vid: int) -> str | None:
+    row = conn.execute(
+        "SELECT sha FROM versions WHERE vpath=? AND id<? ORDER BY id DESC LIMIT 1", (vpath, vid)
+    ).fetchone()
+    return row[0] if row else None
+
+
+def _take_as_reviewed(conn: sqlite3.Connection, vpath: str, previous: str | None, sha: str | None) -> None:
+    """The reviewed mark follows a write the person saw, when it stood on what was written before (the
+    memory was not waiting for review)."""
+    row = conn.execute("SELECT sha FROM reviewed WHERE vpath=?", (vpath,)).fetchone()
+    if (row[0] if row else None) != previous:
+        return
+    if sha is None:
+        conn.execute("DELETE FROM reviewed WHERE vpath=?", (vpath,))
+    else:
+        conn.execute("INSERT OR REPLACE INTO reviewed VALUES(?, ?, ?)", (vpath, sha, now()))
 
 
 def _remember_stat(conn: sqlite3.Connection, seen: Observed) -> None:

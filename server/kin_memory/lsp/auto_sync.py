@@ -39,7 +39,7 @@ class AutoSync:
         self.scheduler.spawn("auto-sync", self._run)
 
     def _on_event(self, event: StoreEvent) -> None:
-        if not event.overlay:
+        if not event.buffer:  # a write on disk (a save from the editor too), not typing
             self.last_change = time.monotonic()
 
     def due(self, now: float) -> bool:

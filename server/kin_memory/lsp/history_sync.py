@@ -3,8 +3,10 @@ whole store is kept and marked reviewed), then keep what every disk change holds
 
 Store events for the disk (the watcher's, the client's, our own commands') are queued to one lane
 (a thread of the scheduler's), never read on the event loop. A change whose content is already the memory's newest version (a
-write the tool, a proposal or a restore kept itself) adds nothing. A memory open in the editor whose disk
-content is now the buffer's text was saved from the editor: its version says "edit".
+write the tool, a proposal or a restore kept itself) adds nothing. A buffer's text is not a write: only what
+reaches the disk is kept, whether the memory is open or not. A disk change the editor announced with
+didSave is the person's own save: its version says "edit" (when the watcher was quicker and kept it as
+"external" moments ago, the save relabels that version).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class HistorySync:
         self.pause = pause  # between batches of the catch-up: let waiting queries go first
         self.worker = scheduler.lane("history")
         self.pending: set[str] = set()
+        self.saved: set[str] = set()  # memories the editor saved since the last drain
         self.lock = threading.Lock()
         self.started = False
         self.synced = threading.Event()
@@ -62,7 +65,7 @@ class HistorySync:
         self._drain()
 
     def _on_event(self, event: StoreEvent) -> None:
-        if event.overlay:
+        if event.buffer:  # typing in an open memory: nothing is written until it is saved
             return
         if event.kind == "reset":  # the store was reloaded (moved root, a folder came or went)
             self.synced.clear()  # commands wait for this catch-up (a new root's first one marks it reviewed)
@@ -73,6 +76,8 @@ class HistorySync:
             return
         with self.lock:
             self.pending.add(event.vpath)
+            if event.saved:
+                self.saved.add(event.vpath)
             self.idle.clear()
         if self.synced.is_set():
             self.worker.submit(self._drain)
@@ -80,13 +85,14 @@ class HistorySync:
     def _drain(self) -> None:
         with self.lock:
             batch, self.pending = sorted(self.pending), set()
+            saved, self.saved = self.saved, set()
         try:
             if batch:
                 self._write_limits()
                 root = self.session.root
                 observed = observe(root, batch)
-                edits = [o for o in observed if self._saved_from_editor(o.vpath, o.data)]
-                keep(root, edits, "edit")
+                edits = [o for o in observed if o.vpath in saved and o.data is not None]
+                keep(root, edits, "edit", written=frozenset(o.vpath for o in edits))
                 keep(root, [o for o in observed if o not in edits], "external")
         except Exception as exc:  # noqa: BLE001
             log.warning("history capture failed: %r", exc)
@@ -94,13 +100,6 @@ class HistorySync:
             with self.lock:
                 if not self.pending:
                     self.idle.set()
-
-    def _saved_from_editor(self, vpath: str, data: bytes | None) -> bool:
-        store = self.session.store
-        if data is None or not store.is_open(vpath):
-            return False
-        memory = store.get(vpath)
-        return memory is not None and memory.text == data.decode("utf-8", "replace")
 
     def _write_limits(self) -> None:
         """The editor's retention settings go into the store's version database (the CLI prunes by them)."""

@@ -159,7 +159,7 @@ def create_server(root: str | None = None, workspace: str | None = None, shards:
         Hover(session, recall, scheduler),
         Completion(session),
         CodeActions(session, diagnostics, converter),
-        CodeLens(session),
+        CodeLens(session, lambda: documents.loop),
         Symbols(session, recall, scheduler, converter),
         *_commands(session, scheduler, recall, history, documents, progress, conflicts),
         Renames(session, documents.version, converter),

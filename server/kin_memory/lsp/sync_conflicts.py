@@ -45,7 +45,7 @@ class ConflictDiagnostics:
         self.quiet.poke(0)
 
     def _on_event(self, event: StoreEvent) -> None:
-        if not event.overlay and self.session.ready.is_set():  # typing in a buffer settles no conflict
+        if not event.buffer and self.session.ready.is_set():  # typing in a buffer settles no conflict
             self.quiet.poke(QUIET)
 
     def refresh(self) -> None:

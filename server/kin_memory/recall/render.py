@@ -4,6 +4,8 @@ Titles and snippets arrive with secrets already masked (recall/service.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..sinks import markdown
 from .service import Related
 
@@ -20,14 +22,22 @@ def age(mtime: float, now: float) -> str:
     return f"{int(days / 30)} months ago"
 
 
-def related_markdown(related: list[Related], now: float, note: str | None = None) -> str:
-    """note: why the list was related by words only (the semantic layer still filling), shown under it."""
+def related_markdown(
+    related: list[Related], now: float, uri_of: Callable[[str], str] | None = None, note: str | None = None
+) -> str:
+    """`uri_of`: a memory's file URI, to make its path a link that opens it (the editor's own URI for a
+    path of the store, so the link can be nothing else). `note`: why the list was related by words only
+    (the semantic layer still filling), shown under it."""
     lines = ["**Related memories**", ""]
     for n, r in enumerate(related, 1):
         h = r.hit
         dup = f" · **likely duplicate ({r.similarity:.0%} shared wording)**" if r.likely_duplicate else ""
         title = markdown.inline(h.title, MAX_TITLE)
-        lines.append(f"{n}. {markdown.inline(h.vpath)} — {title}  ")
+        shown = markdown.inline(h.vpath)
+        uri = uri_of(h.vpath) if uri_of is not None else ""
+        if uri.startswith("file:") and not any(c in uri for c in "()<> \n"):
+            shown = f"[{shown}]({uri})"
+        lines.append(f"{n}. {shown} — {title}  ")
         lines.append(f"   {markdown.inline(h.category)} · {age(h.mtime, now)}{dup}  ")
         if r.snippet:
             lines.append(f"   {markdown.inline(r.snippet)}")

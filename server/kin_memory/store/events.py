@@ -22,7 +22,9 @@ EventKind = Literal["created", "changed", "deleted", "reset"]
 class StoreEvent:
     kind: EventKind
     vpath: str | None = None  # None for "reset": the whole store was (re)loaded
-    overlay: bool = False  # the change is an editor buffer's, not the disk's
+    overlay: bool = False  # the memory is open in an editor: its buffer, not the disk, is what it holds
+    buffer: bool = False  # the change is an editor buffer's text, not a write on disk
+    saved: bool = False  # the editor just saved this buffer: the disk holds what the person wrote
 
 
 Subscriber = Callable[[StoreEvent], None]

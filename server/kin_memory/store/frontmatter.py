@@ -50,6 +50,11 @@ class Frontmatter:
     error_span: Span | None = None
     body_line: int = 0  # first line after the frontmatter
 
+    def readable(self, key: str) -> Entry | None:
+        """The entry for key when the frontmatter is valid, or what could still be read of it when its
+        YAML does not parse (see frontmatter_salvage.py): the one reading of category and stamp."""
+        return self.get(key) if self.status in ("ok", "yaml_error") else None
+
     def get(self, key: str) -> Entry | None:
         """The first entry for key (later duplicates are reported, the first wins like the agent reads)."""
         for entry in self.entries:
@@ -115,14 +120,16 @@ def parse_frontmatter(text: str, lines: list[str] | None = None) -> Frontmatter:
         width = len(lines[line]) if line < len(lines) else 0
         col = min(col, width)
         end = col + 1 if col < width else col
-        msg = (exc.problem or str(exc)).strip()
+        # What can still be read is kept (a broken `workspace:` still names its repository), and the
+        # error is a sentence over the value that breaks it, when one is found.
+        salvaged, broken = salvage(lines, close)
+        if broken is not None:
+            error, span = broken_sentence(broken), broken.span
+        else:
+            error = problem_sentence((exc.problem or str(exc)).strip(), line, col)
+            span = Span(line, col, line, end)
         return Frontmatter(
-            "yaml_error",
-            0,
-            close,
-            error=f"frontmatter YAML does not parse: {msg}",
-            error_span=Span(line, col, line, end),
-            body_line=close + 1,
+            "yaml_error", 0, close, salvaged, error=error, error_span=span, body_line=close + 1
         )
     except (yaml.YAMLError, RecursionError, ValueError) as exc:
         span = Span(0, 0, 0, len(first))
@@ -251,3 +258,103 @@ def _scalar(node: yaml.ScalarNode) -> object:
             loader.dispose()
     except Exception:  # noqa: BLE001 - any odd scalar reads as its text
         return node.value
+
+
+# -- what can still be read when YAML refuses ---------------------------------------------------------
+# Reading what can still be read of a frontmatter YAML refuses, and saying in a sentence why it refuses.
+#
+# A memory whose `workspace: [/home/me/src/webapp` lost its closing bracket is not "global (no stamp)": its
+# other lines are plain `key: value` pairs and the broken value still names a repository. Line by line, the
+# forms the fast path knows are read as it reads them, and a value whose `[` or quote is never closed is
+# read as what it holds (one item of an unclosed list is that item). The first such value is the error: its
+# whole value is the span, the sentence names the key, and the fix is obvious (close it, or drop a stray
+# `[`). Anything else keeps YAML's position with a sentence for the problems people make.
+
+_UNCLOSED_LIST = re.compile(r"([A-Za-z_][\w-]*):( +)(\[[^\]]*)")
+_UNCLOSED_QUOTE = re.compile(r"([A-Za-z_][\w-]*):( +)((['\"])(.*))")
+
+
+@dataclass(frozen=True)
+class Broken:
+    """The first value that breaks the YAML: where it is and what closes it."""
+
+    key: str
+    span: Span  # the whole value
+    opener: str  # "[", "'" or '"'
+    items: tuple[str, ...]  # what an unclosed list holds (one for a single path)
+
+
+def salvage(lines: list[str], close: int) -> tuple[tuple[Entry, ...], Broken | None]:
+    entries: list[Entry] = []
+    broken: Broken | None = None
+    for n in range(1, close):
+        line = lines[n].rstrip()
+        m = _SIMPLE_LINE.fullmatch(line)
+        if m is not None:
+            key, col, value = m.group(1), m.end(2), m.group(3)
+            entries.append(
+                Entry(
+                    key, Span(n, 0, n, len(key)), Span(n, col, n, col + len(value)), value, True, True, value
+                )
+            )
+            continue
+        other = _list_or_quoted(line, n)
+        if other is not None:
+            entries.append(other)
+            continue
+        found = _unclosed(line, n)
+        if found is None:
+            continue
+        entry, why = found
+        entries.append(entry)
+        broken = broken or why
+    return tuple(entries), broken
+
+
+def _unclosed(line: str, n: int) -> tuple[Entry, Broken] | None:
+    m = _UNCLOSED_LIST.fullmatch(line)
+    if m is not None:
+        key, col, value = m.group(1), m.end(2), m.group(3)
+        items = tuple(i.strip().strip("'\"").strip() for i in value[1:].split(","))
+        items = tuple(i for i in items if i)
+        span = Span(n, col, n, col + len(value))
+        read: object = items[0] if len(items) == 1 else "list"
+        entry = Entry(key, Span(n, 0, n, len(key)), span, read, len(items) == 1, len(items) == 1, value)
+        return entry, Broken(key, span, "[", items)
+    m = _UNCLOSED_QUOTE.fullmatch(line)
+    if m is not None and m.group(4) not in m.group(5):
+        key, col, value, quote, inner = m.group(1), m.end(2), m.group(3), m.group(4), m.group(5)
+        span = Span(n, col, n, col + len(value))
+        entry = Entry(key, Span(n, 0, n, len(key)), span, inner.rstrip(), True, True, value)
+        return entry, Broken(key, span, quote, (inner.rstrip(),))
+    return None
+
+
+def broken_sentence(broken: Broken) -> str:
+    what = "`[`" if broken.opener == "[" else "quote"
+    return (
+        f"frontmatter YAML does not parse: the {what} that opens the value of `{broken.key}` is never closed"
+    )
+
+
+# What YAML says of the mistakes people make, in a sentence each (by the start of its message).
+_PROBLEMS = (
+    (
+        "mapping values are not allowed",
+        "a value holds `: `, which YAML reads as another key: put the value in quotes",
+    ),
+    ("found character '\\t'", "a tab character: YAML indents with spaces only"),
+    ("could not find expected ':'", "a line is not a `key: value` pair"),
+    ("found undefined alias", "a value starts with `*`: put it in quotes"),
+    ("found unexpected end of stream", "a quote or bracket is never closed"),
+    ("did not find expected ',' or ']'", "a `[` is never closed"),
+    ("did not find expected ',' or '}'", "a `{` is never closed"),
+)
+
+
+def problem_sentence(problem: str, line: int, col: int) -> str:
+    """YAML's problem as a sentence a person recognises (its position when no sentence fits)."""
+    for start, sentence in _PROBLEMS:
+        if problem.startswith(start):
+            return f"frontmatter YAML does not parse: {sentence}"
+    return f"frontmatter YAML does not parse: line {line + 1}, column {col + 1} cannot be read as YAML"

@@ -154,8 +154,8 @@ def from_text(
 ) -> Memory:
     lines = split_lines(text)
     fm = parse_frontmatter(text, lines) if not is_index else Frontmatter("none")
-    cat_entry = fm.get("category") if fm.status == "ok" else None
-    ws_entry = fm.get("workspace") if fm.status == "ok" else None
+    cat_entry = fm.readable("category")
+    ws_entry = fm.readable("workspace")
     raw_cat = cat_entry.value if cat_entry else None
     stamp = (ws_entry.value if ws_entry.is_scalar else ws_entry.value) if ws_entry else None
     if ws_entry and ws_entry.is_scalar and not ws_entry.is_string and ws_entry.value is None:

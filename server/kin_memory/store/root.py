@@ -1,4 +1,5 @@
-"""Where the memory store lives: KIN_MEMORY_DIR → global `memory_dir` → `~/.kin/memory`."""
+"""Where the memory store lives: `--root` → KIN_MEMORY_DIR → the editor's `memoryDir` setting → global
+`memory_dir` → `~/.kin/memory` (one order, stated the same in every door's documentation)."""
 
 from __future__ import annotations
 

@@ -142,10 +142,10 @@ class Store:
         with self.lock:
             return list(self.problems)
 
-    def refresh_path(self, path: Path) -> tuple[str, Memory | None]:
+    def refresh_path(self, path: Path, *, saved: bool = False) -> tuple[str, Memory | None]:
         """Re-read one file from disk (after an external change); None when it is gone, or is not a
         file the scan would list (under a symlinked folder, a link out of the store: see
-        scan_refuses). Emits "created", "changed" or "deleted"."""
+        scan_refuses). Emits "created", "changed" or "deleted" (`saved`: the editor wrote it)."""
         vpath = virtual_path(self.root, path)
         is_index = vpath == INDEX_VPATH
         exists = os.path.lexists(path) and not os.path.isdir(path) and scan_refuses(self.root, path) is None
@@ -163,9 +163,9 @@ class Store:
             overlay = vpath in self.overlays
         if memory is None:
             if existed:
-                self.events.emit(StoreEvent("deleted", vpath, overlay))
+                self.events.emit(StoreEvent("deleted", vpath, overlay, saved=saved))
         else:
-            self.events.emit(StoreEvent("changed" if existed else "created", vpath, overlay))
+            self.events.emit(StoreEvent("changed" if existed else "created", vpath, overlay, saved=saved))
         return vpath, memory
 
     def set_overlay(self, path: Path, text: str, mtime: float) -> Memory:
@@ -177,7 +177,7 @@ class Store:
         with self.lock:
             known = vpath in self.overlays or vpath in self.disk
             self.overlays[vpath] = memory
-        self.events.emit(StoreEvent("changed" if known else "created", vpath, overlay=True))
+        self.events.emit(StoreEvent("changed" if known else "created", vpath, overlay=True, buffer=True))
         return memory
 
     def drop_overlay(self, vpath: str, *, emit: bool = True) -> None:

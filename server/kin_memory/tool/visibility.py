@@ -28,7 +28,7 @@ MAX_WALK = 100_000  # files looked at below one folder before it is taken as hol
 def stamp_in(text: str) -> object:
     """The raw `workspace` value of a memory's text (None when it has none or no readable frontmatter)."""
     fm = parse_frontmatter(text)
-    entry = fm.get("workspace") if fm.status == "ok" else None
+    entry = fm.readable("workspace")  # the same reading as the store's (a broken value still scopes it)
     return None if entry is None else entry.value
 
 

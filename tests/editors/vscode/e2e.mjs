@@ -560,7 +560,10 @@ async function checks(page, port) {
     if (!/^---\ncategory: preference\n/.test(disk) || !/# Commit messages/.test(disk)) throw new Error(`unexpected file: ${JSON.stringify(disk)}`);
   });
 
-  await step("mark reviewed from the tree: the stale fact turns fresh in the status bar", async () => {
+  await step("mark reviewed from the tree: the stale fact turns fresh in the status bar and in its open editor's lens", async () => {
+    await openFile(page, "deploy-pipeline.md");
+    const lens = () => editor(page).locator(".codelens-decoration").allInnerTexts().then((t) => t.join(" | "));
+    await poll(lens, (t) => /stale since/.test(t) && /Mark reviewed/.test(t), "the open stale fact has no stale lens");
     await page.locator(".statusbar-item", { hasText: /1 stale/ }).first().click();
     const row = page.locator(".pane .monaco-list-row", { hasText: "facts/deploy-pipeline.md" }).first();
     // The tree re-renders when the store changes (the memory just created): a click can land on a row
@@ -574,11 +577,14 @@ async function checks(page, port) {
     }, (ok) => ok, "the status bar still counts a stale memory after Mark reviewed from the tree");
     const age = (Date.now() / 1000 - fs.statSync(path.join(dirs.store, "facts/deploy-pipeline.md")).mtimeMs / 1000) / DAY;
     if (age > 1) throw new Error(`the file's mtime is still ${age.toFixed(0)} days old`);
+    const marked = Date.now();
+    await poll(lens, (t) => t.length > 0 && !/stale since|Mark reviewed/.test(t), "the open editor's lens still says the fact is stale", 5000);
+    console.log(`    (the lens followed ${Date.now() - marked} ms after the status bar)`);
   });
 
   // An expired episode, written now (the steps above count stale and expiring memories, not expired ones).
   const expired = path.join(dirs.store, "episodes", "old-standup.md");
-  await step("delete quick fix: a modal asks first, and Cancel keeps the file", async () => {
+  await step("delete quick fix: a modal says history keeps it; Enter and Keep it keep the file", async () => {
     fs.writeFileSync(expired, "---\ncategory: episodic\nworkspace: global\n---\n\n# Old standup\n\nNotes from a standup long past.\n");
     const then = Date.now() / 1000 - 60 * DAY;
     fs.utimesSync(expired, then, then);
@@ -592,13 +598,19 @@ async function checks(page, port) {
     await editor(page).locator(".squiggly-warning").first().waitFor({ state: "attached", timeout: STEP_TIMEOUT });
     const dialog = await deleteQuickFix(page);
     const text = await dialog.innerText();
-    if (!text.includes("Delete /memories/episodes/old-standup.md?") || !/cannot be undone/.test(text)) {
+    if (!text.includes("Delete /memories/episodes/old-standup.md?") || !/history keeps it/i.test(text) || !/Revert/.test(text)
+      || /cannot be undone/.test(text)) {
       throw new Error(`the question reads "${text.replace(/\s+/g, " ")}"`);
     }
-    await dialog.locator(".dialog-buttons .monaco-button", { hasText: "Cancel" }).first().click();
+    await page.keyboard.press("Enter"); // the default button must be the one that changes nothing
     await dialog.waitFor({ state: "detached", timeout: STEP_TIMEOUT });
     await page.waitForTimeout(500);
-    if (!fs.existsSync(expired)) throw new Error("Cancel deleted the file");
+    if (!fs.existsSync(expired)) throw new Error("Enter on the delete question deleted the file");
+    const again = await deleteQuickFix(page);
+    await again.locator(".dialog-buttons .monaco-button", { hasText: "Keep it" }).first().click();
+    await again.waitFor({ state: "detached", timeout: STEP_TIMEOUT });
+    await page.waitForTimeout(500);
+    if (!fs.existsSync(expired)) throw new Error("Keep it deleted the file");
   });
 
   await step("delete quick fix: Delete removes the file through the memory tool, with an audit line", async () => {
@@ -647,7 +659,7 @@ async function historyChecks(page) {
   const file = path.join(dirs.store, "facts", "deploy-pipeline.md");
   const original = fs.readFileSync(file, "utf8");
   const view = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /Kin Memory/i }) }).first();
-  const changeRow = view.locator(".monaco-list-row", { hasText: "deploy-pipeline.md" }).filter({ hasText: /changed by/ }).first();
+  const changeRow = view.locator(".monaco-list-row", { hasText: "deploy-pipeline.md" }).filter({ hasText: /changed (by|outside) / }).first();
 
   await step("changes: Accept all empties the Changes section and its badge", async () => {
     if (!(await view.isVisible().catch(() => false))) { // a run of these checks alone: open a memory, then the view
@@ -662,10 +674,12 @@ async function historyChecks(page) {
       "the Changes section is still shown after Accept all");
   });
 
+  await saveChecks(page, view);
+
   await step("changes: an external write appears in Changes with a count badge", async () => {
     fs.writeFileSync(file, original + "\nThe agent added: canaries now run for twenty minutes.\n");
     await changeRow.waitFor({ timeout: STEP_TIMEOUT });
-    if (!/external/.test(await changeRow.innerText())) throw new Error(`the change reads "${await changeRow.innerText()}"`);
+    if (!/changed outside the editor/.test(await changeRow.innerText())) throw new Error(`the change reads "${await changeRow.innerText()}"`);
     const badge = page.locator(".activitybar .action-item .badge-content").filter({ hasText: /^1$/ }).first();
     await badge.waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {
       const all = await page.locator(".activitybar .badge-content").allInnerTexts().catch(() => []);
@@ -693,12 +707,12 @@ async function historyChecks(page) {
     await poll(() => changeRow.count(), (n) => n === 0, "the change is still listed after Revert");
   });
 
-  await step("changes: a memory an agent writes through kin-memory mcp appears in Changes as created by agent", async () => {
+  await step("changes: a memory an agent writes through kin-memory mcp appears in Changes as created by the agent", async () => {
     const agent = (input) => execFileSync(PYTHON, [MCP_AGENT, dirs.store, JSON.stringify(input)], { env: childEnv, cwd: tmp, encoding: "utf8" });
     const rel = "episodes/agent-note.md";
     agent({ command: "create", path: `/memories/${rel}`, file_text: "# Agent note\n\nThe canary ran for twenty minutes.\n" });
     const written = Date.now();
-    const row = view.locator(".monaco-list-row", { hasText: "agent-note.md" }).filter({ hasText: /created by agent/ }).first();
+    const row = view.locator(".monaco-list-row", { hasText: "agent-note.md" }).filter({ hasText: /created by the agent/ }).first();
     await row.waitFor({ timeout: STEP_TIMEOUT });
     console.log(`    (shown ${Date.now() - written} ms after the agent's write returned)`);
     agent({ command: "delete", path: `/memories/${rel}` }); // created and deleted since the review: nothing left to review
@@ -712,14 +726,76 @@ async function historyChecks(page) {
     await page.locator(".quick-input-widget .quick-input-title", { hasText: "History of /memories/facts/deploy-pipeline.md" })
       .waitFor({ timeout: STEP_TIMEOUT });
     const rows = page.locator(".quick-input-widget .monaco-list-row");
-    await rows.filter({ hasText: "by restore" }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await rows.filter({ hasText: "by a restore from history" }).first().waitFor({ timeout: STEP_TIMEOUT });
     const texts = await rows.allInnerTexts();
-    if (texts.length < 3 || !texts.some((t) => /by external/.test(t))) throw new Error(`the versions read ${JSON.stringify(texts)}`);
-    await rows.filter({ hasText: "by external" }).first().click();
+    if (texts.length < 3 || !texts.some((t) => /outside the editor/.test(t))) throw new Error(`the versions read ${JSON.stringify(texts)}`);
+    await rows.filter({ hasText: "outside the editor" }).first().click();
     await page.locator(".quick-input-widget .monaco-list-row", { hasText: "Compare with the current file" }).first().click();
     await poll(() => diffSides(page), (all) => all.some((d) => /\(version \d+/.test(d.original) || d.original.includes("Deploy pipeline")),
       "no diff editor opened for the version");
     await page.screenshot({ path: path.join(ARTIFACTS, "vscode-history.png") }).catch(() => undefined);
+  });
+}
+
+/** `kin-memory <args> --json` over the editor's store, as the command line sees it (it catches up first). */
+function cliJson(...args) {
+  const out = execFileSync(PYTHON, ["-m", "kin_memory", ...args, "--json"], {
+    env: { ...childEnv, KIN_MEMORY_DIR: dirs.store }, cwd: dirs.store, encoding: "utf8", timeout: 60000,
+  });
+  return JSON.parse(out);
+}
+
+/**
+ * The person's own saves: a quick fix, then Ctrl+S, and a typed line, then Ctrl+S, are each a version kept
+ * within 2 s of the save, "by you in the editor", never in Changes, and a command line's catch-up later
+ * relabels neither.
+ */
+async function saveChecks(page, view) {
+  const rel = "prefs/review-style.md";
+  const vpath = `/memories/${rel}`;
+  const file = path.join(dirs.store, rel);
+  const savedWithin = async (what, before) => {
+    const t0 = Date.now() / 1000;
+    await page.keyboard.press("Control+s");
+    await poll(() => fs.readFileSync(file, "utf8"), (t) => t !== before, `${what}: Ctrl+S did not write the file`);
+    const newest = await poll(() => cliJson("history", vpath).versions[0],
+      (v) => v && v.time >= t0 - 1 && !v.deleted, `${what}: no version kept after the save`, 10000);
+    console.log(`    (${what}: kept ${((newest.time - t0) * 1000).toFixed(0)} ms after Ctrl+S, ${newest.by})`);
+    if (newest.time - t0 > 2) throw new Error(`${what}: kept ${(newest.time - t0).toFixed(1)} s after the save`);
+    if (newest.by !== "by you in the editor") throw new Error(`${what}: the version reads "${newest.by}"`);
+  };
+  await step("save: a quick fix saved with Ctrl+S is a version by you in the editor within 2 s", async () => {
+    fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("category: preference", "category: preferenc"));
+    await openFile(page, "review-style.md");
+    await runCommand(page, "Kin Memory: Accept all changes"); // the misspelling written above: reviewed
+    await page.locator(".statusbar-item", { hasText: /Kin Memory: accepted \d+ changes?/ }).first().waitFor({ timeout: STEP_TIMEOUT });
+    await editor(page).locator(".squiggly-warning").first().waitFor({ state: "attached", timeout: STEP_TIMEOUT });
+    await editor(page).locator(".view-line span", { hasText: "preferenc" }).last().click();
+    await page.keyboard.press("End");
+    await page.keyboard.press("ArrowLeft");
+    const bulb = () => editor(page).locator('.glyph-margin-widgets [class*="codicon-gutter-lightbulb"], .lightBulbWidget').first();
+    const fix = page.locator(".action-widget .monaco-list-row", { hasText: "Replace with `preference`" }).first();
+    await poll(async () => {
+      if (await fix.isVisible()) return true;
+      await bulb().waitFor({ state: "visible", timeout: STEP_TIMEOUT });
+      await bulb().click({ timeout: 3000 }).catch(() => {});
+      return fix.waitFor({ timeout: 3000 }).then(() => true, () => false);
+    }, (shown) => shown, "the light bulb's menu did not open");
+    await fix.click();
+    await poll(() => editorText(page), (t) => /category: preference\b/.test(t), "the fix did not change the buffer");
+    await savedWithin("the quick fix", fs.readFileSync(file, "utf8"));
+  });
+  await step("save: a typed line saved with Ctrl+S is a version by you in the editor within 2 s, not in Changes", async () => {
+    await editor(page).locator(".view-line span", { hasText: "Reviews are short" }).first().click();
+    await page.keyboard.press("Control+End");
+    await page.keyboard.type("\nApprove once the blocking points are fixed.");
+    await savedWithin("the typed line", fs.readFileSync(file, "utf8"));
+    await page.waitForTimeout(1000); // the tree refreshes after the store's events: give it the time it would take
+    const rows = await view.locator(".monaco-list-row", { hasText: "review-style.md" }).allInnerTexts();
+    if (rows.some((r) => /changed|created/.test(r))) throw new Error(`Changes lists the person's own save: ${JSON.stringify(rows)}`);
+    if (cliJson("changes").changes.some((c) => c.path === vpath)) throw new Error("kin-memory changes lists the person's own save");
+    const by = cliJson("history", vpath).versions.slice(0, 2).map((v) => v.by);
+    if (by.some((b) => b !== "by you in the editor")) throw new Error(`after a catch-up the versions read ${JSON.stringify(by)}`);
   });
 }
 
@@ -1092,7 +1168,7 @@ async function reflectChecks(page) {
     reflectNumbers.push(`conflict: ${requests - requests0} model requests for the pass, ${state.requests - requests} for the apply; 0 files written; 1 conflict: ${report}`);
   });
 
-  await step("reflect: Cancel writes nothing and keeps the review; Apply selected… writes only the chosen change", async () => {
+  await step("reflect: Enter (the default) writes nothing and keeps the review; Apply selected… writes only the chosen change and says what was left out", async () => {
     const freeze = path.join(dirs.store, "episodes", "release-freeze.md");
     const pipeline = path.join(dirs.store, "facts", "deploy-pipeline.md");
     const before = storeSnapshot();
@@ -1100,10 +1176,12 @@ async function reflectChecks(page) {
     const requests0 = (await modelState()).requests;
     const dialog = await reflectOn(page, transcript);
     const requests = (await modelState()).requests;
-    await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Cancel$/ }).first().click();
+    const primary = await dialog.locator(".dialog-buttons .monaco-button").first().innerText();
+    if (primary.trim() !== "Review the diffs first") throw new Error(`the review's default button is "${primary.trim()}"`);
+    await page.keyboard.press("Enter");
     const later = page.locator(".notifications-toasts .notification-list-item", { hasText: "nothing is written yet" }).first();
-    await later.waitFor({ timeout: STEP_TIMEOUT }).catch(() => { throw new Error("after Cancel no message offers the choices again"); });
-    if (JSON.stringify(storeSnapshot()) !== JSON.stringify(before)) throw new Error("Cancel wrote to the store");
+    await later.waitFor({ timeout: STEP_TIMEOUT }).catch(() => { throw new Error("after Enter no message offers the choices beside the diffs"); });
+    if (JSON.stringify(storeSnapshot()) !== JSON.stringify(before)) throw new Error("Enter on the review wrote to the store");
     await page.locator(".tabs-container .tab.active", { hasText: "Kin Memory proposal" }).waitFor({ timeout: STEP_TIMEOUT })
       .catch(() => { throw new Error("after Cancel the review is not open any more"); });
     await page.screenshot({ path: path.join(ARTIFACTS, "vscode-reflect-kept.png") }).catch(() => undefined);
@@ -1116,7 +1194,7 @@ async function reflectChecks(page) {
     await poll(() => row.getAttribute("aria-checked"), (v) => v === "false", "the create stays chosen", 5000);
     await page.screenshot({ path: path.join(ARTIFACTS, "vscode-reflect-select.png") }).catch(() => undefined);
     await pick.locator("input").first().press("Enter");
-    const report = await toast(page, "Kin Memory: applied 1 of 1 change.");
+    const report = await toast(page, "Kin Memory: applied 1 of 2 changes; 1 left out.");
     if (/Not applied/.test(report)) throw new Error(`the report reads "${report}"`);
     if (fs.existsSync(freeze)) throw new Error("the change left out was written");
     if (fs.readFileSync(pipeline, "utf8") !== expected) throw new Error(`${pipeline} is not the reviewed text`);
@@ -1149,8 +1227,8 @@ async function reflectChecks(page) {
     }
     await page.screenshot({ path: path.join(ARTIFACTS, "vscode-reflect-rename-beside-create.png") }).catch(() => undefined);
     await pick.locator("input").first().press("Enter");
-    const report = await toast(page, "Kin Memory: applied 1 of 1 change.");
-    if (/Not applied/.test(report)) throw new Error(`the report reads "${report}"`);
+    const report = await toast(page, "Kin Memory: applied 1 of");
+    if (/Not applied/.test(report) || !/applied 1 of \d+ changes; \d+ left out\./.test(report)) throw new Error(`the report reads "${report}"`);
     await poll(() => fs.existsSync(moved), (v) => v, "the renamed memory is not on disk");
     if (fs.readFileSync(moved, "utf8") !== original) throw new Error("the renamed memory is not the original text");
     if (fs.existsSync(titles)) throw new Error(`the create that shares the rename's path was written: ${fs.readFileSync(titles, "utf8")}`);
@@ -1230,6 +1308,13 @@ async function passChecks(page) {
       .catch(() => { throw new Error("the contradiction's memories did not open side by side"); });
     await poll(() => diffSides(page), (sides) => sides.some((s) => s.original.includes("port is 5433") && s.modified.includes("port 5432")),
       "the side-by-side view does not show both ports");
+    // Read-only: typing on a side changes neither memory (no copy of one memory's lines into the other).
+    const dbBefore = fs.readFileSync(path.join(dirs.store, "facts", "db.md"), "utf8");
+    await page.locator(".part.editor .monaco-diff-editor .editor.modified .view-line").first().click();
+    await page.keyboard.type("X");
+    await page.waitForTimeout(300);
+    if (await page.locator(".tabs-container .tab.active.dirty").count()) throw new Error("the side-by-side view is editable");
+    if (fs.readFileSync(path.join(dirs.store, "facts", "db.md"), "utf8") !== dbBefore) throw new Error("the side-by-side view wrote a memory");
     await page.screenshot({ path: path.join(ARTIFACTS, "vscode-candidates.png") }).catch(() => undefined);
   });
 
@@ -1610,9 +1695,9 @@ async function syncChecks(page, port) {
     await page.keyboard.press("Escape");
   });
 
-  await step("sync: the Changes section lists the fact as created by sync:laptop", async () => {
+  await step("sync: the Changes section lists the fact as created by sync from laptop", async () => {
     await showView();
-    const row = view.locator(".monaco-list-row", { hasText: "api-deploy.md" }).filter({ hasText: /created by sync:laptop/ }).first();
+    const row = view.locator(".monaco-list-row", { hasText: "api-deploy.md" }).filter({ hasText: /created by sync from laptop/ }).first();
     await row.waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {
       const listed = await view.locator(".monaco-list-row", { hasText: "api-deploy.md" }).allInnerTexts();
       throw new Error(`the view lists the fact as ${JSON.stringify(listed)}`);

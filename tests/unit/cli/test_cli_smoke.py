@@ -80,7 +80,7 @@ CASES: list[tuple[str, list[str], int, Check]] = [
     ("consolidate bad", ["consolidate", "--provider", "nope"], 2, lambda o: "--provider" in o.stderr),
     ("proposal list", ["proposal", "list"], 0, lambda o: "Traceback" not in o.stdout),
     ("proposal bad", ["proposal", "apply", "0000000000000000"], 2, lambda o: o.stderr.strip() != ""),
-    ("history", ["history", V], 0, lambda o: "external" in o.stdout),
+    ("history", ["history", V], 0, lambda o: "outside the editor" in o.stdout),
     ("history bad", ["history", "/memories/nope.md"], 1, lambda o: "no versions kept" in o.stderr),
     ("restore", ["restore", V, "1"], 0, lambda o: "restored" in o.stdout + o.stderr),
     (

@@ -50,7 +50,7 @@ def test_on_a_timer(tmp_path: Path) -> None:
 
 def test_after_writes_once_the_store_is_quiet_and_not_for_typing(tmp_path: Path) -> None:
     a = auto(tmp_path, SyncSettings(after_writes=True), [])
-    a._on_event(StoreEvent("changed", "/memories/a.md", overlay=True))  # a keystroke in a buffer
+    a._on_event(StoreEvent("changed", "/memories/a.md", overlay=True, buffer=True))  # a keystroke in a buffer
     assert not a.due(a.last_sync + 3600)
     a._on_event(StoreEvent("changed", "/memories/a.md"))
     assert a.last_change is not None

@@ -17,6 +17,7 @@ from ... import protocol
 from ...bounds import in_range
 from ...history import review
 from ...history.db import HistoryUnavailable
+from ...history.labels import written_by
 from ...history.query import HistoryError, content_of, history_of, no_version
 from ...history.restore import restore
 from ...history.sync import catch_up
@@ -73,7 +74,7 @@ class HistoryCommands:
         vpath = self._path(params.path)
         found = await self._run(history_of, self.session.root, vpath)
         return protocol.HistoryResult(path=vpath, versions=[
-            protocol.HistoryVersion(version=v.version, time=v.time, source=v.source,
+            protocol.HistoryVersion(version=v.version, time=v.time, source=v.source, by=written_by(v.source),
                                     bytes=v.bytes, deleted=v.deleted)
             for v in found
         ])  # fmt: skip
@@ -110,7 +111,7 @@ class HistoryCommands:
         found = await self._run(review.changes, self.session.root)
         return protocol.ChangesResult(changes=[
             protocol.QueueEntry(path=c.path, uri=self.session.uri_of(c.path), kind=c.kind, since=c.since,
-                                source=c.source, diff=c.diff, version=c.version,
+                                source=c.source, by=written_by(c.source), diff=c.diff, version=c.version,
                                 reviewed_version=c.reviewed_version)
             for c in found
         ])  # fmt: skip

@@ -66,7 +66,18 @@ class Documents:
         self.sync_buffer(uri, editing=True)
 
     def did_save(self, params: lsp.DidSaveTextDocumentParams) -> None:
-        self.sync_buffer(params.text_document.uri)
+        """The editor wrote the buffer to its file: the store reads the disk now (not when the watcher
+        reports, nor only if one runs), and says the write was the editor's (history labels it so)."""
+        uri = params.text_document.uri
+        self.sync_buffer(uri)
+        vpath = self.session.vpath_of(uri)
+        path = uri_to_path(uri)
+        if not vpath or path is None or self._refused(path):
+            return
+        if not self.session.ready.is_set():
+            self.held.add(path)  # the catch-up after the load keeps it
+            return
+        self.session.store.refresh_path(path, saved=True)
 
     def did_close(self, params: lsp.DidCloseTextDocumentParams) -> None:
         self._facts.pop(params.text_document.uri, None)

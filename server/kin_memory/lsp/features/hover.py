@@ -53,4 +53,4 @@ class Hover:
             note = self.recall.recall.semantic_note() if found else None
         from ...recall.render import related_markdown
 
-        return related_markdown(found, time.time(), note) if found else None
+        return related_markdown(found, time.time(), self.session.uri_of, note) if found else None

@@ -38,14 +38,15 @@ T.run(function()
 
   local answer = 'Cancel'
   local calls = T.script_select(function()
-    return answer == 'Cancel' and 2 or 1
+    return answer == 'Cancel' and 1 or 2
   end)
   apply_delete_fix(buf, d)
   T.wait(function()
     return T.noted('kept /memories/' .. rel:gsub('%-', '%%-'))
   end, 'Cancel to say the memory was kept')
-  T.eq(calls[1].items, { 'Delete', 'Cancel' }, 'confirmation choices')
-  T.check(calls[1].prompt:find('/memories/' .. rel, 1, true) and calls[1].prompt:find('cannot be undone', 1, true),
+  T.eq(calls[1].items, { 'Cancel', 'Delete' }, 'confirmation choices (Cancel first: the default)')
+  T.check(calls[1].prompt:find('/memories/' .. rel, 1, true) and calls[1].prompt:find('history keeps it', 1, true)
+    and calls[1].prompt:find(':KinMemoryRevert', 1, true),
     'the question names the memory: %q', calls[1].prompt)
   T.check(exists(path), 'Cancel must keep %s', path)
 

@@ -21,7 +21,20 @@ T.run(function()
   local settings_file = vim.env.HOME .. '/.kin/settings.toml'
   T.write(settings_file, '# my own notes about this file\nmemory_enabled = true # on by default\n')
 
+  -- What needs action: a memory whose frontmatter does not parse (KM102, an error) and one holding what
+  -- looks like a secret (KM602). The view leads with them, the error first.
+  T.write(T.path('facts/broken-stamp.md'), '---\ncategory: project-fact\nworkspace: [/home/me/src/webapp\n---\n# Broken\n')
+  T.write(T.path('facts/cloud-key.md'), '---\ncategory: project-fact\nworkspace: global\n---\n# Cloud\n\n'
+    .. 'The deploy user is AKIAQWERTYUIOPASDFGH for now.\n')
+
   local _, client = T.open('facts/build.md')
+  T.wait(function()
+    local codes = {}
+    for _, d in ipairs(vim.diagnostic.get(nil)) do
+      codes[d.code] = true
+    end
+    return codes.KM102 and codes.KM602
+  end, 'KM102 and KM602 to be published for the store')
   T.wait(function()
     return T.exec(client, 'kin.memory.info', vim.empty_dict()).indexState.state == 'ready'
   end, 'the recall index to be ready')
@@ -32,6 +45,21 @@ T.run(function()
   local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
   T.log(table.concat(lines, '\n'))
   local text = table.concat(lines, '\n')
+
+  local function row_of(pattern)
+    for i, l in ipairs(lines) do
+      if l:find(pattern) then
+        return i
+      end
+    end
+    return 0
+  end
+  local first = row_of('^Needs your attention: 2 findings')
+  local err = row_of('^  error .*broken%-stamp%.md:3  KM102')
+  local secret = row_of('^  secret .*cloud%-key%.md:7  KM602')
+  local counts = row_of('^By category')
+  T.check(first > 0 and err > first and secret > err and counts > secret,
+    'the view leads with the error, then the secret, then the counts (lines %d %d %d %d)', first, err, secret, counts)
 
   -- Every number against the CLI's.
   for cat, want in pairs(expected.byCategory) do

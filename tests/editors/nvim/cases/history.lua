@@ -30,7 +30,7 @@ T.run(function()
   T.run_and_wait('KinMemoryChanges', '1 change since the last review', 'the external write to be queued')
   local texts = qf_texts()
   T.eq(#texts, 1, 'one quickfix entry')
-  T.check(texts[1]:find('prefs/tone.md', 1, true) and texts[1]:find('changed by external', 1, true),
+  T.check(texts[1]:find('prefs/tone.md', 1, true) and texts[1]:find('changed outside the editor', 1, true),
     'the quickfix entry reads %q', texts[1])
 
   vim.cmd('cfirst')
@@ -71,7 +71,7 @@ T.run(function()
     end
   end, 'the version side of the diff')
   T.check(#calls[1].labels >= 3, 'the versions listed: %s', vim.inspect(calls[1].labels))
-  T.check(calls[1].labels[1]:find('by restore', 1, true) and calls[1].labels[2]:find('by external', 1, true),
+  T.check(calls[1].labels[1]:find('by a restore from history', 1, true) and calls[1].labels[2]:find('outside the editor', 1, true),
     'the versions read %s', vim.inspect(calls[1].labels))
   T.check(table.concat(vim.api.nvim_buf_get_lines(diff_buf, 0, -1, false), '\n'):find('sign with the team name', 1, true),
     'the version shown is the external write')

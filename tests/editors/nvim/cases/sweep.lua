@@ -23,14 +23,14 @@ T.run(function()
       local old = os.time() - 50 * 86400
       vim.uv.fs_utime(later, old, old)
     end
-    return answer == 'Cancel' and 2 or 1
+    return answer == 'Cancel' and 1 or 2
   end)
 
   vim.cmd('KinMemorySweep')
   T.wait(function()
     return T.noted('sweep cancelled')
   end, 'the cancelled sweep to say so')
-  T.eq(calls[1].items, { 'Delete', 'Cancel' }, 'confirmation choices')
+  T.eq(calls[1].items, { 'Cancel', 'Delete' }, 'confirmation choices (Cancel first: the default)')
   T.check(calls[1].prompt:find('2 expired', 1, true), 'the question counts the files: %q', calls[1].prompt)
   T.check(shown[1]:find('/memories/episodes/ancient-incident.md', 1, true)
     and shown[1]:find('/memories/sessions/scratch.md', 1, true), 'the list shown while asking:\n%s', shown[1])

@@ -238,7 +238,7 @@ T.run(function()
       entry = item.text
     end
   end
-  T.check(entry and entry:find('created by sync:laptop', 1, true), 'the changes view lists the fact by its source: %s',
+  T.check(entry and entry:find('created by sync from laptop', 1, true), 'the changes view lists the fact by its source: %s',
     vim.inspect(vim.tbl_map(function(i)
       return vim.api.nvim_buf_get_name(i.bufnr) .. ': ' .. i.text
     end, vim.fn.getqflist())))
