@@ -84,4 +84,5 @@ def foreign_stamp(stamp: object, active: tuple[str, ...]) -> bool:
     write any stamp."""
     if not active or not isinstance(stamp, str) or not looks_like_path(stamp):
         return False
-    return stamp not in active
+    # `<this repository>/.` or a folder inside it is this repository (store.workspace.visibility)
+    return not visibility(stamp, active).visible
