@@ -52,7 +52,7 @@ BUSY_TIMEOUT = 5.0  # seconds a connection waits for another process's lock
 
 DB_NAME = "findings.sqlite3"
 DB_SUFFIXES = ("", "-wal", "-shm", "-journal")
-FORMAT = "8"  # 8: entries and snapshot records keep the freshness key
+FORMAT = "9"  # 9: a broken frontmatter's stamp is read by a line scan (store.frontmatter.scanned_stamp)
 LOOKUP_BATCH = 500  # entries read and answered at a time (and vpaths asked in one query)
 KEPT_VARIANTS = 6  # contexts remembered (workspaces, the CLI's and the server's forms), most recent first
 _FRAME_HEAD = b"Content-Length: "

@@ -13,7 +13,7 @@ from typing import Any
 
 from .categories import effective_category
 from .freshness import UNSURE, kept_key
-from .frontmatter import Frontmatter, parse_frontmatter, split_lines
+from .frontmatter import Frontmatter, parse_frontmatter, scanned_stamp, split_lines
 from .reader import Refused, read_file
 
 MAX_READ_BYTES = 16 * 1024 * 1024  # beyond this a file is reported, not parsed
@@ -160,6 +160,8 @@ def from_text(
     stamp = (ws_entry.value if ws_entry.is_scalar else ws_entry.value) if ws_entry else None
     if ws_entry and ws_entry.is_scalar and not ws_entry.is_string and ws_entry.value is None:
         stamp = None  # `workspace:` with no value reads as no stamp
+    if not is_index and fm.status not in ("ok", "none"):
+        stamp = scanned_stamp(lines, fm)  # placed by its stamp even when its YAML is broken
     return Memory(
         os.fspath(path),
         vpath,

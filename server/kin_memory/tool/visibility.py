@@ -17,7 +17,7 @@ import os
 import stat
 from pathlib import Path
 
-from ..store.frontmatter import parse_frontmatter
+from ..store.frontmatter import parse_frontmatter, scanned_stamp, split_lines
 from ..store.memory import BODY_CAP
 from ..store.reader import Refused, read_file
 from ..store.workspace import stamp_kind, visibility
@@ -26,8 +26,11 @@ MAX_WALK = 100_000  # files looked at below one folder before it is taken as hol
 
 
 def stamp_in(text: str) -> object:
-    """The raw `workspace` value of a memory's text (None when it has none or no readable frontmatter)."""
+    """The raw `workspace` value of a memory's text (None when it has none), read as the store reads it
+    (store.memory.from_text): a broken frontmatter's stamp line still places it."""
     fm = parse_frontmatter(text)
+    if fm.status not in ("ok", "none"):
+        return scanned_stamp(split_lines(text), fm)  # a broken frontmatter: placed by its stamp line
     entry = fm.get("workspace") if fm.status == "ok" else None
     return None if entry is None else entry.value
 

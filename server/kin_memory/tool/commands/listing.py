@@ -87,12 +87,16 @@ def _walk(
             _walk(child, vchild, depth + 1, root_real, lines, active)
 
 
-def listing(t: Target, active: tuple[str, ...] = ()) -> str:
-    """The folder's entries as the active workspace sees them (everything in the operator's view)."""
+def listing(t: Target, active: tuple[str, ...] = ()) -> str | None:
+    """The folder's entries as the active workspace sees them (everything in the operator's view); None
+    for a folder below the root that holds memories but none this workspace sees (it answers as a missing
+    path does, like each of them)."""
     base = virtual_of_rel("/".join(t.parts))
     top = os.fspath(t.resolved)
     lines = [messages.dir_header(base)]
     info = _entry_size(top, active) if os.path.exists(top) else (0, True)  # a missing root lists as empty
+    if info is None and not t.is_root:
+        return None
     lines.append(f"{format_size(info[0] if info else 0)}\t{base}")
     if os.path.isdir(top):
         _walk(top, base, 1, os.fspath(t.root_real), lines, active)
