@@ -153,6 +153,8 @@ class AgentStore:
         refused = _disabled(settings_for(workspace))
         if refused:
             return refused
+        if not os.path.isdir(self.root):  # no store yet: nothing to find, as `view` lists it empty
+            return Answer("No matching memories.")
         recall = self.recall()
         active = with_equivalents((workspace,), self.root)
         hits = recall.search(query, active, count)
