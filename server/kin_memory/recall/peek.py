@@ -14,7 +14,7 @@ from pathlib import Path
 from ..store.freshness import unchanged
 from ..store.paths import HIDDEN_DIR, hidden_file_problem
 
-SCHEMA_VERSION = 3  # 3: docs keep the freshness key
+SCHEMA_VERSION = 4  # 4: a broken frontmatter's stamp is read by a line scan (3: docs keep the key)
 DB_NAME = "recall.sqlite3"
 DB_SUFFIXES = ("", "-wal", "-shm", "-journal")  # the database and the files SQLite keeps beside it
 
@@ -168,3 +168,22 @@ class Lag:
         if self.conn is not None:
             self.conn.close()
             self.conn = None
+
+
+def stamps_below(root: Path | str, vprefix: str) -> dict[str, tuple[int, str | None, str | None]] | None:
+    """What the index knows of the stamp of each memory at or below the virtual folder `vprefix`: vpath →
+    (freshness key, workspace, scope) (see records.scope_of: scope None is a stamp no workspace matches).
+    A range over the vpath index, not a pass over the documents. None when there is no usable index."""
+    conn = _open_read_only(root)
+    if conn is None:
+        return None
+    base = vprefix.rstrip("/") + "/"
+    with closing(conn):
+        try:
+            rows = conn.execute(
+                "SELECT vpath, key, workspace, scope FROM docs WHERE vpath >= ? AND vpath < ?",
+                (base, base[:-1] + "0"),  # "0" is the character after "/": every vpath below the folder
+            ).fetchall()
+        except sqlite3.Error:
+            return None
+    return {v: (k, w, s) for v, k, w, s in rows}

@@ -18,7 +18,7 @@ _DIR_FLAGS = (
 )
 
 
-def tree_size(path: str, keep: Callable[[str], bool] | None = None) -> tuple[int, bool]:
+def tree_size(path: str, keep: Callable[[str, os.stat_result], bool] | None = None) -> tuple[int, bool]:
     """(total size of the regular files below path that `keep` accepts, whether files exist below it but
     none was accepted), hidden names and links skipped (as `du` would count a listing entry).
     Unreadable parts count as empty."""
@@ -40,7 +40,7 @@ def tree_size(path: str, keep: Callable[[str], bool] | None = None) -> tuple[int
                     pending.append(entry.path)
                 elif stat.S_ISREG(st.st_mode):
                     files += 1
-                    if keep is None or keep(entry.path):
+                    if keep is None or keep(entry.path, st):
                         kept += 1
                         total += st.st_size
     return total, files > 0 and kept == 0

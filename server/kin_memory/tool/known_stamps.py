@@ -1,0 +1,91 @@
+"""The stamps a folder view filters by, from what is already known instead of every file read again.
+
+`view /memories` is usually an agent's first call, and the workspace filter used to read the head of
+every memory below the folder (a second or two at 10,000 memories) where the operator's unfiltered
+listing only stats them. The recall index already holds each memory's stamp with the freshness key of
+the reading it came from (store/freshness.py, the one rule every cache uses): a file whose key is the
+one the index saw has the stamp the index holds, and only the others (new, changed, not indexed, or no
+usable index at all) are read. The index's rows are read once per folder view, by a range over its
+vpath index, and kept in this process while the index's files are unchanged (an MCP server, an SDK
+process or an editor asks many views in a row).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+
+from ..store.freshness import key_of, unchanged
+from ..store.paths import HIDDEN_DIR, virtual_of_rel
+from ..store.workspace import visibility
+from .visibility import visible
+
+INVALID = ("invalid",)  # a stamp no workspace matches (not a string, hostile): the index's scope None
+Rows = dict[str, tuple[int, str | None, str | None]]
+_lock = threading.Lock()
+_kept: dict[tuple[str, str], tuple[object, Rows]] = {}
+_KEPT_MAX = 8  # folders whose rows a process keeps
+
+
+def _signature(root_real: str) -> object:
+    """What says the index's rows may have changed: its database files as a stat sees them."""
+    from ..recall.peek import DB_NAME, DB_SUFFIXES
+
+    out = []
+    for suffix in DB_SUFFIXES[:2]:  # the database and its write-ahead log
+        try:
+            st = os.stat(os.path.join(root_real, HIDDEN_DIR, DB_NAME + suffix))
+        except OSError:
+            out.append(None)
+            continue
+        out.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(out)
+
+
+def _rows(root_real: str, vprefix: str) -> Rows:
+    from ..recall.peek import stamps_below
+
+    signature = _signature(root_real)
+    if signature[0] is None:
+        return {}
+    with _lock:
+        held = _kept.get((root_real, vprefix))
+        if held is not None and held[0] == signature:
+            return held[1]
+    rows = stamps_below(root_real, vprefix) or {}
+    with _lock:
+        if len(_kept) >= _KEPT_MAX:
+            _kept.clear()
+        _kept[(root_real, vprefix)] = (signature, rows)
+    return rows
+
+
+def _stamp(row: tuple[int, str | None, str | None]) -> object:
+    """The stamp as visibility reads it: absent or `global` (scope global), the path or label, or one
+    that matches no workspace (scope None)."""
+    _key, workspace, scope = row
+    return INVALID if scope is None else workspace
+
+
+def keeper(root_real: str, vprefix: str, active: tuple[str, ...]) -> Callable[[str, os.stat_result], bool]:
+    """`keep(path, st)`: whether the memory at `path` (below the root, stat'ed as `st`) is visible from
+    `active`; the stamp from the index when the file is the one it saw, else read from the file. Asked
+    once per path (a listing counts a folder's files again for each level it shows)."""
+    rows = _rows(root_real, vprefix)
+    memo: dict[str, bool] = {}
+    prefix = root_real.rstrip(os.sep) + os.sep
+
+    def keep(path: str, st: os.stat_result) -> bool:
+        known = memo.get(path)
+        if known is not None:
+            return known
+        row = rows.get(virtual_of_rel(path[len(prefix) :])) if path.startswith(prefix) else None
+        if row is not None and unchanged(row[0], key_of(st)):
+            result = visibility(_stamp(row), active).visible
+        else:
+            result = visible(path, active)
+        memo[path] = result
+        return result
+
+    return keep
