@@ -65,32 +65,51 @@ def test_no_edit_leaves_a_broken_stamp_or_frontmatter(world, name: str) -> None:
         for value in ("[a, b]", "42", "true", "{x: 1}"):
             _refused(
                 call,
-                {"command": "str_replace", "path": MEMORY, "old_str": f"workspace: {b_real}",
-                 "new_str": f"workspace: {value}"},  # fmt: skip
+                {
+                    "command": "str_replace",
+                    "path": MEMORY,
+                    "old_str": f"workspace: {b_real}",
+                    "new_str": f"workspace: {value}",
+                },  # fmt: skip
                 "not a single string",
                 "absolute path, `global`, or a label",
             )
         for value in ("", "null", "~"):
             _refused(
                 call,
-                {"command": "str_replace", "path": MEMORY, "old_str": f"workspace: {b_real}",
-                 "new_str": f"workspace: {value}".rstrip()},  # fmt: skip
+                {
+                    "command": "str_replace",
+                    "path": MEMORY,
+                    "old_str": f"workspace: {b_real}",
+                    "new_str": f"workspace: {value}".rstrip(),
+                },  # fmt: skip
                 "empty `workspace:` stamp",
                 "`workspace: global`",
             )
         text = _refused(
-            call, {"command": "insert", "path": MEMORY, "insert_line": 1, "insert_text": "---"}, "closes it early"
+            call,
+            {"command": "insert", "path": MEMORY, "insert_line": 1, "insert_text": "---"},
+            "closes it early",
         )
         assert "lose its `workspace:` stamp" not in text
         _refused(
             call,
-            {"command": "str_replace", "path": MEMORY, "old_str": "category: episodic", "new_str": "- episodic"},
+            {
+                "command": "str_replace",
+                "path": MEMORY,
+                "old_str": "category: episodic",
+                "new_str": "- episodic",
+            },
             "no longer parse as YAML",
         )
         _refused(
             call,
-            {"command": "str_replace", "path": MEMORY, "old_str": f"workspace: {b_real}",
-             "new_str": "workspace: team-infra"},  # fmt: skip
+            {
+                "command": "str_replace",
+                "path": MEMORY,
+                "old_str": f"workspace: {b_real}",
+                "new_str": "workspace: team-infra",
+            },  # fmt: skip
             "does not see",
         )
         assert stored_path.read_text() == stored
@@ -98,12 +117,20 @@ def test_no_edit_leaves_a_broken_stamp_or_frontmatter(world, name: str) -> None:
                     "---\ncategory: episodic\nworkspace: null\n---\nx\n",
                     "---\ncategory: episodic\nworkspace: [a, b]\n---\nx\n",
                     f"---\ncategory: episodic\nworkspace: {b_real}\nworkspace: {b_real}\n---\nx\n"):  # fmt: skip
-            _refused(call, {"command": "create", "path": "/memories/notes/bad.md", "file_text": bad}, "Cannot create")
+            _refused(
+                call,
+                {"command": "create", "path": "/memories/notes/bad.md", "file_text": bad},
+                "Cannot create",
+            )
         assert not (root / "notes" / "bad.md").exists()
         # `<this repository>/.` names this repository: not refused as another one's
         text, err = call(
-            {"command": "str_replace", "path": MEMORY, "old_str": f"workspace: {b_real}",
-             "new_str": f"workspace: {b_real}/."}  # fmt: skip
+            {
+                "command": "str_replace",
+                "path": MEMORY,
+                "old_str": f"workspace: {b_real}",
+                "new_str": f"workspace: {b_real}/.",
+            }  # fmt: skip
         )
         assert not err, text
         listing, _ = call({"command": "view", "path": "/memories/notes"})

@@ -35,7 +35,13 @@ def test_every_doors_writes_wait_for_the_first_review(tmp_path: Path) -> None:
     home.mkdir()
     proj.mkdir()
     root = home / ".kin" / "memory"
-    out = _run(home, proj, "tool", "-", stdin=json.dumps({"command": "create", "path": "/memories/cli.md", "file_text": "c\n"}))
+    out = _run(
+        home,
+        proj,
+        "tool",
+        "-",
+        stdin=json.dumps({"command": "create", "path": "/memories/cli.md", "file_text": "c\n"}),
+    )
     assert out.returncode == 0, out.stderr
     assert "history not kept" not in out.stderr, out.stderr  # the fresh store's first write is kept
     with mcp_session(root, home, proj) as s:
@@ -48,7 +54,9 @@ def test_every_doors_writes_wait_for_the_first_review(tmp_path: Path) -> None:
     listed = _run(home, proj, "changes")
     assert listed.returncode == 0, listed.stderr
     queued = {line.split()[1] for line in listed.stdout.splitlines() if line.startswith("created ")}
-    assert queued == {"/memories/cli.md", "/memories/mcp.md", "/memories/sdk.md", "/memories/synced.md"}, listed.stdout
+    assert queued == {"/memories/cli.md", "/memories/mcp.md", "/memories/sdk.md", "/memories/synced.md"}, (
+        listed.stdout
+    )
 
 
 def test_search_before_the_store_exists_answers_empty(tmp_path: Path) -> None:

@@ -37,7 +37,9 @@ def monorepo(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
     git(top, "init", "-q")
     top = Path(os.path.realpath(top))
     root = tmp_path / "memory"
-    legacy = memory("project-fact", "# Old\n\nThe api package was stamped with its folder.\n", str(top / "services/api"))
+    legacy = memory(
+        "project-fact", "# Old\n\nThe api package was stamped with its folder.\n", str(top / "services/api")
+    )
     write(root, "facts/legacy.md", legacy)
     return root, home, top, top / "services" / "api"
 
@@ -78,7 +80,9 @@ def door(name: str, root: Path, home: Path, folder: Path) -> Iterator[Call]:
         client = RawClient.started(env, folders=(folder,))
 
         def lsp(inp: dict) -> tuple[str, bool]:
-            reply = client.call("workspace/executeCommand", {"command": "kin.memory.tool", "arguments": [inp]})
+            reply = client.call(
+                "workspace/executeCommand", {"command": "kin.memory.tool", "arguments": [inp]}
+            )
             return reply["result"]["content"], reply["result"]["isError"]
 
         try:
@@ -95,9 +99,15 @@ def stamp(root: Path, rel: str) -> str:
 @pytest.mark.parametrize("name", DOORS)
 def test_every_door_stamps_the_repositorys_top_level_from_a_package(monorepo, name: str) -> None:
     root, home, top, api = monorepo
-    write(root, "facts/from-web.md", memory("project-fact", "# Web\n\nThe web package builds with vite.\n", str(top)))
+    write(
+        root,
+        "facts/from-web.md",
+        memory("project-fact", "# Web\n\nThe web package builds with vite.\n", str(top)),
+    )
     with door(name, root, home, api) as call:
-        text, err = call({"command": "create", "path": f"/memories/facts/{name}.md", "file_text": "# Note\n\nx\n"})
+        text, err = call(
+            {"command": "create", "path": f"/memories/facts/{name}.md", "file_text": "# Note\n\nx\n"}
+        )
         assert not err, text
         listing, err = call({"command": "view", "path": "/memories/facts"})
         assert not err and "from-web.md" in listing and "legacy.md" in listing, listing
@@ -109,7 +119,9 @@ def test_every_door_stamps_the_repositorys_top_level_from_a_package(monorepo, na
 def test_a_memory_written_from_one_package_is_seen_from_another_and_from_the_top(monorepo) -> None:
     root, home, top, api = monorepo
     with door("mcp-root", root, home, api) as call:
-        assert call({"command": "create", "path": "/memories/facts/api.md", "file_text": "# Api\n"})[1] is False
+        assert (
+            call({"command": "create", "path": "/memories/facts/api.md", "file_text": "# Api\n"})[1] is False
+        )
     for folder in (top / "services" / "web", top):
         with door("cli", root, home, folder) as call:
             listing, _ = call({"command": "view", "path": "/memories"})
@@ -135,9 +147,11 @@ def test_the_language_server_offers_the_top_level_for_a_subfolder_stamp(monorepo
         client.notify("textDocument/didOpen", {"textDocument": {
             "uri": uri, "languageId": "markdown", "version": 1, "text": (root / "facts/legacy.md").read_text()}})  # fmt: skip
         found = client.wait(
-            lambda m: m.get("method") == "textDocument/publishDiagnostics"
-            and m["params"]["uri"] == uri
-            and any(d.get("code") == "KM307" for d in m["params"]["diagnostics"])
+            lambda m: (
+                m.get("method") == "textDocument/publishDiagnostics"
+                and m["params"]["uri"] == uri
+                and any(d.get("code") == "KM307" for d in m["params"]["diagnostics"])
+            )
         )
         diag = next(d for d in found["params"]["diagnostics"] if d["code"] == "KM307")
         reply = client.call("textDocument/codeAction", {

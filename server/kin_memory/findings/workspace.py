@@ -190,16 +190,6 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
                     ),  # fmt: skip
                 )
             )
-        elif top := repository_of_stamp(stamp, ctx.active):
-            findings.append(
-                Finding(
-                    "KM307",
-                    entry.value_span,
-                    f"stamped with a folder inside the repository {top}; every door now stamps the "
-                    "repository's top level (this memory stays visible from the whole repository)",
-                    (Fix(f"Replace with {top}", (replace(entry.value_span, yaml_scalar(top)),), preferred=True),),
-                )
-            )
         else:
             main = _memo(ctx, "worktree:" + stamp, lambda: main_worktree(stamp))
             if main:
@@ -217,7 +207,29 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
                         ),
                     )
                 )
-    if ctx.active and kind in ("path", "label") and stamp not in ctx.active and not visibility(stamp, ctx.active).visible:
+            elif top := repository_of_stamp(stamp, ctx.active):
+                findings.append(
+                    Finding(
+                        "KM307",
+                        entry.value_span,
+                        f"stamped with a folder inside the repository {top}; every door now stamps the "
+                        "repository's top level (this memory stays visible from the whole repository)",
+                        (
+                            Fix(
+                                f"Replace with {top}",
+                                (replace(entry.value_span, yaml_scalar(top)),),
+                                preferred=True,
+                            ),
+                        ),
+                    )
+                )
+
+    if (
+        ctx.active
+        and kind in ("path", "label")
+        and stamp not in ctx.active
+        and not visibility(stamp, ctx.active).visible
+    ):
         findings.append(
             Finding(
                 "KM303",

@@ -34,7 +34,6 @@ def waits_for_review(source: str) -> bool:
     return source not in PERSONS_OWN
 
 
-
 @dataclass(frozen=True)
 class SyncStats:
     read: int  # files read because they changed since last seen

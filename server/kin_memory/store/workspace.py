@@ -102,14 +102,14 @@ def canonical_workspace(path: str | os.PathLike[str]) -> str:
 
 
 def repository_of_stamp(stamp: str, active: tuple[str, ...]) -> str | None:
-    """The active workspace a path stamp written from one of its subfolders belongs to (a stamp the
-    doors wrote before every door stamped the repository's top level), or None. Only a stamp lexically
-    below an active workspace is considered, and only when that folder's repository is the workspace
-    itself (a nested repository of its own stays apart)."""
-    for ws in active:
-        if ws != GLOBAL and stamp.startswith(ws.rstrip("/") + "/") and "/../" not in stamp + "/":
-            return ws if _stamp_repository(stamp) == ws else None
-    return None
+    """The active workspace an absolute path stamp belongs to though it is not that workspace's own
+    spelling, or None: a folder inside the repository (what the doors stamped before every door stamped
+    the repository's top level), a linked worktree of it, `<repository>/.`. The stamp is resolved as a
+    folder is (canonical_workspace), so a nested repository of its own stays apart."""
+    if not active or not stamp.startswith("/"):
+        return None
+    top = _stamp_repository(stamp)
+    return top if top != stamp and top in active else None
 
 
 @functools.lru_cache(maxsize=4096)

@@ -86,10 +86,16 @@ def _stamp_problem(
     """(what the edit would do to the stamp, what to do instead); None when the stamp stays sound."""
     for key in _duplicates(after):
         if key not in _duplicates(before):
-            return f"hold `{key}:` twice (only the first is read)", f"change the existing `{key}:` line instead"
+            return (
+                f"hold `{key}:` twice (only the first is read)",
+                f"change the existing `{key}:` line instead",
+            )
     old, new = _stamp_entry(before), _stamp_entry(after)
     if old is not None and new is None and after.status == "ok":
-        return "lose its `workspace:` stamp", "keep the `workspace:` line (`workspace: global` shares a memory)"
+        return (
+            "lose its `workspace:` stamp",
+            "keep the `workspace:` line (`workspace: global` shares a memory)",
+        )
     if new is None or (old is not None and (old.raw, old.value) == (new.raw, new.value)):
         return None
     value = new.value
