@@ -39,7 +39,8 @@ def _signature(root_real: str) -> object:
         except OSError:
             out.append(None)
             continue
-        out.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+        # not the ctime: opening the index read-only touches its write-ahead log's (SQLite resets it)
+        out.append((st.st_ino, st.st_size, st.st_mtime_ns))
     return tuple(out)
 
 
@@ -74,6 +75,7 @@ def keeper(root_real: str, vprefix: str, active: tuple[str, ...]) -> Callable[[s
     once per path (a listing counts a folder's files again for each level it shows)."""
     rows = _rows(root_real, vprefix)
     memo: dict[str, bool] = {}
+    by_stamp: dict[object, bool] = {}  # thousands of memories share a handful of stamps
     prefix = root_real.rstrip(os.sep) + os.sep
 
     def keep(path: str, st: os.stat_result) -> bool:
@@ -82,7 +84,10 @@ def keeper(root_real: str, vprefix: str, active: tuple[str, ...]) -> Callable[[s
             return known
         row = rows.get(virtual_of_rel(path[len(prefix) :])) if path.startswith(prefix) else None
         if row is not None and unchanged(row[0], key_of(st)):
-            result = visibility(_stamp(row), active).visible
+            stamp = _stamp(row)
+            result = by_stamp.get(stamp)
+            if result is None:
+                result = by_stamp[stamp] = visibility(stamp, active).visible
         else:
             result = visible(path, active)
         memo[path] = result
