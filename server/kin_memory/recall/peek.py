@@ -187,3 +187,23 @@ def stamps_below(root: Path | str, vprefix: str) -> dict[str, tuple[int, str | N
         except sqlite3.Error:
             return None
     return {v: (k, w, s) for v, k, w, s in rows}
+
+
+def mentioning(root: Path | str, text: str) -> tuple[set[str], dict[str, tuple[int, int, str]]] | None:
+    """(the memories whose indexed body holds the words of `text` as a phrase, every memory the index
+    holds → (freshness key, size, category)); None when there is no usable index. The phrase is a
+    superset of the exact text (punctuation is not indexed); a caller reads only those, and the files
+    the index did not see as they are."""
+    conn = _open_read_only(root)
+    if conn is None:
+        return None
+    phrase = '"' + text.replace('"', '""') + '"'
+    with closing(conn):
+        try:
+            hits = conn.execute(
+                "SELECT d.vpath FROM fts f JOIN docs d ON d.id = f.rowid WHERE fts MATCH ?", (f"body : {phrase}",)
+            ).fetchall()
+            rows = conn.execute("SELECT vpath, key, size, category FROM docs").fetchall()
+        except sqlite3.Error:
+            return None
+    return {v for (v,) in hits}, {v: (k, s, c) for v, k, s, c in rows}
