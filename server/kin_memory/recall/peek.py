@@ -201,9 +201,27 @@ def mentioning(root: Path | str, text: str) -> tuple[set[str], dict[str, tuple[i
     with closing(conn):
         try:
             hits = conn.execute(
-                "SELECT d.vpath FROM fts f JOIN docs d ON d.id = f.rowid WHERE fts MATCH ?", (f"body : {phrase}",)
+                "SELECT d.vpath FROM fts f JOIN docs d ON d.id = f.rowid WHERE fts MATCH ?",
+                (f"body : {phrase}",),
             ).fetchall()
             rows = conn.execute("SELECT vpath, key, size, category FROM docs").fetchall()
         except sqlite3.Error:
             return None
     return {v for (v,) in hits}, {v: (k, s, c) for v, k, s, c in rows}
+
+
+def listed_docs(
+    root: Path | str,
+) -> list[tuple[str, int, str, str, str | None, str | None, float, int]] | None:
+    """Every memory the index holds as a listing needs it: (vpath, freshness key, title, category,
+    workspace, scope, mtime, size); None when there is no usable index."""
+    conn = _open_read_only(root)
+    if conn is None:
+        return None
+    with closing(conn):
+        try:
+            return conn.execute(
+                "SELECT vpath, key, title, category, workspace, scope, mtime, size FROM docs"
+            ).fetchall()
+        except sqlite3.Error:
+            return None

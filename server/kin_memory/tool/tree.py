@@ -46,7 +46,9 @@ def tree_size(path: str, keep: Callable[[str, os.stat_result], bool] | None = No
     return total, files > 0 and kept == 0
 
 
-def subtree_sizes(top: str, keep: Callable[[str, os.stat_result], bool] | None = None) -> dict[str, list[int]]:
+def subtree_sizes(
+    top: str, keep: Callable[[str, os.stat_result], bool] | None = None
+) -> dict[str, list[int]]:
     """tree_size of `top` and of every real folder below it, from one walk: folder → [size of the
     files `keep` accepts, files, files accepted]. A listing shows three levels, and asking tree_size of
     each folder it shows walked the deeper levels again for each (three stats per file at 10,000)."""

@@ -34,8 +34,14 @@ def test_with_an_index_a_rename_reads_only_what_may_mention_the_path(store: Path
     late.write_text(FACT + "Also see /memories/facts/build.md.\n")
     looked: list[str] = []
     real = relink._names
-    monkeypatch.setattr(relink, "_names", lambda path, needles: looked.append(path.name) or real(path, needles))
-    res = run(store, None, {"command": "rename", "old_path": "/memories/facts/build.md", "new_path": "/memories/facts/make.md"})
+    monkeypatch.setattr(
+        relink, "_names", lambda path, needles: looked.append(path.name) or real(path, needles)
+    )
+    res = run(
+        store,
+        None,
+        {"command": "rename", "old_path": "/memories/facts/build.md", "new_path": "/memories/facts/make.md"},
+    )
     assert res["isError"] is False, res
     assert sorted(looked) == ["MEMORY.md", "deploy.md", "late.md", "make.md"]
     assert "/memories/facts/make.md" in (store / "facts" / "deploy.md").read_text()
@@ -46,7 +52,13 @@ def test_with_an_index_a_rename_reads_only_what_may_mention_the_path(store: Path
 def test_without_an_index_every_memory_is_looked_at(store: Path, monkeypatch) -> None:
     looked: list[str] = []
     real = relink._names
-    monkeypatch.setattr(relink, "_names", lambda path, needles: looked.append(path.name) or real(path, needles))
-    run(store, None, {"command": "rename", "old_path": "/memories/facts/build.md", "new_path": "/memories/facts/make.md"})
+    monkeypatch.setattr(
+        relink, "_names", lambda path, needles: looked.append(path.name) or real(path, needles)
+    )
+    run(
+        store,
+        None,
+        {"command": "rename", "old_path": "/memories/facts/build.md", "new_path": "/memories/facts/make.md"},
+    )
     assert len(looked) == 43
     assert "/memories/facts/make.md" in (store / "facts" / "deploy.md").read_text()
