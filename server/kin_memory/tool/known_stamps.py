@@ -28,11 +28,11 @@ _kept: dict[tuple[str, str], tuple[object, Rows]] = {}
 _KEPT_MAX = 8  # folders whose rows a process keeps
 
 
-def _signature(root_real: str) -> object:
+def _signature(root_real: str) -> tuple[tuple[int, int, int] | None, ...]:
     """What says the index's rows may have changed: its database files as a stat sees them."""
     from ..recall.peek import DB_NAME, DB_SUFFIXES
 
-    out = []
+    out: list[tuple[int, int, int] | None] = []
     for suffix in DB_SUFFIXES[:2]:  # the database and its write-ahead log
         try:
             st = os.stat(os.path.join(root_real, HIDDEN_DIR, DB_NAME + suffix))

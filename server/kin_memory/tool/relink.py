@@ -12,10 +12,9 @@ from pathlib import Path
 
 from ..findings.edits import apply_edits
 from ..findings.relink import mentions, relink
-from ..store.memory import MAX_READ_BYTES
-from ..store.paths import rel_of_virtual
 from ..store.categories import SESSION
-from ..store.memory import BODY_CAP
+from ..store.memory import BODY_CAP, MAX_READ_BYTES
+from ..store.paths import rel_of_virtual
 from ..store.scan import scan_names
 from ..store.write_hook import around_write
 from .commands.base import ToolContext, ToolFailure
