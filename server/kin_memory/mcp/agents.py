@@ -123,8 +123,10 @@ class AgentStore:
         input: object,  # noqa: A002
         workspace: str | None,
         confirm: Callable[[str], bool] | None = None,
+        cancelled: Callable[[], bool] | None = None,
     ) -> ToolResult:
-        """One memory-tool call exactly as a model emits it; never raises."""
+        """One memory-tool call exactly as a model emits it; never raises. `cancelled`: whether the client
+        cancelled the call (a write not begun yet is then not made)."""
         settings = settings_for(workspace)
         ctx = ToolContext(
             root=self.root,
@@ -134,6 +136,7 @@ class AgentStore:
             disabled_by=home_relative(settings.disabled_by),
             confirm=confirm,
             source=SOURCE,
+            cancelled=cancelled,
         )
         result = run_tool(input, ctx)
         if not result.is_error and isinstance(input, dict) and input.get("command") in MUTATIONS:

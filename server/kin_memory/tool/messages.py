@@ -200,3 +200,7 @@ def foreign_stamp(path: str, stamp: str, active: str, is_path: bool = True) -> s
         f"memory would vanish from it. Stamp it `{active}` (this workspace) or `global`, or leave the stamp "
         "out and the store adds it."
     )
+
+
+def cancelled(command: str, path: str) -> str:
+    return f"The {command} of {path} was cancelled before it began: nothing was written"

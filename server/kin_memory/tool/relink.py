@@ -5,6 +5,7 @@ edit through the editor) and its previous version is kept. Files that are not UT
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 from collections.abc import Callable
@@ -90,6 +91,7 @@ def follow_rename(ctx: ToolContext, old: str, new: str) -> list[str]:
         if edits:
             planned.append((t, st, text, apply_edits(text, edits)))
     done = []
+    ctx = dataclasses.replace(ctx, cancelled=None)  # part of a rename that was made: it completes
     with around_write(ctx.root, [t.virtual for t, *_ in planned], ctx.source):
         for t, st, text, new_text in planned:
             try:

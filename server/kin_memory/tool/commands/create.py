@@ -14,7 +14,7 @@ from ..edit_rules import check_create
 from ..write_rules import added_note
 from ..write_rules import apply as apply_write_rules
 from . import writing
-from .base import ToolContext, ToolFailure, confirm
+from .base import ToolContext, ToolFailure, check_cancelled, confirm
 from .params import ToolInput, guarded, str_param
 
 
@@ -39,6 +39,7 @@ def create(inp: ToolInput, ctx: ToolContext) -> str:
     except OSError:
         raise ToolFailure(messages.os_error(path, "create")) from None
     writing.before_write(t.resolved)
+    check_cancelled(ctx, "create", path)
     place = t.content
     dir_fd = writing.open_place_dir(t, place.dir_parts, "create", create=True)
     try:
