@@ -160,3 +160,10 @@ def test_the_language_server_offers_the_top_level_for_a_subfolder_stamp(monorepo
         assert f"Replace with {top}" in titles, titles
     finally:
         assert "Traceback" not in client.close()
+
+
+def test_search_finds_a_subfolder_stamped_memory_from_the_repository(monorepo) -> None:
+    root, home, top, _api = monorepo
+    with mcp_session(root, home, top) as s:
+        found, err = s.call("memory_search", {"query": "stamped folder package"})
+    assert not err and "/memories/facts/legacy.md" in found, found

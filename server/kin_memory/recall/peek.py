@@ -225,3 +225,20 @@ def listed_docs(
             ).fetchall()
         except sqlite3.Error:
             return None
+
+
+def scopes_below(root: Path | str, folder: str) -> list[str]:
+    """The distinct path stamps the index holds that name a folder below `folder` (a range over the scope
+    index); [] when there is no usable index."""
+    conn = _open_read_only(root)
+    if conn is None:
+        return []
+    base = folder.rstrip("/") + "/"
+    with closing(conn):
+        try:
+            rows = conn.execute(
+                "SELECT DISTINCT scope FROM docs WHERE scope >= ? AND scope < ?", (base, base[:-1] + "0")
+            ).fetchall()
+        except sqlite3.Error:
+            return []
+    return [s for (s,) in rows if isinstance(s, str)]

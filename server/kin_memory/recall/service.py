@@ -173,6 +173,7 @@ class Recall:
     def search(
         self, query: str, active: tuple[str, ...] | None, limit: int = 5, *, prefix_last: bool = False
     ) -> list[tuple[Hit, str]]:
+        active = with_subfolder_stamps(self.root, active)
         hits = self._safe(lambda: self.index.search(query, active, limit=limit, prefix_last=prefix_last))
         shown = content_text(query)
         return [(_masked_title(h), snippet(h.body, shown)) for h in hits]
@@ -245,3 +246,18 @@ def _paragraph(lines: tuple[str, ...], line: int, first: int = 0) -> str:
 def _offset_in(paragraph: str, line_text: str, col: int) -> int:
     at = paragraph.find(line_text)
     return max(0, at) + max(0, col)
+
+
+def with_subfolder_stamps(root: Path, active: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    """`active` and the stamps the index holds that name a folder inside one of its repositories (what
+    the doors stamped before every door stamped a repository's top level): visible from that repository
+    (store.workspace.visibility), so search finds them too."""
+    if not active:
+        return active
+    from ..store.workspace import GLOBAL, repository_of_stamp
+    from .peek import scopes_below
+
+    more = [
+        s for ws in active if ws != GLOBAL for s in scopes_below(root, ws) if repository_of_stamp(s, active)
+    ]
+    return (*active, *dict.fromkeys(s for s in more if s not in active)) if more else active
