@@ -242,3 +242,18 @@ def scopes_below(root: Path | str, folder: str) -> list[str]:
         except sqlite3.Error:
             return []
     return [s for (s,) in rows if isinstance(s, str)]
+
+
+def index_signature(root: Path | str) -> tuple[tuple[int, int, int] | None, ...] | None:
+    """What says the index's rows may have changed: its database and write-ahead log as a stat sees them
+    (not the ctime: opening the index read-only touches the log's, as SQLite resets it); None when there
+    is no index file."""
+    out: list[tuple[int, int, int] | None] = []
+    for suffix in DB_SUFFIXES[:2]:
+        try:
+            st = (Path(root) / HIDDEN_DIR / (DB_NAME + suffix)).stat()
+        except OSError:
+            out.append(None)
+            continue
+        out.append((st.st_ino, st.st_size, st.st_mtime_ns))
+    return None if out[0] is None else tuple(out)

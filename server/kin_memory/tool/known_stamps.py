@@ -16,45 +16,28 @@ import os
 import threading
 from collections.abc import Callable
 
+from ..store import index_hooks
 from ..store.freshness import key_of, unchanged
-from ..store.paths import HIDDEN_DIR, virtual_of_rel
+from ..store.paths import virtual_of_rel
 from ..store.workspace import visibility
 from .visibility import visible
 
 INVALID = ("invalid",)  # a stamp no workspace matches (not a string, hostile): the index's scope None
-Rows = dict[str, tuple[int, str | None, str | None]]
+Rows = index_hooks.StampRows
 _lock = threading.Lock()
 _kept: dict[tuple[str, str], tuple[object, Rows]] = {}
 _KEPT_MAX = 8  # folders whose rows a process keeps
 
 
-def _signature(root_real: str) -> tuple[tuple[int, int, int] | None, ...]:
-    """What says the index's rows may have changed: its database files as a stat sees them."""
-    from ..recall.peek import DB_NAME, DB_SUFFIXES
-
-    out: list[tuple[int, int, int] | None] = []
-    for suffix in DB_SUFFIXES[:2]:  # the database and its write-ahead log
-        try:
-            st = os.stat(os.path.join(root_real, HIDDEN_DIR, DB_NAME + suffix))
-        except OSError:
-            out.append(None)
-            continue
-        # not the ctime: opening the index read-only touches its write-ahead log's (SQLite resets it)
-        out.append((st.st_ino, st.st_size, st.st_mtime_ns))
-    return tuple(out)
-
-
 def _rows(root_real: str, vprefix: str) -> Rows:
-    from ..recall.peek import stamps_below
-
-    signature = _signature(root_real)
-    if signature[0] is None:
+    signature = index_hooks.signature(root_real)
+    if signature is None:
         return {}
     with _lock:
         held = _kept.get((root_real, vprefix))
         if held is not None and held[0] == signature:
             return held[1]
-    rows = stamps_below(root_real, vprefix) or {}
+    rows = index_hooks.stamps_below(root_real, vprefix) or {}
     with _lock:
         if len(_kept) >= _KEPT_MAX:
             _kept.clear()

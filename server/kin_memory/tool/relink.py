@@ -52,8 +52,8 @@ def _need_reading(root: Path, old: str) -> Callable[[str, str, bool], bool]:
     index did not see as they are now (new, changed: the freshness key decides; a body past the indexed
     cap; a session, whose body is not indexed). So a rename reads a handful of files, not the store.
     Without an index, every memory."""
-    from ..recall.peek import mentioning
     from ..store.freshness import key_at, unchanged
+    from ..store.index_hooks import mentioning
 
     known = mentioning(root, old)
     if known is None:
