@@ -20,6 +20,7 @@ import json
 import os
 import random
 import shutil
+import subprocess
 import time
 from bisect import bisect_left
 from dataclasses import dataclass
@@ -222,6 +223,15 @@ def _manifest_path(base: Path) -> Path:
     return base / "manifest.json"
 
 
+def _repositories(base: Path) -> None:
+    """alpha and beta are git repositories of their own: a workspace is a repository's top level, and the
+    bench's cache sits inside the project's checkout, whose top level every plain folder below it shares."""
+    for name in ("alpha", "beta"):
+        folder = base / "repos" / name
+        if folder.is_dir() and not (folder / ".git").exists():
+            subprocess.run(["git", "init", "-q", str(folder)], check=True)
+
+
 def generate(n: int, seed: int = 7, cache: Path = CACHE, log=print) -> GeneratedStore:
     label = size_label(n)
     base = cache / "stores" / f"{label}-s{seed}-v{GEN_VERSION}"
@@ -230,6 +240,7 @@ def generate(n: int, seed: int = 7, cache: Path = CACHE, log=print) -> Generated
         data = json.loads(manifest.read_text())
         if data.get("complete") and data.get("files") == n and data.get("seed") == seed:
             _reapply_mtimes(base / "memory", data)
+            _repositories(base)
             return _from_manifest(label, base, data)
     log(f"generating a {label} store (seed {seed}) in {base} ...")
     started = time.perf_counter()
@@ -239,6 +250,7 @@ def generate(n: int, seed: int = 7, cache: Path = CACHE, log=print) -> Generated
     root.mkdir(parents=True)
     for name in ("alpha", "beta"):
         (base / "repos" / name).mkdir(parents=True)
+    _repositories(base)
     stamps = {name: os.path.realpath(base / "repos" / name) for name in ("alpha", "beta")}
     stamps["gone"] = os.path.realpath(base / "repos") + "/gone"
     rnd = random.Random(seed)

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from .store import index_hooks as _index_hooks
 from .store import write_hook as _write_hook
 
 __version__ = "0.1.0"
@@ -23,3 +24,25 @@ def _keep_versions(root: Path | str, vpaths: list[str | None], source: str) -> I
 
 # The package root wires the layers: the tool writes, history (above it) keeps the versions.
 _write_hook.install(_keep_versions)
+
+
+def _stamps_below(root: Path | str, vprefix: str) -> _index_hooks.StampRows | None:
+    from .recall.peek import stamps_below
+
+    return stamps_below(root, vprefix)
+
+
+def _mentioning(root: Path | str, text: str) -> _index_hooks.Mentions | None:
+    from .recall.peek import mentioning
+
+    return mentioning(root, text)
+
+
+def _index_signature(root: Path | str) -> object:
+    from .recall.peek import index_signature
+
+    return index_signature(root)
+
+
+# The tool asks the recall index (beside it) what it already knows: stamps, a path's mentions.
+_index_hooks.install(_stamps_below, _mentioning, _index_signature)

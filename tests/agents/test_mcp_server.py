@@ -134,10 +134,9 @@ def test_known_escapes_are_refused(corpus, inp):
 def test_writes_get_the_write_time_rules_and_history_labelled_agent(tmp_path, home, outside):
     root = tmp_path / "memory"
     with mcp_session(root, home, outside) as s:
-        assert s.memory(command="create", path="/memories/facts/api.md", file_text=FACT) == (
-            "File created successfully at: /memories/facts/api.md",
-            False,
-        )
+        text, err = s.memory(command="create", path="/memories/facts/api.md", file_text=FACT)
+        assert not err and text.startswith("File created successfully at: /memories/facts/api.md. ")
+        assert text.endswith("so your text after it now starts at line 5."), text
         # No frontmatter: the default category (episodic, never a fact) and the workspace stamp.
         s.memory(command="create", path="/memories/notes/today.md", file_text="Met the API team.\n")
         # An unknown category is rewritten; a preference stays global (no stamp).
@@ -335,8 +334,8 @@ def test_strict_mode_asks_through_elicitation_and_refuses_without_it(tmp_path, h
     args = ("--tool-mode", "strict")
     yes, asked = answer(True)
     with mcp_session(root, home, outside, args=args, elicit=yes, mode=era) as s:
-        assert s.memory(command="create", path="/memories/a.md", file_text="x")[0] == (
-            "File created successfully at: /memories/a.md"
+        assert s.memory(command="create", path="/memories/a.md", file_text="x")[0].startswith(
+            "File created successfully at: /memories/a.md. The store added"
         )
         assert s.memory(command="view", path="/memories/a.md")[1] is False  # a view asks nothing
     assert asked == ["An agent wants to create /memories/a.md in your memory store. Allow?"]

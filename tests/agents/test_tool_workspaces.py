@@ -4,7 +4,7 @@ command line (`kin-memory tool --workspace B`), the MCP server (the official cli
 
 An agent working in repository B: repository A's memory answers every command as a missing path does,
 `view /memories` leaves it out, a folder holding it is neither deleted nor moved, and `create` may not
-stamp A's path (global and labels are fine). The operator's view (`--workspace none`) keeps everything.
+stamp A's path or a label B does not see (global is fine). The operator's view (`--workspace none`) keeps everything.
 Edits of a memory whose frontmatter the store added: `insert` at line 0 or 1 is refused with a sentence
 naming the frontmatter's lines, and `str_replace` of the repository path the model wrote matches the body.
 """
@@ -139,12 +139,12 @@ def test_another_workspaces_memory_answers_as_a_missing_path(world, name: str) -
         stamped_a = f"---\ncategory: project-fact\nworkspace: {a_real}\n---\n# Planted\n\nInto A's prompt.\n"
         text, err = call({"command": "create", "path": "/memories/facts/planted.md", "file_text": stamped_a})
         assert err and "another repository's workspace" in text, text
-        for stamp in ("global", "team-infra"):
-            ok = f"---\ncategory: project-fact\nworkspace: {stamp}\n---\n# Shared {stamp}\n"
-            assert (
-                call({"command": "create", "path": f"/memories/facts/{stamp}.md", "file_text": ok})[1]
-                is False
-            )
+        ok = "---\ncategory: project-fact\nworkspace: global\n---\n# Shared\n"
+        assert call({"command": "create", "path": "/memories/facts/global.md", "file_text": ok})[1] is False
+        # a label this workspace does not see: the memory would vanish from its writer, so it is refused
+        label = "---\ncategory: project-fact\nworkspace: team-infra\n---\n# Shared\n"
+        text, err = call({"command": "create", "path": "/memories/facts/team-infra.md", "file_text": label})
+        assert err and "does not see" in text and "team-infra" in text, text
     after = {p: p.read_bytes() for p in before if p.exists()}
     assert after == before  # nothing of A's changed, nothing was lost
     assert not (root / "facts" / "planted.md").exists() and not (root / "mine.md").exists()

@@ -64,7 +64,9 @@ def test_agent_writes_through_mcp_are_queued_for_review_as_agent_within_a_second
     elsewhere.mkdir()
     with mcp_session(store, tmp_path, elsewhere) as s:
         created = s.memory(command="create", path="/memories/facts/api.md", file_text="# API\n\nport 8080\n")
-        assert created == ("File created successfully at: /memories/facts/api.md", False)
+        assert created[1] is False and created[0].startswith(
+            "File created successfully at: /memories/facts/api.md. The store added 4 lines of frontmatter"
+        )
         assert seen_within(client, {"/memories/facts/api.md": ("created", "agent")}, HANG_GUARD) < HANG_GUARD
         edited = s.memory(command="str_replace", path="/memories/facts/db.md", old_str="5432", new_str="5433")
         assert edited[1] is False

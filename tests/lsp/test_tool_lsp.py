@@ -201,7 +201,11 @@ async def test_tool_strings_over_lsp(client):
     }
     assert await tool(
         client, command="create", path="/memories/ep/a.md", file_text="Ran the migration.\n"
-    ) == {"content": "File created successfully at: /memories/ep/a.md", "isError": False}
+    ) == {
+        "content": "File created successfully at: /memories/ep/a.md. The store added 3 lines of frontmatter "
+        "(`category: episodic`) above your text, so your first line is now line 4.",
+        "isError": False,
+    }
     assert (
         STORE / "ep/a.md"
     ).read_text() == "---\ncategory: episodic\n---\nRan the migration.\n"  # no workspace folder: no stamp
@@ -326,7 +330,11 @@ async def test_strict_mode_accept_and_decline(client):
     await set_mode(client, "strict")
     client.answer = "Allow"
     res = await tool(client, command="create", path="/memories/s/yes.md", file_text="x")
-    assert res == {"content": "File created successfully at: /memories/s/yes.md", "isError": False}
+    assert res == {
+        "content": "File created successfully at: /memories/s/yes.md. The store added 3 lines of frontmatter "
+        "(`category: episodic`) above your text, so your first line is now line 4.",
+        "isError": False,
+    }
     assert client.asked == ["Memory tool wants to create /memories/s/yes.md. Allow?"]
     client.answer = "Deny"
     res = await tool(client, command="delete", path="/memories/s/yes.md")

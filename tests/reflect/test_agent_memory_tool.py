@@ -64,7 +64,11 @@ def test_the_sdk_tool_runner_writes_through_the_guard_with_history_labelled_agen
 
     first = tool_results(fake.requests[1].body)
     assert [(text_of(r), r.get("is_error", False)) for r in first] == [
-        ("File created successfully at: /memories/facts/api.md", False),
+        (
+            "File created successfully at: /memories/facts/api.md. The store added "
+            f"`workspace: {workspace}` to your frontmatter, so your text after it now starts at line 5.",
+            False,
+        ),
         (
             "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"
             "     5\t# Deploy\n     6\t\n     7\tWe deploy the billing service with blue-green releases on Tuesdays.\n"
@@ -173,7 +177,11 @@ def test_the_sdk_async_tool_runner_takes_the_async_memory_tool(store: Path, work
         assert asyncio.run(run()) == "Done."
     assert fake.requests[0].body["tools"] == [{"type": "memory_20250818", "name": "memory"}]
     assert [(text_of(r), r.get("is_error", False)) for r in tool_results(fake.requests[1].body)] == [
-        ("File created successfully at: /memories/facts/cache.md", False)
+        (
+            "File created successfully at: /memories/facts/cache.md. The store added "
+            f"`workspace: {workspace}` to your frontmatter, so your text after it now starts at line 5.",
+            False,
+        )
     ]
     missing = tool_results(fake.requests[2].body)
     assert missing[0].get("is_error") is True and "does not exist" in text_of(missing[0])
@@ -266,3 +274,61 @@ def test_a_scripted_session_gets_what_the_sdks_reference_memory_tool_gives(tmp_p
     assert any(err for results in ours for _, err in results) and any(
         not err for results in ours for _, err in results
     )
+
+
+EDIT_STEPS = [
+    anthropic_tool_use(
+        {"command": "create", "path": "/memories/steps.md", "file_text": "l1\nl2\nl3\nl4\nl5\nl6\n"}
+    ),
+    anthropic_tool_use(
+        {"command": "insert", "path": "/memories/steps.md", "insert_line": 10, "insert_text": "l7"}
+    ),
+    anthropic_tool_use(
+        {
+            "command": "insert",
+            "path": "/memories/steps.md",
+            "insert_line": 2,
+            "insert_text": "workspace: /other",
+        }
+    ),
+    anthropic_end("Done."),
+]
+
+
+def _check_edit_session(fake: FakeModel, store: Path, workspace: str) -> None:
+    created = tool_results(fake.requests[1].body)[0]
+    assert text_of(created).endswith("above your text, so your first line is now line 5.")
+    assert tool_results(fake.requests[2].body)[0].get("is_error", False) is False
+    refused = tool_results(fake.requests[3].body)[0]
+    assert refused.get("is_error") is True and "`workspace:` twice" in text_of(refused)
+    assert (
+        store / "steps.md"
+    ).read_text() == f"---\ncategory: episodic\nworkspace: {workspace}\n---\n" + "".join(
+        f"l{n}\n" for n in range(1, 8)
+    )
+
+
+def test_both_runners_get_where_the_text_starts_and_a_broken_stamp_refused(store: Path, workspace: str):
+    import asyncio
+
+    from kin_memory.agent import AsyncMemoryTool
+
+    with FakeModel(EDIT_STEPS) as fake:
+        client = anthropic.Anthropic(api_key=KEY, base_url=fake.url, max_retries=0)
+        client.beta.messages.tool_runner(
+            model="claude-test", max_tokens=1024, messages=[{"role": "user", "content": "Note the steps."}],
+            tools=[MemoryTool(store, workspace)],
+        ).until_done()  # fmt: skip
+    _check_edit_session(fake, store, workspace)
+    (store / "steps.md").unlink()
+
+    async def run() -> None:
+        client = anthropic.AsyncAnthropic(api_key=KEY, base_url=fake.url, max_retries=0)
+        await client.beta.messages.tool_runner(
+            model="claude-test", max_tokens=1024, messages=[{"role": "user", "content": "Note the steps."}],
+            tools=[AsyncMemoryTool(store, workspace)],
+        ).until_done()  # fmt: skip
+
+    with FakeModel(EDIT_STEPS) as fake:
+        asyncio.run(run())
+    _check_edit_session(fake, store, workspace)

@@ -52,7 +52,7 @@ BUSY_TIMEOUT = 5.0  # seconds a connection waits for another process's lock
 
 DB_NAME = "findings.sqlite3"
 DB_SUFFIXES = ("", "-wal", "-shm", "-journal")
-FORMAT = "8"  # 8: entries and snapshot records keep the freshness key
+FORMAT = "9"  # 9: a broken frontmatter's stamp is read by a line scan (store.frontmatter.scanned_stamp)
 LOOKUP_BATCH = 500  # entries read and answered at a time (and vpaths asked in one query)
 KEPT_VARIANTS = 6  # contexts remembered (workspaces, the CLI's and the server's forms), most recent first
 _FRAME_HEAD = b"Content-Length: "
@@ -112,7 +112,7 @@ def stamp_probe(stamp: object, memo: dict[str, str]) -> str:
     known = memo.get(stamp)
     if known is not None:
         return known
-    from ..store.workspace import main_worktree
+    from ..store.workspace import _git_toplevel, main_worktree
 
     parts = []
     for candidate in {stamp, os.path.expanduser(stamp)}:
@@ -120,7 +120,8 @@ def stamp_probe(stamp: object, memo: dict[str, str]) -> str:
             real = os.path.realpath(candidate)
             is_dir = os.path.isdir(candidate)
             main = main_worktree(candidate) if is_dir else None
-            parts.append(f"{candidate}|{os.path.exists(real)}|{real}|{is_dir}|{main}")
+            top = _git_toplevel(real)  # KM307: a folder inside a repository
+            parts.append(f"{candidate}|{os.path.exists(real)}|{real}|{is_dir}|{main}|{top}")
     memo[stamp] = probe = "\n".join(sorted(parts))
     return probe
 

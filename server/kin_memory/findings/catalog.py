@@ -23,6 +23,7 @@ CATALOG: dict[str, tuple[str, str]] = {
     "KM304": (ERROR, "hostile or invalid workspace stamp"),
     "KM305": (WARNING, "stamped with a linked worktree instead of its main working tree"),
     "KM306": (HINT, "preference carries a workspace stamp"),
+    "KM307": (INFORMATION, "stamped with a folder inside a repository instead of the repository's top level"),
     "KM400": (WARNING, "project-fact untouched too long: stale, review it"),
     "KM401": (INFORMATION, "episodic memory expires soon"),
     "KM402": (WARNING, "episodic memory expired: the next sweep deletes it"),

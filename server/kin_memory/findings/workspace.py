@@ -10,7 +10,15 @@ from ..store.categories import EPISODIC, PREFERENCE, PROJECT_FACT
 from ..store.context import Context
 from ..store.memory import Memory
 from ..store.paths import SYNC_MACHINES, in_sync_folder
-from ..store.workspace import GLOBAL, main_worktree, own_workspaces, stamp_kind, unsafe_stamp
+from ..store.workspace import (
+    GLOBAL,
+    main_worktree,
+    own_workspaces,
+    repository_of_stamp,
+    stamp_kind,
+    unsafe_stamp,
+    visibility,
+)
 from .edits import delete_entry_lines, insert_before_close, replace, yaml_scalar
 from .model import Finding, Fix
 
@@ -200,7 +208,29 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
                         ),
                     )
                 )
-    if ctx.active and kind in ("path", "label") and stamp not in ctx.active:
+            elif top := repository_of_stamp(stamp, ctx.active):
+                findings.append(
+                    Finding(
+                        "KM307",
+                        entry.value_span,
+                        f"stamped with a folder inside the repository {top}; every door now stamps the "
+                        "repository's top level (this memory stays visible from the whole repository)",
+                        (
+                            Fix(
+                                f"Replace with {top}",
+                                (replace(entry.value_span, yaml_scalar(top)),),
+                                preferred=True,
+                            ),
+                        ),
+                    )
+                )
+
+    if (
+        ctx.active
+        and kind in ("path", "label")
+        and stamp not in ctx.active
+        and not visibility(stamp, ctx.active).visible
+    ):
         findings.append(
             Finding(
                 "KM303",

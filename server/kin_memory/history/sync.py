@@ -1,7 +1,7 @@
 """Catching up with the disk: what changed while nothing was watching (the server was not running, a
 command line wrote) is kept as "external" versions, and the very first time the whole store is kept and
-marked reviewed, so the review queue starts with nothing but what an agent or a model pass wrote before it
-(those are never taken as reviewed) and every later change has something to diff against.
+marked reviewed, so the review queue starts with nothing but what an agent (through any door), a model pass
+or a sync wrote before it (see waits_for_review) and every later change has something to diff against.
 
 Only files whose freshness key (store/freshness.py) differs from what was last seen are read again: a catch-up over an
 unchanged store of 10,000 memories is a scan and one query.
@@ -22,8 +22,16 @@ from .versions import Observed, observe, record
 BATCH = 500  # memories kept per transaction (the server's captures interleave between batches)
 PAUSED_BATCH = 10  # with a pause between batches: a few milliseconds of work each
 STATS_PER_PAUSE = 2000  # files compared to what was last seen between two pauses
-# Writers whose changes the person has not seen: never taken as reviewed by the first catch-up.
-UNREVIEWED_AT_BASELINE = ("agent", "proposal")
+# The person's own changes (what the disk held before anyone watched, the editor's saves, a restore, the
+# sweep they set up, a sync conflict they resolved): the only ones the first catch-up takes as reviewed.
+PERSONS_OWN = ("external", "edit", "restore", "sweep", "sync-resolve")
+
+
+def waits_for_review(source: str) -> bool:
+    """The change-selection rule of the review queue's first catch-up: a change from any other writer
+    (an agent through any door: the command line's `tool`, MCP, the SDK, the editor's tool command; a
+    proposal; a memory that arrived by sync) waits in the queue until the person reviews it."""
+    return source not in PERSONS_OWN
 
 
 @dataclass(frozen=True)
@@ -78,12 +86,13 @@ def catch_up(root: Path | str, pause: Callable[[], None] | None = None) -> SyncS
             if HistoryDB.meta(conn, "baseline") is None:  # another process may have done it meanwhile
                 # The baseline is what the person had before anyone watched: an agent's or a model
                 # pass's write kept before it stays in the queue, diffed against what was there before.
-                unreviewed = ", ".join("?" * len(UNREVIEWED_AT_BASELINE))
+                sources = [row[0] for row in conn.execute("SELECT DISTINCT source FROM versions")]
+                own = [s for s in sources if not waits_for_review(s)] or [""]
                 conn.execute(
                     "INSERT OR REPLACE INTO reviewed(vpath, sha, time) SELECT v.vpath, v.sha, ? FROM versions v "
                     "WHERE v.id IN (SELECT max(id) FROM versions "
-                    f"WHERE source NOT IN ({unreviewed}) GROUP BY vpath) AND v.sha IS NOT NULL",
-                    (now(), *UNREVIEWED_AT_BASELINE),
+                    f"WHERE source IN ({', '.join('?' * len(own))}) GROUP BY vpath) AND v.sha IS NOT NULL",
+                    (now(), *own),
                 )
                 HistoryDB.set_meta(conn, "baseline", repr(now()))
     return SyncStats(len(todo), kept, first)
@@ -97,4 +106,4 @@ def _keep(db: HistoryDB, observed: list[Observed]) -> int:
         return sum(record(conn, seen, "external", when) is not None for seen in observed)
 
 
-__all__ = ["HistoryUnavailable", "SyncStats", "catch_up"]
+__all__ = ["HistoryUnavailable", "SyncStats", "catch_up", "waits_for_review"]

@@ -177,6 +177,8 @@ def keep(
     items = list(observed)
     if not items:
         return
+    if all(o.data is None for o in items) and not os.path.isdir(root):
+        return  # a store not made yet holds nothing to keep (the first write makes it, then is kept)
     db = database(root)
     try:
         when = now()

@@ -28,6 +28,7 @@ from ..tool.commands.base import MODES, MUTATIONS
 
 if TYPE_CHECKING:
     from ..recall.service import Recall
+    from .listed import Listed
 
 SOURCE = "agent"  # the history and audit label of every write an agent makes
 RESYNC_SECONDS = 2.0  # how old the recall index may be for writes made by others (the editor, the CLI)
@@ -81,6 +82,7 @@ class AgentStore:
     mode: str = "auto"
     _recall: Recall | None = field(default=None, repr=False, compare=False)
     _synced_at: float | None = field(default=None, repr=False, compare=False)
+    _listed: Listed | None = field(default=None, repr=False, compare=False)
 
     def recall(self) -> Recall:
         """The recall index, opened once per process. Brought up to date with the disk (a stat per memory,
@@ -121,8 +123,10 @@ class AgentStore:
         input: object,  # noqa: A002
         workspace: str | None,
         confirm: Callable[[str], bool] | None = None,
+        cancelled: Callable[[], bool] | None = None,
     ) -> ToolResult:
-        """One memory-tool call exactly as a model emits it; never raises."""
+        """One memory-tool call exactly as a model emits it; never raises. `cancelled`: whether the client
+        cancelled the call (a write not begun yet is then not made)."""
         settings = settings_for(workspace)
         ctx = ToolContext(
             root=self.root,
@@ -132,6 +136,7 @@ class AgentStore:
             disabled_by=home_relative(settings.disabled_by),
             confirm=confirm,
             source=SOURCE,
+            cancelled=cancelled,
         )
         result = run_tool(input, ctx)
         if not result.is_error and isinstance(input, dict) and input.get("command") in MUTATIONS:
@@ -153,6 +158,8 @@ class AgentStore:
         refused = _disabled(settings_for(workspace))
         if refused:
             return refused
+        if not os.path.isdir(self.root):  # no store yet: nothing to find, as `view` lists it empty
+            return Answer("No matching memories.")
         recall = self.recall()
         active = with_equivalents((workspace,), self.root)
         hits = recall.search(query, active, count)
@@ -183,9 +190,11 @@ class AgentStore:
             return refused
         from ..findings.content import mask_secrets
         from ..store.agent_block import compose_for_agents
-        from ..store.store import load_store
+        from .listed import Listed
 
-        store = load_store(self.root)
+        if self._listed is None:
+            self._listed = Listed(self.root)
+        memories, index = self._listed.now()  # only the files changed since the last read are read
         active = with_equivalents((workspace,), self.root)
-        block = compose_for_agents(list(store.memories()), store.index_file(), active)
+        block = compose_for_agents(memories, index, active)
         return Answer(escape_controls_in_block(mask_secrets(block.text)))

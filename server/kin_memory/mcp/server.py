@@ -13,6 +13,7 @@ The store work itself is `agents.AgentStore` (plain core, run on a worker thread
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -219,12 +220,17 @@ class MemoryServer:
             if isinstance(consent, Answer):
                 return _text(consent)
             confirm = consent
+            cancel = threading.Event()
 
             def run() -> Answer:
-                result = self.store.tool(args, workspace, confirm)
+                result = self.store.tool(args, workspace, confirm, cancel.is_set)
                 return Answer(result.content, result.is_error)
 
-            return _text(await anyio.to_thread.run_sync(run))
+            try:  # a cancel lets the worker see it at once: a write not begun yet is then not made
+                return _text(await anyio.to_thread.run_sync(run, abandon_on_cancel=True))
+            except anyio.get_cancelled_exc_class():
+                cancel.set()
+                raise
         if call.needed:
             return call.input_required()
         if params.name == schema.SEARCH:

@@ -14,7 +14,7 @@ from pathlib import Path
 from ..store.freshness import unchanged
 from ..store.paths import HIDDEN_DIR, hidden_file_problem
 
-SCHEMA_VERSION = 3  # 3: docs keep the freshness key
+SCHEMA_VERSION = 4  # 4: a broken frontmatter's stamp is read by a line scan (3: docs keep the key)
 DB_NAME = "recall.sqlite3"
 DB_SUFFIXES = ("", "-wal", "-shm", "-journal")  # the database and the files SQLite keeps beside it
 
@@ -168,3 +168,92 @@ class Lag:
         if self.conn is not None:
             self.conn.close()
             self.conn = None
+
+
+def stamps_below(root: Path | str, vprefix: str) -> dict[str, tuple[int, str | None, str | None]] | None:
+    """What the index knows of the stamp of each memory at or below the virtual folder `vprefix`: vpath →
+    (freshness key, workspace, scope) (see records.scope_of: scope None is a stamp no workspace matches).
+    A range over the vpath index, not a pass over the documents. None when there is no usable index."""
+    conn = _open_read_only(root)
+    if conn is None:
+        return None
+    base = vprefix.rstrip("/") + "/"
+    with closing(conn):
+        try:
+            rows = conn.execute(
+                "SELECT vpath, key, workspace, scope FROM docs WHERE vpath >= ? AND vpath < ?",
+                (base, base[:-1] + "0"),  # "0" is the character after "/": every vpath below the folder
+            ).fetchall()
+        except sqlite3.Error:
+            return None
+    return {v: (k, w, s) for v, k, w, s in rows}
+
+
+def mentioning(root: Path | str, text: str) -> tuple[set[str], dict[str, tuple[int, int, str]]] | None:
+    """(the memories whose indexed body holds the words of `text` as a phrase, every memory the index
+    holds → (freshness key, size, category)); None when there is no usable index. The phrase is a
+    superset of the exact text (punctuation is not indexed); a caller reads only those, and the files
+    the index did not see as they are."""
+    conn = _open_read_only(root)
+    if conn is None:
+        return None
+    phrase = '"' + text.replace('"', '""') + '"'
+    with closing(conn):
+        try:
+            hits = conn.execute(
+                "SELECT d.vpath FROM fts f JOIN docs d ON d.id = f.rowid WHERE fts MATCH ?",
+                (f"body : {phrase}",),
+            ).fetchall()
+            rows = conn.execute("SELECT vpath, key, size, category FROM docs").fetchall()
+        except sqlite3.Error:
+            return None
+    return {v for (v,) in hits}, {v: (k, s, c) for v, k, s, c in rows}
+
+
+def listed_docs(
+    root: Path | str,
+) -> list[tuple[str, int, str, str, str | None, str | None, float, int]] | None:
+    """Every memory the index holds as a listing needs it: (vpath, freshness key, title, category,
+    workspace, scope, mtime, size); None when there is no usable index."""
+    conn = _open_read_only(root)
+    if conn is None:
+        return None
+    with closing(conn):
+        try:
+            return conn.execute(
+                "SELECT vpath, key, title, category, workspace, scope, mtime, size FROM docs"
+            ).fetchall()
+        except sqlite3.Error:
+            return None
+
+
+def scopes_below(root: Path | str, folder: str) -> list[str]:
+    """The distinct path stamps the index holds that name a folder below `folder` (a range over the scope
+    index); [] when there is no usable index."""
+    conn = _open_read_only(root)
+    if conn is None:
+        return []
+    base = folder.rstrip("/") + "/"
+    with closing(conn):
+        try:
+            rows = conn.execute(
+                "SELECT DISTINCT scope FROM docs WHERE scope >= ? AND scope < ?", (base, base[:-1] + "0")
+            ).fetchall()
+        except sqlite3.Error:
+            return []
+    return [s for (s,) in rows if isinstance(s, str)]
+
+
+def index_signature(root: Path | str) -> tuple[tuple[int, int, int] | None, ...] | None:
+    """What says the index's rows may have changed: its database and write-ahead log as a stat sees them
+    (not the ctime: opening the index read-only touches the log's, as SQLite resets it); None when there
+    is no index file."""
+    out: list[tuple[int, int, int] | None] = []
+    for suffix in DB_SUFFIXES[:2]:
+        try:
+            st = (Path(root) / HIDDEN_DIR / (DB_NAME + suffix)).stat()
+        except OSError:
+            out.append(None)
+            continue
+        out.append((st.st_ino, st.st_size, st.st_mtime_ns))
+    return None if out[0] is None else tuple(out)

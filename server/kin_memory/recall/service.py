@@ -239,7 +239,9 @@ class Recall:
         *,
         prefix_last: bool = False,
     ) -> list[Hit]:
-        """A query's memories, best first: lexical, fused with meaning when the layer is on and filled."""
+        """A query's memories, best first: lexical, fused with meaning when the layer is on and filled.
+        Memories stamped with a folder inside an active repository count as that repository's."""
+        active = with_subfolder_stamps(self.root, active)
         layer = self._dense_ready()
         if layer is None or self.index.queries.is_chat(query):
             return self.index.search(query, active, limit=limit, prefix_last=prefix_last)
@@ -387,3 +389,18 @@ def _paragraph(lines: tuple[str, ...], line: int, first: int = 0) -> str:
 def _offset_in(paragraph: str, line_text: str, col: int) -> int:
     at = paragraph.find(line_text)
     return max(0, at) + max(0, col)
+
+
+def with_subfolder_stamps(root: Path, active: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    """`active` and the stamps the index holds that name a folder inside one of its repositories (what
+    the doors stamped before every door stamped a repository's top level): visible from that repository
+    (store.workspace.visibility), so search finds them too."""
+    if not active:
+        return active
+    from ..store.workspace import GLOBAL, repository_of_stamp
+    from .peek import scopes_below
+
+    more = [
+        s for ws in active if ws != GLOBAL for s in scopes_below(root, ws) if repository_of_stamp(s, active)
+    ]
+    return (*active, *dict.fromkeys(s for s in more if s not in active)) if more else active

@@ -2,12 +2,19 @@
 
 - Claude Code: `~/.claude/projects/<folder>/<session>.jsonl` (or under `$CLAUDE_CONFIG_DIR`), where the
   folder is the session's working directory with `/` and `.` turned into `-` (newer versions turn every
-  character that is not a letter or a digit into `-`; both names are looked at). Newest by mtime.
+  character that is not a letter or a digit into `-`; both names are looked at). Newest by mtime. A
+  session started in a subfolder of the repository has a folder whose name continues the repository's
+  with `-…`: such a folder counts when the working directory its session records (`cwd`) is inside the
+  workspace (the name alone cannot tell `/repo/a-b` from `/repo/a/b`). An older Claude Code kept a
+  subagent's traffic beside the sessions as `agent-*.jsonl`: never taken for a session (the current one
+  keeps it in `<session>/subagents/`, which transcript.read reads with its session).
 - Codex CLI: `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl` (or under `$CODEX_HOME`), whose first record,
-  `session_meta`, names the working directory in `payload.cwd` (older rollouts: `cwd` at the top).
+  `session_meta`, names the working directory in `payload.cwd` (older rollouts: `cwd` at the top); a
+  working directory anywhere inside the workspace's repository counts.
 
-The newest session across both wins. Only regular files count (a link is not followed), and the first
-record of a rollout is read through the bounded reader.
+A working directory belongs to the workspace by the doors' own rule (store.workspace.canonical_workspace:
+its repository's top level). The newest session across both wins. Only regular files count (a link is
+not followed), and the first record of a rollout is read through the bounded reader.
 """
 
 from __future__ import annotations
@@ -79,16 +86,47 @@ def _regular_mtime(path: Path) -> float | None:
     return st.st_mtime if stat.S_ISREG(st.st_mode) else None
 
 
+def belongs(cwd: str, workspace: str) -> bool:
+    """Whether a session's working directory is the workspace or inside its repository."""
+    from ..store.workspace import canonical_workspace
+
+    return workspace in (cwd, os.path.realpath(cwd)) or canonical_workspace(cwd) == workspace
+
+
+def _claude_sessions(folder: Path) -> list[Session]:
+    found = []
+    for entry in folder.glob("*.jsonl"):
+        if entry.name.startswith("agent-"):
+            continue  # an older Claude Code's subagent log, not a session
+        mtime = _regular_mtime(entry)
+        if mtime is not None:
+            found.append(Session(entry, CLAUDE_CODE, mtime))
+    return found
+
+
+def _subfolder_projects(workspace: str, projects: Path) -> list[Path]:
+    """Project folders whose name continues one of the workspace's (sessions started in a subfolder)."""
+    prefixes = tuple(name + "-" for name in claude_folders(workspace))
+    try:
+        names = [e.name for e in os.scandir(projects) if e.name.startswith(prefixes)]
+    except OSError:
+        return []
+    return [projects / n for n in sorted(names)]
+
+
 def _newest_claude(workspace: str, projects: Path) -> Session | None:
     found: list[Session] = []
     for name in claude_folders(workspace):
         folder = projects / name
+        if folder.is_dir() and not folder.is_symlink():
+            found += _claude_sessions(folder)
+    for folder in _subfolder_projects(workspace, projects):
         if not folder.is_dir() or folder.is_symlink():
             continue
-        for entry in folder.glob("*.jsonl"):
-            mtime = _regular_mtime(entry)
-            if mtime is not None:
-                found.append(Session(entry, CLAUDE_CODE, mtime))
+        for session in _claude_sessions(folder):  # counted when the session says it ran inside
+            cwd = claude_cwd(session.path, projects)
+            if cwd is not None and belongs(cwd, workspace):
+                found.append(session)
     return max(found, key=lambda s: s.mtime, default=None)
 
 
@@ -106,7 +144,7 @@ def _newest_codex(workspace: str, sessions: Path, newer_than: float | None) -> S
         if newer_than is not None and session.mtime <= newer_than:
             return None
         cwd = rollout_cwd(session.path, sessions)
-        if cwd is not None and workspace in (cwd, os.path.realpath(cwd)):
+        if cwd is not None and belongs(cwd, workspace):
             return session
     return None
 
@@ -134,3 +172,21 @@ def rollout_cwd(path: Path, within: Path) -> str | None:
     except ValueError:
         return None
     return value if isinstance(value, str) else None
+
+
+def claude_cwd(path: Path, within: Path, lines: int = 50) -> str | None:
+    """The working directory a Claude Code session records (`cwd` of its first records that have one: a
+    summary or a snapshot first carries none), or None."""
+    try:
+        head = read_file(path, META_READ, within=within, truncate=True).data
+    except (OSError, Refused):
+        return None
+    for line in head.split(b"\n")[:lines]:
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        cwd = record.get("cwd") if isinstance(record, dict) else None
+        if isinstance(cwd, str):
+            return cwd
+    return None

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..store.reader import Refused, describe_size, read_file_tail
 from ..wording import counted
+from . import subagents
 from .transcript_content import Tally
 from .transcript_formats import render_record
 
@@ -106,7 +107,13 @@ def read(path: Path, shown: str | None = None) -> Transcript:
         newline = data.find(b"\n")  # the cut fell inside a record: start at the first whole line
         if newline >= 0:
             data, not_read = data[newline + 1 :], not_read + newline + 1
-    return parse(data.decode("utf-8", errors="replace"), bytes_not_read=not_read, file_size=got.size)
+    text, size = data.decode("utf-8", errors="replace"), got.size
+    folder = subagents.folder_of(path)
+    if folder is not None:  # Claude Code's subagents, read with their session within the same bounds
+        records, sub_not_read, sub_size = subagents.read(folder, MAX_READ - len(got.data))
+        text = subagents.merged(text, records)
+        not_read, size = not_read + sub_not_read, size + sub_size
+    return parse(text, bytes_not_read=not_read, file_size=size)
 
 
 def parse(raw: str, *, bytes_not_read: int = 0, file_size: int = 0) -> Transcript:

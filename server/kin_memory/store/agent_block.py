@@ -36,11 +36,17 @@ def _ranked(memories: Iterable[Memory], active: tuple[str, ...]) -> list[Memory]
     """Visible, listable memories: this workspace's and the preferences first, then the rest; newest first
     within each; the path breaks ties so the order is stable."""
     own = set(active)
-    visible = [
-        m
-        for m in memories
-        if m.category != "session" and not m.is_index and visibility(m.stamp, active).visible
-    ]
+    by_stamp: dict[object, bool] = {}  # thousands of memories share a handful of stamps
+
+    def seen(stamp: object) -> bool:
+        if not isinstance(stamp, (str, type(None))):
+            return visibility(stamp, active).visible  # a list or a mapping: not a key, and rare
+        known = by_stamp.get(stamp)
+        if known is None:
+            known = by_stamp[stamp] = visibility(stamp, active).visible
+        return known
+
+    visible = [m for m in memories if m.category != "session" and not m.is_index and seen(m.stamp)]
 
     def key(m: Memory) -> tuple[int, float, str]:
         first = m.category == "preference" or (isinstance(m.stamp, str) and m.stamp in own)

@@ -358,3 +358,50 @@ def problem_sentence(problem: str, line: int, col: int) -> str:
         if problem.startswith(start):
             return f"frontmatter YAML does not parse: {sentence}"
     return f"frontmatter YAML does not parse: line {line + 1}, column {col + 1} cannot be read as YAML"
+
+
+_STAMP_LINE = re.compile(r"^workspace[ \t]*:[ \t]*(.*?)[ \t]*$")
+SCAN_LINES = 100  # of a broken frontmatter, the most lines looked at for a stamp
+
+
+def scanned_stamp(lines: list[str] | tuple[str, ...], fm: Frontmatter) -> str | None:
+    """The `workspace` stamp of a frontmatter YAML cannot read (bare keys, no closing fence, a parse
+    error or not a mapping), found by a tolerant line scan: the first top-level `workspace:` line among
+    the frontmatter's lines (the bare key lines, or up to the closing fence, at most SCAN_LINES), its
+    value unquoted. So a memory another repository stamped stays that repository's when its YAML breaks
+    elsewhere. None when no such line holds a value."""
+    if fm.status in ("ok", "none"):
+        return None
+    if fm.status == "bare":
+        start, end = 0, len(lines)
+    else:
+        close = _closing_fence(list(lines[: SCAN_LINES + 1]))
+        start, end = 1, close if close > 0 else len(lines)
+    for line in lines[start : min(end, start + SCAN_LINES)]:
+        if fm.status == "bare" and not _BARE_KEY.match(line):
+            break  # the bare key block ends at the first line that is not a key
+        m = _STAMP_LINE.match(line)
+        if m is None:
+            continue
+        value = m.group(1)
+        if " #" in value:
+            value = value.split(" #", 1)[0].rstrip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        return value or None
+    return None
+
+
+def workspace_stamp(lines: list[str] | tuple[str, ...], fm: Frontmatter) -> object:
+    """The one reading of a memory's `workspace` stamp, for every door (the store, the tool's visibility,
+    the editors): the entry when the frontmatter parses; what can still be read of it when YAML refuses
+    (an unclosed `[` or quote still names its repository); else, for a frontmatter YAML cannot read at
+    all (bare keys, no closing fence, not a mapping), its first `workspace:` line. None: no stamp."""
+    entry = fm.readable("workspace")
+    if entry is not None:
+        if entry.is_scalar and not entry.is_string and entry.value is None:
+            return None  # `workspace:` with no value reads as no stamp
+        return entry.value
+    if fm.status in ("ok", "none"):
+        return None
+    return scanned_stamp(lines, fm)

@@ -13,7 +13,7 @@ from typing import Any
 
 from .categories import effective_category
 from .freshness import UNSURE, kept_key
-from .frontmatter import Frontmatter, parse_frontmatter, split_lines
+from .frontmatter import Frontmatter, parse_frontmatter, split_lines, workspace_stamp
 from .reader import Refused, read_file
 
 MAX_READ_BYTES = 16 * 1024 * 1024  # beyond this a file is reported, not parsed
@@ -155,11 +155,8 @@ def from_text(
     lines = split_lines(text)
     fm = parse_frontmatter(text, lines) if not is_index else Frontmatter("none")
     cat_entry = fm.readable("category")
-    ws_entry = fm.readable("workspace")
     raw_cat = cat_entry.value if cat_entry else None
-    stamp = (ws_entry.value if ws_entry.is_scalar else ws_entry.value) if ws_entry else None
-    if ws_entry and ws_entry.is_scalar and not ws_entry.is_string and ws_entry.value is None:
-        stamp = None  # `workspace:` with no value reads as no stamp
+    stamp = workspace_stamp(lines, fm)  # placed by its stamp even when its YAML is broken
     return Memory(
         os.fspath(path),
         vpath,

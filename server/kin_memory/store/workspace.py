@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -86,13 +87,37 @@ def main_worktree(path: str) -> str | None:
 
 
 def canonical_workspace(path: str | os.PathLike[str]) -> str:
-    """The stamp the agent writes for a working directory: realpath, worktree → main tree. A path that is
-    not valid UTF-8 is spelt with `\\xNN` escapes: a stamp is text in a memory file and in every database,
-    so such a repository is still one workspace, stamped and filtered consistently."""
+    """The workspace of a folder, the one rule every door uses (MCP roots, the editor's folders, the
+    command line's current directory, `MemoryTool(workspace=…)`, an absolute path in a setting): the
+    realpath's git top level when it is inside a repository (a monorepo package is its repository, so
+    every door and every subfolder sees the same memories), a linked worktree → its main working tree,
+    else the folder's realpath. A path that is not valid UTF-8 is spelt with `\\xNN` escapes: a stamp is
+    text in a memory file and in every database, so such a repository is still one workspace, stamped
+    and filtered consistently."""
     from .scan import shown_name
 
     real = os.path.realpath(os.path.expanduser(os.fspath(path)))
-    return shown_name(main_worktree(real) or real)
+    top = _git_toplevel(real) or real
+    return shown_name(main_worktree(top) or top)
+
+
+def repository_of_stamp(stamp: str, active: tuple[str, ...]) -> str | None:
+    """The active workspace an absolute path stamp belongs to though it is not that workspace's own
+    spelling, or None: a folder inside the repository (what the doors stamped before every door stamped
+    the repository's top level), a linked worktree of it, `<repository>/.`. The stamp is resolved as a
+    folder is (canonical_workspace), so a nested repository of its own stays apart."""
+    if not active or not stamp.startswith("/"):
+        return None
+    top = _stamp_repository(stamp)
+    return top if top != stamp and top in active else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _stamp_repository(stamp: str) -> str:
+    """canonical_workspace of a stamp's folder, remembered: visibility asks it once per memory, and a
+    folder's repository does not change while a server runs (a folder made into a repository of its
+    own later is a rare case a restart settles)."""
+    return canonical_workspace(stamp)
 
 
 def is_inside(path: str, root: Path) -> bool:
@@ -115,7 +140,10 @@ def active_workspaces(
             pass  # reported when the setting was read; the folders decide
     seen: list[str] = []
     for folder in folders:
-        canon = canonical_workspace(folder)
+        real = os.path.realpath(os.path.expanduser(folder))
+        if is_inside(real, root):
+            continue  # checked before the repository: a store kept inside a repository is still the store
+        canon = canonical_workspace(real)
         if is_inside(canon, root):
             continue
         if canon not in seen:
@@ -195,14 +223,17 @@ def cli_workspace(arg: str | None, root: Path, cwd: str | None = None) -> str | 
     cwd = os.path.realpath(cwd or os.getcwd())
     if is_inside(cwd, root):
         return None
-    top = _git_toplevel(cwd)
-    return canonical_workspace(top or cwd)
+    return canonical_workspace(cwd)
 
 
 def _git_toplevel(cwd: str) -> str | None:
+    """The nearest folder at or above `cwd` holding a `.git` (folder, worktree or submodule file)."""
     for candidate in (Path(cwd), *Path(cwd).parents):
-        if (candidate / ".git").exists():
-            return str(candidate)
+        try:
+            if (candidate / ".git").exists():
+                return str(candidate)
+        except OSError:
+            return None
     return None
 
 
@@ -222,5 +253,7 @@ def visibility(stamp: object, active: tuple[str, ...]) -> Visibility:
     if not active:
         return Visibility(True, "operator view")
     if kind != "invalid" and stamp in active:
+        return Visibility(True, "this workspace")
+    if kind == "path" and isinstance(stamp, str) and repository_of_stamp(stamp, active):
         return Visibility(True, "this workspace")
     return Visibility(False, "other workspace")

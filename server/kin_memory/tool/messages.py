@@ -177,8 +177,30 @@ def folder_holds_hidden(path: str, command: str) -> str:
     )
 
 
-def foreign_stamp(path: str, stamp: str, active: str) -> str:
+def foreign_what(stamp: str, is_path: bool) -> str:
+    """What a write carrying a stamp the writing workspace does not see would do (the end of a sentence
+    starting "its frontmatter would")."""
+    if is_path:
+        return f"carry another repository's workspace, `{stamp}`"
+    return f"carry the label `{stamp}`, which this workspace does not see: the memory would vanish from it"
+
+
+def stamp_advice(active: str) -> str:
+    return f"stamp it `{active}` (this workspace) or `global`, or leave the stamp out and the store adds it"
+
+
+def foreign_stamp(path: str, stamp: str, active: str, is_path: bool = True) -> str:
+    if is_path:
+        return (
+            f"Cannot write {path} with `workspace: {stamp}`: that is another repository's workspace. "
+            f"Stamp it `{active}` (this workspace) or `global`, or leave the stamp out and the store adds it."
+        )
     return (
-        f"Cannot write {path} with `workspace: {stamp}`: that is another repository's workspace. "
-        f"Stamp it `{active}` (this workspace), `global`, or a label such as team-infra."
+        f"Cannot write {path} with `workspace: {stamp}`: this workspace does not see that label, so the "
+        f"memory would vanish from it. Stamp it `{active}` (this workspace) or `global`, or leave the stamp "
+        "out and the store adds it."
     )
+
+
+def cancelled(command: str, path: str) -> str:
+    return f"The {command} of {path} was cancelled before it began: nothing was written"

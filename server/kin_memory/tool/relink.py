@@ -5,15 +5,18 @@ edit through the editor) and its previous version is kept. Files that are not UT
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from ..findings.edits import apply_edits
 from ..findings.relink import mentions, relink
-from ..store.memory import MAX_READ_BYTES
+from ..store.categories import SESSION
+from ..store.memory import BODY_CAP, MAX_READ_BYTES
 from ..store.paths import rel_of_virtual
-from ..store.store import scan
+from ..store.scan import scan_names
 from ..store.write_hook import around_write
 from .commands.base import ToolContext, ToolFailure
 from .commands.writing import commit_edit, read_text
@@ -43,12 +46,39 @@ def _names(path: Path, needles: tuple[bytes, ...]) -> bool:
     return any(n in data for n in needles)
 
 
+def _need_reading(root: Path, old: str) -> Callable[[str, str, bool], bool]:
+    """Which memories a rename must read to find references to `old`: with a recall index, only MEMORY.md
+    (its links are relative), the memories whose indexed body holds the path's words, and those the
+    index did not see as they are now (new, changed: the freshness key decides; a body past the indexed
+    cap; a session, whose body is not indexed). So a rename reads a handful of files, not the store.
+    Without an index, every memory."""
+    from ..store.freshness import key_at, unchanged
+    from ..store.index_hooks import mentioning
+
+    known = mentioning(root, old)
+    if known is None:
+        return lambda _path, _vpath, _is_index: True
+    hits, rows = known
+
+    def need(path: str, vpath: str, is_index: bool) -> bool:
+        if is_index or vpath in hits:
+            return True
+        row = rows.get(vpath)
+        if row is None or row[1] > BODY_CAP or row[2] == SESSION:
+            return True
+        return not unchanged(row[0], key_at(path))
+
+    return need
+
+
 def follow_rename(ctx: ToolContext, old: str, new: str) -> list[str]:
     """Rewrite every link and reference to `old` so it names `new`; the memories changed."""
     planned = []
     needles = (old.encode(), rel_of_virtual(old).encode())
-    for path, vpath, is_index in scan(ctx.root)[0]:
-        if not _names(path, needles):
+    root = Path(os.path.realpath(ctx.root))
+    need = _need_reading(root, old)
+    for path, vpath, is_index in scan_names(root)[0]:
+        if not need(path, vpath, is_index) or not _names(Path(path), needles):
             continue
         try:
             t = resolve(ctx.root, vpath)
@@ -61,6 +91,7 @@ def follow_rename(ctx: ToolContext, old: str, new: str) -> list[str]:
         if edits:
             planned.append((t, st, text, apply_edits(text, edits)))
     done = []
+    ctx = dataclasses.replace(ctx, cancelled=None)  # part of a rename that was made: it completes
     with around_write(ctx.root, [t.virtual for t, *_ in planned], ctx.source):
         for t, st, text, new_text in planned:
             try:

@@ -17,19 +17,19 @@ import os
 import stat
 from pathlib import Path
 
-from ..store.frontmatter import parse_frontmatter
+from ..store.frontmatter import parse_frontmatter, split_lines, workspace_stamp
 from ..store.memory import BODY_CAP
 from ..store.reader import Refused, read_file
-from ..store.workspace import looks_like_path, visibility
+from ..store.workspace import stamp_kind, visibility
 
 MAX_WALK = 100_000  # files looked at below one folder before it is taken as holding hidden ones
 
 
 def stamp_in(text: str) -> object:
-    """The raw `workspace` value of a memory's text (None when it has none or no readable frontmatter)."""
+    """The raw `workspace` value of a memory's text (None when it has none), read as the store reads it
+    (store.memory.from_text): a broken frontmatter's stamp line still places it."""
     fm = parse_frontmatter(text)
-    entry = fm.readable("workspace")  # the same reading as the store's (a broken value still scopes it)
-    return None if entry is None else entry.value
+    return workspace_stamp(split_lines(text), fm)
 
 
 def stamp_of(real: str) -> object:
@@ -79,9 +79,11 @@ def holds_hidden(folder: str, active: tuple[str, ...]) -> bool:
 
 
 def foreign_stamp(stamp: object, active: tuple[str, ...]) -> bool:
-    """Whether a write may not carry this stamp: a repository path that is none of the active
-    workspaces. `global` and labels are honoured verbatim (the seed's rule); the operator's view may
-    write any stamp."""
-    if not active or not isinstance(stamp, str) or not looks_like_path(stamp):
+    """Whether a write may not carry this stamp: one the writing workspace does not see (another
+    repository's path, or a label that is not active: the memory would vanish from its writer the moment
+    it is written). `global` is always fine; the operator's view may write any stamp. A stamp no
+    workspace can use at all (not a string, hostile) is the edit rules' to refuse."""
+    if not active or not isinstance(stamp, str) or stamp_kind(stamp) not in ("path", "label"):
         return False
-    return stamp not in active
+    # `<this repository>/.` or a folder inside it is this repository (store.workspace.visibility)
+    return not visibility(stamp, active).visible

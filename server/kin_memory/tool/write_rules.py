@@ -87,3 +87,34 @@ def _apply_fenced(lines: list[str], close: int, workspace: str | None) -> str:
     if category in STAMPED and workspace and not has_workspace:
         out.insert(close, f"workspace: {_yaml_value(workspace)}{nl}")
     return "".join(out)
+
+
+def _lines_of(text: str, fm_close: int) -> list[str]:
+    return [_body(line) for line in _split_lines(text)[1 : max(fm_close, 0)]]
+
+
+def added_note(given: str, written: str) -> str | None:
+    """One sentence for the create result when the write-time rules changed the agent's text: what the
+    store added and the line the agent's own text now starts at, so an `insert` or a `view_range` the
+    agent counts from its own text lands where it means. None when the text was written as given (the
+    reference's result then stays exact)."""
+    if given == written:
+        return None
+    from ..store.frontmatter import parse_frontmatter
+
+    before, after = parse_frontmatter(given), parse_frontmatter(written)
+    if after.status != "ok":
+        return None
+    old = set(_lines_of(given, before.close_line)) if before.status == "ok" else set()
+    added = [f"`{line}`" for line in _lines_of(written, after.close_line) if line not in old]
+    what = " and ".join([", ".join(added[:-1]), added[-1]] if len(added) > 1 else added) or "frontmatter"
+    if before.status != "ok":
+        n = after.body_line
+        return (
+            f"The store added {n} lines of frontmatter ({what}) above your text, so your first line is "
+            f"now line {n + 1}."
+        )
+    start = after.body_line + 1
+    if after.body_line == before.body_line:
+        return f"The store set {what} in your frontmatter; your line numbers are unchanged."
+    return f"The store added {what} to your frontmatter, so your text after it now starts at line {start}."

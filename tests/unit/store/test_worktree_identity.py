@@ -40,7 +40,7 @@ def impostor(tmp_path: Path, victim: Path) -> Path:
 def test_a_hand_made_git_file_does_not_name_another_repository(tmp_path, victim):
     fake = impostor(tmp_path, victim)
     assert canonical_workspace(fake) == str(fake)
-    assert canonical_workspace(fake / "sub") == str(fake / "sub")
+    assert canonical_workspace(fake / "sub") == str(fake)  # its own top level, not the victim
 
 
 def test_a_worktree_entry_the_repository_does_not_point_back_at_is_refused(tmp_path, victim):
@@ -61,7 +61,7 @@ def test_a_real_linked_worktree_maps_to_its_main_tree(tmp_path, victim):
     git(victim, "worktree", "add", "-q", str(tmp_path / "wt"), "-b", "feature")
     assert canonical_workspace(tmp_path / "wt") == str(victim)
     (tmp_path / "wt" / "src").mkdir()
-    assert canonical_workspace(tmp_path / "wt" / "src") == str(victim / "src")
+    assert canonical_workspace(tmp_path / "wt" / "src") == str(victim)  # one workspace per repository
 
 
 def test_a_worktree_linked_with_relative_paths_maps_to_its_main_tree(tmp_path, victim):

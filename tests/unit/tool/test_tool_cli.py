@@ -25,7 +25,10 @@ def test_tool_subcommand_create_and_view(tmp_path, capsys, monkeypatch):
         ]
     )
     assert rc == 0
-    assert capsys.readouterr().out == "File created successfully at: /memories/a.md\n"
+    assert capsys.readouterr().out == (
+        "File created successfully at: /memories/a.md. The store added 3 lines of frontmatter "
+        "(`category: episodic`) above your text, so your first line is now line 4.\n"
+    )
     assert (root / "a.md").read_text() == "---\ncategory: episodic\n---\nhi"
     monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps({"command": "view", "path": "/memories/nope"})))
     rc = main(["tool", "--root", str(root), "--workspace", "none", "-"])

@@ -224,7 +224,11 @@ def test_public_entry_point_shape(store):
     out = run(
         store, ["/work/a", "/work/b"], {"command": "create", "path": "/memories/m.md", "file_text": "hi\n"}
     )
-    assert out == {"content": "File created successfully at: /memories/m.md", "isError": False}
+    assert out == {
+        "content": "File created successfully at: /memories/m.md. The store added 4 lines of frontmatter "
+        "(`category: episodic` and `workspace: /work/a`) above your text, so your first line is now line 5.",
+        "isError": False,
+    }
     assert (store / "m.md").read_text() == "---\ncategory: episodic\nworkspace: /work/a\n---\nhi\n"
     assert run(store, None, {"command": "view", "path": "/nope"}) == {
         "content": "Path must start with /memories, got: /nope",

@@ -38,6 +38,9 @@ class ToolContext:
     # The workspaces whose memories this call may reach (tool/visibility.py); None: the one `workspace`
     # names, or the operator's view (everything) when that is None too.
     visible_from: tuple[str, ...] | None = None
+    # Whether the caller cancelled this call (an MCP `notifications/cancelled`): a write that has not
+    # begun is then not made; one that has begun completes (see check_cancelled).
+    cancelled: Callable[[], bool] | None = None
 
     @property
     def active(self) -> tuple[str, ...]:
@@ -59,6 +62,14 @@ class ToolFailure(Exception):
         self.message = message
 
 
+def check_cancelled(ctx: ToolContext, command: str, path: str) -> None:
+    """Asked where a write is about to begin (before the command runs, after strict mode's question, and
+    just before the bytes go to disk): a call cancelled by then changes nothing. Past this point the
+    write completes, so a memory is never left half-written by a cancel."""
+    if ctx.cancelled is not None and ctx.cancelled():
+        raise ToolFailure(messages.cancelled(command, path))
+
+
 def confirm(ctx: ToolContext, command: str, path: str, description: str) -> None:
     """Strict mode asks before every mutation; no callback, a failing one or a "no" all decline."""
     if ctx.mode != "strict":
@@ -71,3 +82,4 @@ def confirm(ctx: ToolContext, command: str, path: str, description: str) -> None
             ok = False
     if not ok:
         raise ToolFailure(messages.declined(command, path))
+    check_cancelled(ctx, command, path)  # the person may take a while to answer

@@ -10,9 +10,11 @@ from kin_memory.store.store import MAX_DEPTH, folder_too_deep
 
 from ...store.atomic import create_at, make_dirs
 from .. import messages
+from ..edit_rules import check_create
+from ..write_rules import added_note
 from ..write_rules import apply as apply_write_rules
 from . import writing
-from .base import ToolContext, ToolFailure, confirm
+from .base import ToolContext, ToolFailure, check_cancelled, confirm
 from .params import ToolInput, guarded, str_param
 
 
@@ -23,17 +25,21 @@ def create(inp: ToolInput, ctx: ToolContext) -> str:
     if folder_too_deep(t.content.dir_parts):  # the scan would never see it, and deep trees hurt walks
         raise ToolFailure(messages.too_deep(path, MAX_DEPTH))
     writing.within_limit(t, text)  # refused before anyone is asked
+    note = None
+    if is_memory_rel(t.parts):  # a text the store could not read, or a stamp it cannot use: refused first
+        given, text = text, apply_write_rules(text, ctx.workspace)
+        check_create(path, text, ctx.active)
+        note = added_note(given, text)
     confirm(ctx, "create", path, f"create {path}")
     if t.is_root or os.path.lexists(t.lexical):
         raise ToolFailure(messages.create_exists(path))
-    if is_memory_rel(t.parts):
-        text = apply_write_rules(text, ctx.workspace)
     data = writing.within_limit(t, text)  # the stamp the rules add counts too
     try:
         make_dirs(t.root_real)  # the root itself is trusted; everything below goes through the guard
     except OSError:
         raise ToolFailure(messages.os_error(path, "create")) from None
     writing.before_write(t.resolved)
+    check_cancelled(ctx, "create", path)
     place = t.content
     dir_fd = writing.open_place_dir(t, place.dir_parts, "create", create=True)
     try:
@@ -44,4 +50,4 @@ def create(inp: ToolInput, ctx: ToolContext) -> str:
         raise ToolFailure(messages.os_error(path, "create")) from None
     finally:
         os.close(dir_fd)
-    return messages.create_ok(path)
+    return messages.create_ok(path) if note is None else f"{messages.create_ok(path)}. {note}"

@@ -9,7 +9,7 @@ from pathlib import Path
 from ...store.write_hook import around_write
 from .. import audit, messages
 from . import reach
-from .base import MODES, MUTATIONS, Editor, ToolContext, ToolFailure, ToolResult
+from .base import MODES, MUTATIONS, Editor, ToolContext, ToolFailure, ToolResult, check_cancelled
 from .create import create
 from .delete import delete
 from .insert import insert
@@ -37,6 +37,9 @@ def _handle(command: str, inp: ToolInput, ctx: ToolContext) -> ToolResult:
         if command in MUTATIONS and ctx.mode == "plan":
             raise ToolFailure(messages.plan_mode(command))
         reach.check(command, inp, ctx)
+        if command in MUTATIONS:
+            path = next(iter(_audit_paths(inp)), "")
+            check_cancelled(ctx, command, path)
         return ToolResult(HANDLERS[command](inp, ctx), False)
     except ToolFailure as exc:
         return ToolResult(exc.message, True)

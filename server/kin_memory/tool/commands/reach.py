@@ -1,18 +1,17 @@
 """Before a command runs: may this call reach the memories it names from the active workspace?
 
 The rule is tool/visibility.py's. A memory of another workspace answers as a missing path does, in each
-command's own words; a folder holding one cannot be deleted or moved whole; a written text may not carry
-another repository's stamp (the edit commands check their result the same way, in writing.py).
+command's own words; a folder holding one cannot be deleted or moved whole. What a written text may
+carry is the edit rules' (edit_rules.py: create and every edit check what they would write).
 """
 
 from __future__ import annotations
 
 import os
 
-from ...sinks import prompt
 from .. import messages
 from ..guard import GuardError, Target, resolve
-from ..visibility import foreign_stamp, holds_hidden, is_file, stamp_in, visible
+from ..visibility import holds_hidden, is_file, visible
 from .base import ToolContext, ToolFailure
 from .params import ToolInput
 
@@ -54,13 +53,3 @@ def check(command: str, inp: ToolInput, ctx: ToolContext) -> None:
     if command in ("delete", "rename") and os.path.isdir(t.lexical) and not os.path.islink(t.lexical):
         if holds_hidden(os.fspath(t.lexical), active):
             raise ToolFailure(messages.folder_holds_hidden(t.virtual, command))
-    if command == "create":
-        text = inp.get("file_text")
-        stamp = stamp_in(text) if isinstance(text, str) else None
-        refuse_foreign(t.virtual, stamp, active)
-
-
-def refuse_foreign(path: str, stamp: object, active: tuple[str, ...]) -> None:
-    if foreign_stamp(stamp, active):
-        assert isinstance(stamp, str)
-        raise ToolFailure(messages.foreign_stamp(path, prompt.field(stamp), prompt.field(active[0])))

@@ -105,10 +105,13 @@ def view(inp: ToolInput, ctx: ToolContext) -> str:
     real = os.fspath(t.resolved)
     if not os.path.lexists(real):
         if t.is_root:  # a store not created yet lists as empty
-            return listing(t, ctx.active)
+            return listing(t, ctx.active) or ""
         raise ToolFailure(messages.not_found(path))
     if os.path.isdir(real):
-        return listing(t, ctx.active)
+        text = listing(t, ctx.active)
+        if text is None:  # a folder holding only other workspaces' memories: as missing as they are
+            raise ToolFailure(messages.not_found(path))
+        return text
     if not os.path.isfile(real):
         raise ToolFailure(messages.unsupported(path))
     view_range = view_range_param(inp)

@@ -20,7 +20,7 @@ from kin_memory.store.reader import Refused, describe_size
 from ...store.atomic import Changed, write_at
 from .. import messages
 from ..guard import EDIT_LIMIT, GuardError, Target, open_dir, open_for_read, read_at
-from .base import ToolContext, ToolFailure
+from .base import ToolContext, ToolFailure, check_cancelled
 
 LOCK_NAME = "tool.lock"
 
@@ -158,6 +158,7 @@ def commit_edit(
             data, now = _reread(dir_fd, t)
             if _identity(now) != _identity(before) or data != old_text.encode("utf-8"):
                 raise ToolFailure(messages.conflict(t.virtual))
+            check_cancelled(ctx, "edit", t.virtual)
             through_editor(t, ctx, old_text, new_text)
             _replace(dir_fd, t, new_text, now)
         finally:
