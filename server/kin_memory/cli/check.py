@@ -412,7 +412,9 @@ def check_through_cache(root: Path, ctx, scanned, cache=None) -> tuple[Any, dict
         cache = FindingsCache.open(root)
     try:
         memories = [(path, vpath) for path, vpath, is_index in files if not is_index]
-        checked = check_files(memories, ctx, "cli", _payload, cache)
+        checked = _check_sharded(root, memories, ctx, cache) or check_files(
+            memories, ctx, "cli", _payload, cache
+        )
         assert checked is not None  # nothing to abandon
         disk = {c.vpath: c.memory for c in checked.checked}
         results = {c.vpath: _decode(c.payload) for c in checked.checked}
@@ -430,6 +432,19 @@ def check_through_cache(root: Path, ctx, scanned, cache=None) -> tuple[Any, dict
         if owned and cache is not None:
             cache.close()
     return store, results, checked
+
+
+def _check_sharded(root: Path, memories: list[tuple[str, str]], ctx, cache):
+    """A first check (the cache holds nothing for it) of a store big enough, split across forked
+    processes, a shard each, as the server's cold start splits it: the CachedCheck one process would
+    have made, or None (then one process checks). A cache that answers is left to one process: a
+    stat and a row per file cost less than a fork."""
+    from ..caches.findings import variant_key
+    from ..caches.sharded import check_sharded, workers_for
+
+    cold = cache is None or not cache.holds_any(variant_key(ctx, "cli"))
+    count = workers_for(len(memories), cold)
+    return check_sharded(memories, ctx, "cli", _payload, root, count) if count > 1 else None
 
 
 def _payload(memory, findings: list[Finding]) -> bytes:
