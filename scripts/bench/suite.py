@@ -7,6 +7,7 @@ import shutil
 
 from kin_memory.store.paths import HIDDEN_DIR  # the persistent recall index and findings cache live there
 
+from .burst import burst_hover
 from .first_search import first_search_measures
 from .floor_read import memory_files
 from .floors import fts_floor, read_parse_floor, spawn_floor
@@ -53,6 +54,8 @@ def server_measures(store: GeneratedStore, quick: bool, timeout: float, log=prin
         out["search"] = search(c, store, 30 if quick else 100)
         out["external_write"] = external_write(c, store, 5 if quick else 10)
         log("  measured didChange, hover, workspace symbols, search, external writes")
+        out["burst"] = burst_hover(c, store)
+        log(f"  hover p95 during a 5,000-didChange burst: {out['burst']['ratio_p95']}× the idle p95")
     finally:
         out["rss_cold"] = rss.stop()
         c.close()
