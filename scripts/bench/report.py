@@ -204,6 +204,7 @@ MEASURES = [
     ),
     Measure("  hover p95, idle (before the burst)", "ms", _at("burst", "idle", "p95_ms")),
     Measure("  hover p95, during the burst", "ms", _at("burst", "during", "p95_ms")),
+    Measure("  peak memory during the burst (PSS)", "MB", _at("burst", "rss", "peak_tree_pss_mb")),
     # Summed RSS counts every page the forked workers share with the server once per process; PSS
     # counts it once. Both are shown: the budget verdict is on the PSS, the memory the tree takes.
     Measure("peak memory, server process tree (PSS)", "MB", _peak("peak_tree_pss_mb"), Budget(120, 300)),
