@@ -28,6 +28,7 @@ if __package__ in (None, ""):
 from .client import LspClient, initialize_params  # noqa: E402
 from .generate import generate, parse_size  # noqa: E402
 from .measure import drop_findings_cache, server_env  # noqa: E402
+from .suite import settle  # noqa: E402
 
 # (row, pattern over the stack joined root → leaf): the first that matches names the sample.
 ROWS: list[tuple[str, str]] = [
@@ -44,12 +45,15 @@ ROWS: list[tuple[str, str]] = [
     ("per-file findings: secrets (KM2xx scan)", r"check_memory .*_secrets"),
     (
         "whole-store: MEMORY.md, prompt block, scan problems",
-        r"check_through_cache \([^;]*;(check_memory|compose)|scan_findings|adopt",
+        r"check_through_cache \([^;]*;(check_memory|compose)|scan_findings|Store\.adopt",
     ),
     ("per-file findings", r"check_memory"),
+    ("server: memories made from the workers' records", r"make_memories"),
     ("parse (frontmatter, memory)", r"from_text|from_record"),
     ("read (open, stat, read)", r"\bload \(kin_memory/store/memory|seen_at|_stat_files"),
     ("scan (list the store)", r"scan_names|_scan \(|kept \(kin_memory/caches/listing"),
+    ("summary key: a stat per file (CLI)", r"key_at|_summarised_store_part\.<locals>\.<genexpr>"),
+    ("per-file cache entry: record and payload as JSON", r"_payload|record_text|record_of|next_change"),
     (
         "database writes (findings cache, snapshots, listing)",
         r"write_back|_save_summary|put_summary|sink\.|_SnapshotSink|keep_listing|\bstore \(kin_memory/caches/findings|finish \(kin_memory",
@@ -95,6 +99,7 @@ def _spy(rate: int, out: Path, cmd: list[str] | None = None, pid: int | None = N
 
 def profile_check(store, rate: int, out: Path) -> float:
     drop_findings_cache(store)
+    settle(store)  # every file in the page cache, as the read+parse floor finds them
     t0 = time.perf_counter()
     subprocess.run(_spy(rate, out, [sys.executable, "-m", "kin_memory", "check"]), cwd=store.alpha,
                    env=server_env(store), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)  # fmt: skip
@@ -105,6 +110,7 @@ def profile_start(store, rate: int, out: Path) -> float:
     """The cold start (no findings cache, no recall index) up to the "checked in" log line."""
     drop_findings_cache(store)
     shutil.rmtree(store.root / ".kin-index", ignore_errors=True)
+    settle(store)
     # py-spy attaches to the running server (a server started by py-spy hears nothing on its stdin).
     client = LspClient([sys.executable, "-m", "kin_memory", "serve"], server_env(store), cwd=store.alpha)
     t0 = time.perf_counter()
