@@ -19,8 +19,8 @@ import pickle
 import select
 import struct
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .segments import segment_of
 
@@ -95,11 +95,14 @@ def check_sharded(
     root: Path,
     count: int,
     timeout: float = 600.0,
-) -> CachedCheck | None:
+    finish: Callable[[CachedCheck], Any] | None = None,
+) -> tuple[CachedCheck, list[Any]] | None:
     """check_files over `count` forked processes, each its shard of `files` through its own connection
     to the findings cache, merged as one process would have made it. Each worker has written its new
     entries and forgotten its files gone (the answer has neither). None when forking or a worker
-    failed: the caller checks in-process."""
+    failed: the caller checks in-process. With `finish`, each worker also answers what it makes of its
+    own check (finish(its CachedCheck), work the parent would otherwise do alone): the second item,
+    one per worker, in shard order."""
     if not hasattr(os, "fork") or count < 2:
         return None
     pids: list[int] = []
@@ -112,7 +115,7 @@ def check_sharded(
                 os.close(read_end)
                 for fd in fds:
                     os.close(fd)
-                _worker(files, ctx, form, render, root, (index, count), write_end)
+                _worker(files, ctx, form, render, root, (index, count), write_end, finish)
             os.close(write_end)
             pids.append(pid)
             fds.append(read_end)
@@ -125,10 +128,12 @@ def check_sharded(
             os.close(fd)
         for pid in pids:
             _reap(pid, kill=parts is None)
-    return None if parts is None else merge(files, parts)
+    if parts is None:
+        return None
+    return merge(files, [check for check, _ in parts]), [made for _, made in parts]
 
 
-def _worker(files, ctx, form: str, render, root: Path, shard: tuple[int, int], out: int) -> None:
+def _worker(files, ctx, form: str, render, root: Path, shard: tuple[int, int], out: int, finish) -> None:
     code = 1
     try:
         from .checked import check_files
@@ -141,7 +146,8 @@ def _worker(files, ctx, form: str, render, root: Path, shard: tuple[int, int], o
         # Each worker writes its own new entries (the writes of two wait on each other, not on the
         # parent), before answering: the cache is complete when the parent has every answer.
         checked.write_back(cache, ctx.now)
-        send_frame(out, pickle.dumps(_flat(checked), protocol=pickle.HIGHEST_PROTOCOL))
+        made = finish(checked) if finish is not None else None
+        send_frame(out, pickle.dumps((_flat(checked), made), protocol=pickle.HIGHEST_PROTOCOL))
         os.close(out)
         code = 0
     except BaseException:  # noqa: BLE001 - the parent checks in one process instead
@@ -153,8 +159,10 @@ Flat = tuple  # a CachedCheck as plain tuples: pickled and unpickled several tim
 
 
 def _flat(checked: CachedCheck) -> Flat:
+    # A memory travels only for a file without a record (made whole by its check): the others are made
+    # from their records where they are wanted.
     rows = [
-        (c.vpath, c.payload, c.record, c.until, c.path, c.mtime, c.size, c.key, c.made)
+        (c.vpath, c.payload, c.record, c.until, c.path, c.mtime, c.size, c.key, None if c.record else c.made)
         for c in checked.checked
     ]
     return rows, checked.hits, checked.variant, checked.valid_until, checked.probes
@@ -167,7 +175,7 @@ def _unflat(flat: Flat) -> CachedCheck:
     return CachedCheck([Checked(*row) for row in rows], hits, variant, [], valid_until, probes, [])
 
 
-def _gather(fds: list[int], deadline: float) -> list[CachedCheck]:
+def _gather(fds: list[int], deadline: float) -> list[tuple[CachedCheck, Any]]:
     """Every worker's answer, read from all at once (one left unread would stall on a full pipe)."""
     buffers = {fd: bytearray() for fd in fds}
     open_fds = list(fds)
@@ -187,7 +195,8 @@ def _gather(fds: list[int], deadline: float) -> list[CachedCheck]:
         data = bytes(buffers[fd])
         if len(data) < HEADER.size or HEADER.unpack_from(data)[0] != len(data) - HEADER.size:
             raise EOFError("worker exited early")
-        parts.append(_unflat(pickle.loads(data[HEADER.size :])))
+        flat, made = pickle.loads(data[HEADER.size :])
+        parts.append((_unflat(flat), made))
     return parts
 
 

@@ -25,7 +25,12 @@ FILES = 1_500  # above SHARDED_MIN_FILES: an unforced first check of this store 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory):
-    return generate(FILES, seed=11, cache=tmp_path_factory.mktemp("bench"), log=lambda *_: None)
+    store = generate(FILES, seed=11, cache=tmp_path_factory.mktemp("bench"), log=lambda *_: None)
+    # Entries the scan skips (KM900), joined with the workers' output by the parent.
+    (store.root / "projects" / "a-folder.md").mkdir()
+    (store.root / "projects" / "out-of-the-store.md").symlink_to(store.alpha / "elsewhere.md")
+    (store.alpha / "elsewhere.md").write_text("---\ncategory: preference\n---\nnot in the store\n")
+    return store
 
 
 def _drop_cache(root: Path) -> None:
@@ -81,6 +86,7 @@ def test_a_sharded_first_check_reports_what_one_process_reports(store, fmt, caps
 
     assert one[0] == many[0] == 1  # the generated store has errors
     assert one[1].count("\n") > FILES // 2  # findings in many files
+    assert one[1].count("KM900") == 2 if fmt == "text" else one[1].count('"KM900"') == 2
     assert many == one
     assert many_cache == one_cache and len(one_cache) == FILES
     # The next run answers from the summary the sharded run left, with the same output.
