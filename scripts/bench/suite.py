@@ -8,6 +8,8 @@ import time
 
 from kin_memory.store.paths import HIDDEN_DIR  # the persistent recall index and findings cache live there
 
+from .burst import burst_hover
+from .client import RssSampler
 from .first_search import first_search_measures
 from .floor_read import memory_files
 from .floors import fts_floor, read_parse_floor, spawn_floor
@@ -70,8 +72,15 @@ def server_measures(
                 "search": search(c, store, 30 if quick else 100),
             }
             log("  measured hover, workspace symbols, search after the fill")
-    finally:
+        # The memory rows are the store's: the burst (50 buffers, 5,000 versions) is sampled on its own.
         out["rss_cold"] = rss.stop()
+        burst_rss = RssSampler(c.proc.pid)
+        out["burst"] = burst_hover(c, store)
+        out["burst"]["rss"] = burst_rss.stop()
+        log(f"  hover p95 during a 5,000-didChange burst: {out['burst']['ratio_p95']}× the idle p95")
+    finally:
+        if "rss_cold" not in out:
+            out["rss_cold"] = rss.stop()
         c.close()
     # Warm: same store, the index left by the first run; what that run wrote (some 600 MB of recall index,
     # history and findings cache at 100k) on disk first, or its writeback is measured with the start.

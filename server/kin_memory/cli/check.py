@@ -6,7 +6,9 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -143,7 +145,7 @@ def _store_part(root: Path, ctx, only: Path | None, fmt: str, duplicates: bool) 
     """The store's part of the output, every file looked up or checked (with KM601 when asked)."""
     from ..findings.store_level import scan_findings
 
-    store, results, _ = check_through_cache(root, ctx, scan_names_of(root))
+    store, results, _, _ = check_through_cache(root, ctx, scan_names_of(root))
     if duplicates:
         _merge(results, _duplicates(root, store, ctx))
     _merge(results, scan_findings(store.scan_problems()))
@@ -188,15 +190,54 @@ def _summarised_store_part(root: Path, ctx, only: Path | None, fmt: str) -> Part
                 return part
         from ..findings.store_level import scan_findings
 
-        store, results, checked = check_through_cache(root, ctx, scanned, cache)
-        _merge(results, scan_findings(store.scan_problems()))
-        segments = _segments(root, results, _ages(checked.checked), only, fmt)
+        store, results, checked, rendered = check_through_cache(
+            root, ctx, scanned, cache, partial(_shard_segments, root, only, fmt)
+        )
+        scan = scan_findings(store.scan_problems())
+        if rendered is None:
+            _merge(results, scan)
+            segments = _segments(root, results, _ages(checked.checked), only, fmt)
+            files = len(results)
+        else:
+            segments, files = _with_shards(root, results, scan, checked, rendered, only, fmt)
         if cache is not None and checked.valid_until > ctx.now and not store.scan_problems():
-            _save_summary(cache, key, ctx.now, checked.probes, segments, len(results))
-        return _part_of(segments, len(results), fmt)
+            _save_summary(cache, key, ctx.now, checked.probes, segments, files)
+        return _part_of(segments, files, fmt)
     finally:
         if cache is not None:
             cache.close()
+
+
+def _shard_segments(root: Path, only: Path | None, fmt: str, checked) -> list[tuple]:
+    """A worker's files as printed (the segments `_segments` makes of them, as plain tuples), made in the
+    worker: decoding and rendering every file's findings was the larger part of what the parent of a
+    split check did alone."""
+    results = {c.vpath: _decode(c.payload) for c in checked.checked}
+    segments = _segments(root, results, _ages(checked.checked), only, fmt)
+    return [(s.vpath, s.until, s.piece, s.severities, s.rows, s.life) for s in segments]
+
+
+def _with_shards(root: Path, results, scan, checked, rendered, only: Path | None, fmt: str):
+    """(the segments, how many files) of a split check: the workers' segments, and here those of
+    MEMORY.md and of any file a scan finding names too (its findings decoded and joined first), in the
+    order one process makes them."""
+    from .check_summary import Segment
+
+    by_vpath = {c.vpath: c for c in checked.checked}
+    here = dict(results)  # MEMORY.md's
+    for vpath in scan:
+        if vpath in by_vpath:
+            here[vpath] = _decode(by_vpath[vpath].payload)
+    _merge(here, scan)
+    ages = _ages([by_vpath[v] for v in here if v in by_vpath])
+    segments = _segments(root, here, ages, only, fmt)
+    segments += [Segment(*seg) for part in rendered for seg in part if seg[0] not in here]
+    segments.sort(key=_segment_vpath)
+    return segments, len(by_vpath.keys() | here.keys())
+
+
+def _segment_vpath(seg: Segment) -> str:
+    return seg.vpath
 
 
 def _by_vpath(item: tuple[str, str, bool]) -> str:
@@ -207,7 +248,11 @@ Ages = dict[str, tuple[float, str, float]]  # vpath -> (valid until, category, m
 
 
 def _ages(checked) -> Ages:
-    return {c.vpath: (c.until, c.memory.category, c.memory.mtime) for c in checked}
+    # The category from the record when there is one: no memory is made for it (a worker of a split
+    # check would otherwise make, and send, one per file).
+    return {
+        c.vpath: (c.until, c.memory.category if c.record is None else c.record[0], c.mtime) for c in checked
+    }
 
 
 def _save_summary(
@@ -394,10 +439,14 @@ def _summary(counts: dict[str, int], files: int) -> None:
     print(f"{counted(files, 'file')} checked: {summary}", file=sys.stderr)
 
 
-def check_through_cache(root: Path, ctx, scanned, cache=None) -> tuple[Any, dict[str, list[Finding]], Any]:
-    """(the store, vpath → findings, the CachedCheck) for every file of `scanned` (a `scan_names`),
-    unchanged files answered by the findings cache (a stat each; `cache` when the caller has it open);
-    what had to be checked is written back for the next run."""
+def check_through_cache(
+    root: Path, ctx, scanned, cache=None, shard_render: Callable[[Any], Any] | None = None
+) -> tuple[Any, dict[str, list[Finding]], Any, list[Any] | None]:
+    """(the store, vpath → findings, the CachedCheck, None) for every file of `scanned` (a
+    `scan_names`), unchanged files answered by the findings cache (a stat each; `cache` when the caller
+    has it open); what had to be checked is written back for the next run. With `shard_render`, a check
+    split across workers has each of them render its own files (shard_render(its check)): the findings
+    then hold MEMORY.md's alone, and the fourth item is the workers' renderings."""
     from ..caches.checked import check_files
     from ..caches.findings import FindingsCache
     from ..findings.run import check_memory
@@ -412,10 +461,12 @@ def check_through_cache(root: Path, ctx, scanned, cache=None) -> tuple[Any, dict
         cache = FindingsCache.open(root)
     try:
         memories = [(path, vpath) for path, vpath, is_index in files if not is_index]
-        checked = check_files(memories, ctx, "cli", _payload, cache)
+        split = _check_sharded(root, memories, ctx, cache, shard_render)
+        checked = split[0] if split is not None else check_files(memories, ctx, "cli", _payload, cache)
         assert checked is not None  # nothing to abandon
+        rendered = split[1] if split is not None and shard_render is not None else None
         disk = {c.vpath: c.memory for c in checked.checked}
-        results = {c.vpath: _decode(c.payload) for c in checked.checked}
+        results = {} if rendered is not None else {c.vpath: _decode(c.payload) for c in checked.checked}
         index_path = next((path for path, _, is_index in files if is_index), None)
         if index_path is not None:
             index = load(index_path, INDEX_VPATH, is_index=True)
@@ -429,7 +480,21 @@ def check_through_cache(root: Path, ctx, scanned, cache=None) -> tuple[Any, dict
     finally:
         if owned and cache is not None:
             cache.close()
-    return store, results, checked
+    return store, results, checked, rendered
+
+
+def _check_sharded(root: Path, memories: list[tuple[str, str]], ctx, cache, finish=None):
+    """A first check (the cache holds nothing for it) of a store big enough, split across forked
+    processes, a shard each, as the server's cold start splits it: (the CachedCheck one process would
+    have made, what `finish` made of each worker's part, in the worker), or None (then one process
+    checks). A cache that answers is left to one process: a
+    stat and a row per file cost less than a fork."""
+    from ..caches.findings import variant_key
+    from ..caches.sharded import check_sharded, workers_for
+
+    cold = cache is None or not cache.holds_any(variant_key(ctx, "cli"))
+    count = workers_for(len(memories), cold)
+    return check_sharded(memories, ctx, "cli", _payload, root, count, finish=finish) if count > 1 else None
 
 
 def _payload(memory, findings: list[Finding]) -> bytes:

@@ -126,13 +126,13 @@ def _start_shards(root_arg: str | None, workspace_arg: str | None):
     import os
     import time
 
+    from ..caches.sharded import workers_setting
     from ..lsp.startup.shards import Shards
     from ..store.context import Context
     from ..store.root import resolve_root
     from ..store.workspace import active_workspaces
 
-    setting = os.environ.get("KIN_MEMORY_WORKERS", "")
-    workers = int(setting) if setting.isdigit() else None
+    workers = workers_setting()
     if workers == 0:
         return None
     try:

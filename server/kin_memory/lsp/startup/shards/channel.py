@@ -6,7 +6,6 @@ import logging
 import os
 import pickle
 import select
-import struct
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,35 +15,15 @@ if TYPE_CHECKING:  # the workers import no more than they need before the fork
     pass
 
 
+from ....caches.sharded import HEADER, read_exact, send_frame
 from .records import JsonRecords, PickledRecords, ShardResult
 from .snapshots import RecallSaid
 
 log = logging.getLogger("kin_memory.lsp")
 
 
-_HEADER = struct.Struct("!Q")
-
-
-def _send(fd: int, payload: bytes) -> None:
-    data = _HEADER.pack(len(payload)) + payload
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-def _read_exact(fd: int, n: int, deadline: float) -> bytes:
-    chunks, remaining = [], n
-    while remaining:
-        wait = deadline - time.monotonic()
-        if wait <= 0 or not select.select([fd], [], [], wait)[0]:
-            raise TimeoutError("worker did not answer in time")
-        chunk = os.read(fd, min(remaining, 1 << 20))
-        if not chunk:
-            raise EOFError("worker exited early")
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
+# The framing every forked checker uses, the CLI's too (caches/sharded.py).
+_HEADER, _send, _read_exact = HEADER, send_frame, read_exact
 
 
 # (vpaths with findings, framed diagnostics, the URIs of those not named by vpath)

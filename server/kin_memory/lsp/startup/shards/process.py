@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the workers import no more than they need before the fork
     from ....store.context import Context
 
 
+from ....caches import sharded
 from .channel import (
     _HEADER,
     Chunks,
@@ -36,7 +37,7 @@ from .records import ShardResult
 log = logging.getLogger("kin_memory.lsp")
 
 
-MAX_WORKERS = 4
+MAX_WORKERS = sharded.MAX_WORKERS
 
 
 ONE_WORKER_HITS = 30_000  # cache entries one worker answers in about the time the server takes to start
@@ -171,8 +172,7 @@ def _default_workers(root: Path, guess: Context | None = None) -> int:
     variants = None if guess is None else [variant_key(guess, f"lsp-{e}") for e in POSITION_ENCODINGS]
     if 0 < entries_of_this_code(root, variants) < ONE_WORKER_HITS:
         return 1
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(cores, MAX_WORKERS))
+    return max(1, min(sharded.cores(), MAX_WORKERS))
 
 
 def _worker_main(
@@ -312,7 +312,7 @@ def _scan(root: Path, index: int, count: int, cache) -> tuple[Listing, Callable[
             index_vpath = vpath
             continue
         seg = segment_of(vpath)
-        if seg % count == index:
+        if seg % count == index:  # as sharded.in_shard splits them, and the findings cache answers
             mine.append((path, vpath, seg))
         if index == 0:
             segments.setdefault(seg, []).append(vpath)

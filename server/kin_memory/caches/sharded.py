@@ -1,0 +1,231 @@
+"""Checking a store's files across forked processes, a shard each: what the server's cold start and the
+CLI's first `check` share.
+
+A shard of n processes is every segment s with s % n == its index (caches/segments.py), the same split
+the findings cache answers by (FindingsCache.lookup_batches), so each process reads, parses and checks
+its own files and looks up only its own entries. What travels back is framed pickles on a pipe. The
+server's workers stream diagnostics to the editor as they go (lsp/startup/shards); the CLI's gather a
+whole CachedCheck each, merged here into what one process would have made: the same files in the same
+order, the new entries written back by the caller alone (one writer for the cache).
+
+This module knows nothing of LSP: the CLI imports it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import select
+import struct
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .segments import segment_of
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..store.context import Context
+    from ..store.memory import StrPath
+    from .checked import CachedCheck, Render
+
+log = logging.getLogger("kin_memory.caches")
+
+MAX_WORKERS = 4  # more processes than this cost more in forking and pickling than they save
+SHARDED_MIN_FILES = 1_000  # below this, one process reads and checks the store faster than forking would
+HEADER = struct.Struct("!Q")  # a frame: its length, then a pickle
+
+
+def send_frame(fd: int, payload: bytes) -> None:
+    view = memoryview(HEADER.pack(len(payload)) + payload)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def read_exact(fd: int, n: int, deadline: float) -> bytes:
+    chunks, remaining = [], n
+    while remaining:
+        wait = deadline - time.monotonic()
+        if wait <= 0 or not select.select([fd], [], [], wait)[0]:
+            raise TimeoutError("worker did not answer in time")
+        chunk = os.read(fd, min(remaining, 1 << 20))
+        if not chunk:
+            raise EOFError("worker exited early")
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def workers_setting() -> int | None:
+    """KIN_MEMORY_WORKERS: 0 checks in one process, a number forces that many workers, anything else
+    (or unset) lets the caller decide."""
+    setting = os.environ.get("KIN_MEMORY_WORKERS", "")
+    return int(setting) if setting.isdigit() else None
+
+
+def cores() -> int:
+    """The cores this process may run on (its affinity, not the machine's count)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def workers_for(files: int, cold: bool) -> int:
+    """How many processes check `files` files: KIN_MEMORY_WORKERS when set, else one per core (at most
+    MAX_WORKERS) for a store of SHARDED_MIN_FILES or more that nothing kept answers (`cold`), else one."""
+    forced = workers_setting()
+    if forced is not None:
+        return forced
+    if not cold or files < SHARDED_MIN_FILES:
+        return 1
+    return max(1, min(cores(), MAX_WORKERS))
+
+
+def in_shard(vpath: str, shard: tuple[int, int]) -> bool:
+    index, count = shard
+    return segment_of(vpath) % count == index
+
+
+def check_sharded(
+    files: Sequence[tuple[StrPath, str]],
+    ctx: Context,
+    form: str,
+    render: Render,
+    root: Path,
+    count: int,
+    timeout: float = 600.0,
+    finish: Callable[[CachedCheck], Any] | None = None,
+) -> tuple[CachedCheck, list[Any]] | None:
+    """check_files over `count` forked processes, each its shard of `files` through its own connection
+    to the findings cache, merged as one process would have made it. Each worker has written its new
+    entries and forgotten its files gone (the answer has neither). None when forking or a worker
+    failed: the caller checks in-process. With `finish`, each worker also answers what it makes of its
+    own check (finish(its CachedCheck), work the parent would otherwise do alone): the second item,
+    one per worker, in shard order."""
+    if not hasattr(os, "fork") or count < 2:
+        return None
+    pids: list[int] = []
+    fds: list[int] = []
+    try:
+        for index in range(count):
+            read_end, write_end = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the worker: never returns
+                os.close(read_end)
+                for fd in fds:
+                    os.close(fd)
+                _worker(files, ctx, form, render, root, (index, count), write_end, finish)
+            os.close(write_end)
+            pids.append(pid)
+            fds.append(read_end)
+        parts = _gather(fds, time.monotonic() + timeout)
+    except (OSError, EOFError, TimeoutError, pickle.UnpicklingError) as exc:
+        log.info("check workers failed (%s): checking in one process", exc)
+        parts = None
+    finally:
+        for fd in fds:
+            os.close(fd)
+        for pid in pids:
+            _reap(pid, kill=parts is None)
+    if parts is None:
+        return None
+    return merge(files, [check for check, _ in parts]), [made for _, made in parts]
+
+
+def _worker(files, ctx, form: str, render, root: Path, shard: tuple[int, int], out: int, finish) -> None:
+    code = 1
+    try:
+        from .checked import check_files
+        from .findings import FindingsCache
+
+        cache = FindingsCache.open(root)  # its own connection: the parent's is not used across a fork
+        mine = [(path, vpath) for path, vpath in files if in_shard(vpath, shard)]
+        checked = check_files(mine, ctx, form, render, cache, shard=shard)
+        assert checked is not None  # nothing to abandon
+        # Each worker writes its own new entries (the writes of two wait on each other, not on the
+        # parent), before answering: the cache is complete when the parent has every answer.
+        checked.write_back(cache, ctx.now)
+        made = finish(checked) if finish is not None else None
+        send_frame(out, pickle.dumps((_flat(checked), made), protocol=pickle.HIGHEST_PROTOCOL))
+        os.close(out)
+        code = 0
+    except BaseException:  # noqa: BLE001 - the parent checks in one process instead
+        pass
+    os._exit(code)  # no atexit, no flushing of the parent's buffers a second time
+
+
+Flat = tuple  # a CachedCheck as plain tuples: pickled and unpickled several times faster than dataclasses
+
+
+def _flat(checked: CachedCheck) -> Flat:
+    # A memory travels only for a file without a record (made whole by its check): the others are made
+    # from their records where they are wanted.
+    rows = [
+        (c.vpath, c.payload, c.record, c.until, c.path, c.mtime, c.size, c.key, None if c.record else c.made)
+        for c in checked.checked
+    ]
+    return rows, checked.hits, checked.variant, checked.valid_until, checked.probes
+
+
+def _unflat(flat: Flat) -> CachedCheck:
+    from .checked import CachedCheck, Checked
+
+    rows, hits, variant, valid_until, probes = flat
+    return CachedCheck([Checked(*row) for row in rows], hits, variant, [], valid_until, probes, [])
+
+
+def _gather(fds: list[int], deadline: float) -> list[tuple[CachedCheck, Any]]:
+    """Every worker's answer, read from all at once (one left unread would stall on a full pipe)."""
+    buffers = {fd: bytearray() for fd in fds}
+    open_fds = list(fds)
+    while open_fds:
+        wait = deadline - time.monotonic()
+        ready = select.select(open_fds, [], [], wait)[0] if wait > 0 else []
+        if not ready:
+            raise TimeoutError("worker did not answer in time")
+        for fd in ready:
+            data = os.read(fd, 1 << 20)
+            if data:
+                buffers[fd] += data
+            else:
+                open_fds.remove(fd)
+    parts = []
+    for fd in fds:
+        data = bytes(buffers[fd])
+        if len(data) < HEADER.size or HEADER.unpack_from(data)[0] != len(data) - HEADER.size:
+            raise EOFError("worker exited early")
+        flat, made = pickle.loads(data[HEADER.size :])
+        parts.append((_unflat(flat), made))
+    return parts
+
+
+def _reap(pid: int, kill: bool) -> None:
+    if kill:
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+    try:
+        os.waitpid(pid, 0)
+    except OSError:
+        pass
+
+
+def merge(files: Sequence[tuple[StrPath, str]], parts: list[CachedCheck]) -> CachedCheck:
+    """The shards' checks as one: files in `files`' order after those the cache answered (as
+    check_files orders them), counts added, the earliest change kept, probes joined. What each
+    worker wrote back (new entries, files gone) is not written again."""
+    from .checked import CachedCheck
+
+    order = {vpath: n for n, (_, vpath) in enumerate(files)}
+    answered = [c for part in parts for c in part.checked[: part.hits]]
+    checked = [c for part in parts for c in part.checked[part.hits :]]
+    answered.sort(key=lambda c: order[c.vpath])
+    checked.sort(key=lambda c: order[c.vpath])
+    merged = CachedCheck(answered + checked, sum(p.hits for p in parts), parts[0].variant)
+    for part in parts:
+        merged.valid_until = min(merged.valid_until, part.valid_until)
+        for stamp, probe in part.probes.items():
+            merged.probes.setdefault(stamp, probe)
+    return merged

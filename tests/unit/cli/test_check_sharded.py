@@ -1,0 +1,111 @@
+"""The first `kin-memory check` split across forked processes reports exactly what one process reports:
+the same text, the same JSON, the same exit code and the same findings cache left for the next run."""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kin_memory.caches import sharded
+from kin_memory.caches.findings import DB_NAME
+from kin_memory.cli import main
+from kin_memory.store import context
+from kin_memory.store.paths import HIDDEN_DIR
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts"))
+from bench.generate import generate  # noqa: E402
+
+FILES = 1_500  # above SHARDED_MIN_FILES: an unforced first check of this store is split on 2 cores
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory):
+    store = generate(FILES, seed=11, cache=tmp_path_factory.mktemp("bench"), log=lambda *_: None)
+    # Entries the scan skips (KM900), joined with the workers' output by the parent.
+    (store.root / "projects" / "a-folder.md").mkdir()
+    (store.root / "projects" / "out-of-the-store.md").symlink_to(store.alpha / "elsewhere.md")
+    (store.alpha / "elsewhere.md").write_text("---\ncategory: preference\n---\nnot in the store\n")
+    return store
+
+
+def _drop_cache(root: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        (root / HIDDEN_DIR / (DB_NAME + suffix)).unlink(missing_ok=True)
+
+
+def _entries(root: Path) -> list[tuple]:
+    conn = sqlite3.connect(root / HIDDEN_DIR / DB_NAME)
+    try:
+        return conn.execute(
+            "SELECT variant, vpath, key, since, valid_until, probe, record, payload FROM entries ORDER BY vpath"
+        ).fetchall()
+    finally:
+        conn.close()
+
+
+def _check(store, fmt: str, workers: str, capsys, monkeypatch) -> tuple[int, str, str]:
+    monkeypatch.setenv("KIN_MEMORY_WORKERS", workers)
+    capsys.readouterr()
+    rc = main(["check", "--root", str(store.root), "--format", fmt])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_sharded_first_check_reports_what_one_process_reports(store, fmt, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("HOME", str(store.base / "home"))
+    monkeypatch.chdir(store.alpha)
+    frozen = time.time()  # lifecycle messages ("expires … in 9 hours") must not move between the runs
+    monkeypatch.setattr(time, "time", lambda: frozen)
+    real_context = context.cli_context
+    monkeypatch.setattr(context, "cli_context", lambda *a: dataclasses.replace(real_context(*a), now=frozen))
+    forked: list = []
+    real = sharded.check_sharded
+
+    def spied(*args, **kwargs):
+        answer = real(*args, **kwargs)
+        forked.append(answer is not None)
+        return answer
+
+    monkeypatch.setattr(sharded, "check_sharded", spied)
+
+    _drop_cache(store.root)
+    one = _check(store, fmt, "0", capsys, monkeypatch)
+    one_cache = _entries(store.root)
+    assert forked == []  # KIN_MEMORY_WORKERS=0: one process
+    _drop_cache(store.root)
+    monkeypatch.delenv("KIN_MEMORY_WORKERS")
+    many = _check(store, fmt, "", capsys, monkeypatch)
+    many_cache = _entries(store.root)
+    assert forked == [True]  # split across the forked workers, none of which failed
+
+    assert one[0] == many[0] == 1  # the generated store has errors
+    assert one[1].count("\n") > FILES // 2  # findings in many files
+    assert one[1].count("KM900") == 2 if fmt == "text" else one[1].count('"KM900"') == 2
+    assert many == one
+    assert many_cache == one_cache and len(one_cache) == FILES
+    # The next run answers from the summary the sharded run left, with the same output.
+    assert _check(store, fmt, "", capsys, monkeypatch) == one
+    assert forked == [True]
+
+
+def test_a_store_the_cache_answers_is_checked_in_one_process(store) -> None:
+    assert sharded.workers_for(FILES, cold=False) == 1
+    assert sharded.workers_for(sharded.SHARDED_MIN_FILES - 1, cold=True) == 1
+
+
+def test_a_worker_that_fails_leaves_the_check_to_one_process(store, monkeypatch) -> None:
+    from kin_memory.cli.check import _payload
+    from kin_memory.store.context import Context
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a worker's check failed")
+
+    monkeypatch.setattr("kin_memory.caches.checked.check_files", broken)
+    files = [(str(p), "/memories/" + p.relative_to(store.root).as_posix()) for p in store.root.rglob("*.md")]
+    assert sharded.check_sharded(files, Context(root=store.root), "cli", _payload, store.root, 2) is None
