@@ -13,6 +13,7 @@ happen to be embedded above those that are not.
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -51,6 +52,7 @@ class SemanticLayer:
         self._total = 0
         self._fill_lock = threading.Lock()
         self._complete = False  # every memory had its vector once: rankings use the layer from then on
+        self._counted_at: tuple[int, ...] | None = None  # the index's generation when last counted
         self._queries: dict[str, np.ndarray] = {}
         self._query_lock = threading.Lock()
 
@@ -111,11 +113,29 @@ class SemanticLayer:
         top = top[np.argsort(-sims[top], kind="stable")]
         return [(int(ids[i]), float(sims[i])) for i in top]
 
+    def _generation(self) -> tuple[int, ...] | None:
+        """Counters every write to the index moves (documents written or removed, vectors added or
+        removed): while they stand still, what is missing stays as counted."""
+        sql = "SELECT (SELECT n FROM vocab_gen), added, removed FROM vector_gen"
+
+        def read(c: sqlite3.Connection) -> tuple[int, ...] | None:
+            try:
+                row = c.execute(sql).fetchone()
+            except sqlite3.OperationalError:  # an index made before the saved vocabulary: count each time
+                return None
+            return None if row is None else tuple(int(v or 0) for v in row)
+
+        return self.db.run(read, None)
+
     def _count(self) -> int:
+        gen = self._generation()
+        if gen is not None and gen == self._counted_at and self._missing is not None:
+            return self._missing  # nothing written since: a ranking query does not pay for a count
         missing = self.vectors.missing()
         self._missing = len(missing)
         self._complete = self._complete or not missing
         self._total = int(self.db.run(lambda c: c.execute("SELECT count(*) FROM fts").fetchone()[0], 0))
+        self._counted_at = gen
         return self._missing
 
     def fill(
