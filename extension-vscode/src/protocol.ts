@@ -245,6 +245,7 @@ export interface HistoryResult {
   path: string;
   /** newest first */
   versions: HistoryVersion[];
+  current: number | null;
 }
 
 export interface VersionContentResult {

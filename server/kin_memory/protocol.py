@@ -300,6 +300,8 @@ class HistoryVersion:
 class HistoryResult:
     path: str
     versions: list[HistoryVersion]  # newest first
+    # the version the file holds now (the newest, byte for byte); None: the file changed since
+    current: int | None = None
 
 
 @attrs.frozen

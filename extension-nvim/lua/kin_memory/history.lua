@@ -92,8 +92,9 @@ function H.restore(vpath, version)
   end)
 end
 
-function H.format_version(v, newest)
-  return printable(('Version %d%s  %s  %s  %s'):format(v.version, newest and ' (now)' or '',
+--- `now`: this is the version the file holds now (the server's `current`: the newest, byte for byte).
+function H.format_version(v, now)
+  return printable(('Version %d%s  %s  %s  %s'):format(v.version, now and ' (now)' or '',
     v.deleted and 'deleted' or (tostring(v.bytes) .. ' bytes'), v.by or ('by ' .. v.source), when(v.time)))
 end
 
@@ -114,7 +115,7 @@ function H.history()
       prompt = 'History of ' .. printable(vpath),
       kind = 'kin_memory_history',
       format_item = function(v)
-        return H.format_version(v, v == versions[1])
+        return H.format_version(v, result.current ~= nil and result.current ~= vim.NIL and v.version == result.current)
       end,
     }, function(v)
       if not v then

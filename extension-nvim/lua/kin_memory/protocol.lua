@@ -177,6 +177,7 @@
 ---@class KinMemory.HistoryResult
 ---@field path string
 ---@field versions KinMemory.HistoryVersion[] # newest first
+---@field current integer|nil
 
 ---@class KinMemory.VersionContentResult
 ---@field path string

@@ -61,7 +61,7 @@ def _catch_up(root) -> None:
 
 def run_history(args: argparse.Namespace) -> int:
     from .. import protocol
-    from ..history.query import HistoryError, history_of
+    from ..history.query import HistoryError, current_version, history_of
 
     root = target(args).root
     args.path = memory_vpath(root, args.path)
@@ -79,17 +79,19 @@ def run_history(args: argparse.Namespace) -> int:
         found = history_of(root, args.path)
     except HistoryError as exc:
         raise UsageError(str(exc)) from None
+    current = current_version(root, args.path, found)
     if args.json:
         print_json(protocol.HistoryResult(path=args.path, versions=[
             protocol.HistoryVersion(version=v.version, time=v.time, source=v.source, by=written_by(v.source),
-                                    bytes=v.bytes, deleted=v.deleted) for v in found]))  # fmt: skip
+                                    bytes=v.bytes, deleted=v.deleted) for v in found], current=current))  # fmt: skip
         return 0
     if not found:
         print(terminal.field(f"no versions kept of {args.path}"), file=sys.stderr)
         return 1
     for v in found:
         what = "deleted" if v.deleted else f"{v.bytes} bytes"
-        print(terminal.field(f"{v.version:>6}  {_when(v.time)}  {what}, {written_by(v.source)}"))
+        now = " (now)" if v.version == current else ""
+        print(terminal.field(f"{v.version:>6}  {_when(v.time)}  {what}, {written_by(v.source)}{now}"))
     return 0
 
 
