@@ -63,6 +63,9 @@ local function diff_split(name, lines, vpath)
   vim.bo[buf].modifiable = false
   vim.bo[buf].filetype = 'markdown'
   vim.cmd('diffthis')
+  -- `q` closes the comparison, as it does the conflict's (only on this read-only side: the file's own
+  -- buffer keeps `q` for macros)
+  vim.keymap.set('n', 'q', '<Cmd>tabclose<CR>', { buffer = buf, nowait = true, desc = 'kin-memory: close' })
   return buf
 end
 

@@ -245,6 +245,36 @@ T.run(function()
 
   T.eq(no_marker_under(T.store), {}, 'files of this store with a conflict marker')
 
+  -- A buffer with unsaved changes under a sync: the laptop's edit of another line is merged into the
+  -- buffer (nothing asks), and saving keeps both sides, here and, after the next syncs, on the laptop.
+  local deploy = T.open('facts/deploy.md')
+  for i, line in ipairs(vim.api.nvim_buf_get_lines(deploy, 0, -1, false)) do
+    if line:find('blue-green pipeline', 1, true) then
+      vim.api.nvim_buf_set_lines(deploy, i - 1, i, false, { line .. ' Twice a day.' })
+    end
+  end
+  T.eq(vim.bo[deploy].modified, true, 'the buffer has unsaved changes')
+  laptop_tool({ command = 'str_replace', path = '/memories/facts/deploy.md', old_str = '# Deploys', new_str = '# Deploys and rollbacks' })
+  on_laptop('sync')
+  local merged = T.run_and_wait('KinMemorySync', 'merged into the buffer', 'the sync to report the merge', 30000)
+  T.check(merged.msg:find('/memories/facts/deploy.md had unsaved changes', 1, true), 'the message: %q', merged.msg)
+  T.wait(function()
+    local text = T.buf_text(deploy)
+    return text:find('# Deploys and rollbacks', 1, true) and text:find('Twice a day.', 1, true)
+  end, 'the buffer to hold both edits')
+  T.eq(vim.bo[deploy].modified, true, 'the merged buffer is still to be saved')
+  vim.api.nvim_buf_call(deploy, function()
+    vim.cmd('silent write!')
+  end)
+  local saved = T.read(T.path('facts/deploy.md'))
+  T.check(saved:find('# Deploys and rollbacks', 1, true) and saved:find('Twice a day.', 1, true), 'both on disk: %s', saved)
+  vim.wait(1000)
+  T.eq(#T.diags(deploy, 'KM800'), 0, 'KM800 on a save that kept both')
+  T.run_and_wait('KinMemorySync', 'went out', 'the merged memory to go out', 30000)
+  on_laptop('sync')
+  local there = T.read(laptop.store .. '/facts/deploy.md')
+  T.check(there:find('# Deploys and rollbacks', 1, true) and there:find('Twice a day.', 1, true), 'both on the laptop: %s', there)
+
   -- A remote that is not there: the server's sentence, as it is, as an error.
   local missing = base .. '/no-such-remote.git'
   local failed = T.run_and_wait('KinMemorySync ' .. missing, 'remote', 'the failed sync to say why', 30000)
