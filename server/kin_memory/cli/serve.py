@@ -64,6 +64,8 @@ def log_to_file() -> None:
     start = logging.getLogger("kin_memory.serve")
     start.setLevel(logging.INFO)
     start.info("the language server started (process %d)", os.getpid())
+
+
 FRONT_CHECK_WAIT = 60.0  # seconds the start-up front's check may delay the import of the LSP stack
 
 
