@@ -245,6 +245,7 @@ export interface HistoryResult {
   path: string;
   /** newest first */
   versions: HistoryVersion[];
+  /** the version the file holds (the newest, byte for byte); None: changed since */
   current: number | null;
 }
 

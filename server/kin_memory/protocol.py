@@ -300,8 +300,7 @@ class HistoryVersion:
 class HistoryResult:
     path: str
     versions: list[HistoryVersion]  # newest first
-    # the version the file holds now (the newest, byte for byte); None: the file changed since
-    current: int | None = None
+    current: int | None = None  # the version the file holds (the newest, byte for byte); None: changed since
 
 
 @attrs.frozen

@@ -177,7 +177,7 @@
 ---@class KinMemory.HistoryResult
 ---@field path string
 ---@field versions KinMemory.HistoryVersion[] # newest first
----@field current integer|nil
+---@field current integer|nil # the version the file holds (the newest, byte for byte); None: changed since
 
 ---@class KinMemory.VersionContentResult
 ---@field path string
