@@ -38,7 +38,6 @@ class UnsavedBuffers:
         self.scheduler = scheduler
         self.documents = documents
         self.conflicts = conflicts
-        self.server: LanguageServer | None = None
         self.behind: dict[str, Behind] = {}  # vpath → a buffer the sync wrote under, until saved or closed
         documents.saved_hooks.append(self._saved)
         documents.closed_hooks.append(self._closed)
@@ -61,7 +60,9 @@ class UnsavedBuffers:
                 out[vpath] = disk
         return out
 
-    async def after(self, held: dict[str, bytes], result: protocol.SyncResult) -> list[str]:
+    async def after(
+        self, held: dict[str, bytes], result: protocol.SyncResult, server: LanguageServer
+    ) -> list[str]:
         """Merge what came into the buffers held; a sentence for each."""
         said = []
         for change in result.incoming:
@@ -72,7 +73,7 @@ class UnsavedBuffers:
             if theirs is None or theirs == base:
                 continue
             self.behind[change.path] = Behind(change.path, base, theirs, change.machine)
-            if await self._merge(change.path, base, theirs):
+            if await self._merge(server, change.path, base, theirs):
                 said.append(f"{change.path} had unsaved changes: the change from {change.machine} was merged "
                             "into the buffer, so saving it keeps both.")  # fmt: skip
             else:
@@ -81,10 +82,10 @@ class UnsavedBuffers:
                             "conflict (KM800) so you can choose.")  # fmt: skip
         return said
 
-    async def _merge(self, vpath: str, base: bytes, theirs: bytes) -> bool:
+    async def _merge(self, server: LanguageServer, vpath: str, base: bytes, theirs: bytes) -> bool:
         uri = self.session.uri_of(vpath)
         doc = self.documents.docs().text_documents.get(uri)
-        if doc is None or self.server is None:
+        if doc is None:
             return False
         ours_text = doc.source
         merged = await self.scheduler.run(
@@ -99,7 +100,7 @@ class UnsavedBuffers:
         edit = lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(
             text_document=document, edits=[line_edit(ours_text, new_text, self.session.encoding)])])  # fmt: skip
         try:
-            done = await self.server.workspace_apply_edit_async(
+            done = await server.workspace_apply_edit_async(
                 lsp.ApplyWorkspaceEditParams(edit=edit, label="Sync: the other machine's change")
             )
         except Exception as exc:  # an editor that cannot apply edits: the save is still checked

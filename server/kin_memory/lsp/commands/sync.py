@@ -36,7 +36,7 @@ class SyncCommands:
         self.unsaved = UnsavedBuffers(session, scheduler, documents, conflicts)
 
     def handlers(self, server: LanguageServer) -> dict[str, Handler]:
-        self.unsaved.server = server
+        self.server = server  # the merge into an unsaved buffer is a request to the editor
         return {
             "kin.memory.sync": self.sync,
             "kin.memory.resolveConflict": self.resolve,
@@ -58,7 +58,7 @@ class SyncCommands:
         for change in result.incoming:
             self.documents.external_change(self.session.path_of(change.path))
         self.conflicts.refresh_soon()
-        said = await self.unsaved.after(held, result)
+        said = await self.unsaved.after(held, result, self.server)
         return attrs.evolve(result, summary=[*result.summary, *said]) if said else result
 
     async def resolve(self, params: protocol.ResolveConflictParams) -> protocol.OkResult:
