@@ -13,6 +13,8 @@ local function when(t)
   return type(t) == 'number' and os.date('%Y-%m-%d %H:%M', math.floor(t)) or '?'
 end
 
+local CHANGES_TITLE = 'kin-memory changes since the last review'
+
 --- The store path (`/memories/…`) of a buffer, or nil.
 local function vpath_of(buf)
   local name = vim.api.nvim_buf_get_name(buf)
@@ -158,7 +160,7 @@ function H.changes(callback)
         type = c.kind == 'deleted' and 'W' or 'I',
       }
     end
-    vim.fn.setqflist({}, 'r', { title = 'kin-memory changes since the last review', items = items })
+    vim.fn.setqflist({}, 'r', { title = CHANGES_TITLE, items = items })
     if #items > 0 then
       vim.cmd('botright copen')
     end
@@ -221,6 +223,24 @@ local function paths_arg(args)
   return paths
 end
 
+--- The accepted memories leave the open changes list (:KinMemoryChanges's quickfix list), the rest stays.
+local function drop_from_quickfix(paths)
+  local list = vim.fn.getqflist({ title = 0, items = 0 })
+  if list.title ~= CHANGES_TITLE then
+    return
+  end
+  local done = {}
+  for _, p in ipairs(paths) do
+    done[p] = true
+  end
+  local keep = vim.tbl_filter(function(item)
+    return not (item.bufnr > 0 and done[vpath_of(item.bufnr)])
+  end, list.items)
+  if #keep ~= #list.items then
+    vim.fn.setqflist({}, 'r', { title = CHANGES_TITLE, items = keep })
+  end
+end
+
 --- :KinMemoryAccept[!] [path…]: mark changes reviewed (! : every change of the queue).
 function H.accept(bang, args)
   local arg
@@ -236,6 +256,7 @@ function H.accept(bang, args)
   end
   server.execute('kin.memory.acceptChanges', arg, function(result)
     H.last_changes = {}
+    drop_from_quickfix(result.paths or {})
     notify(('accepted %d change%s'):format(#result.paths, #result.paths == 1 and '' or 's'))
   end)
 end

@@ -182,6 +182,7 @@ function R.review_or_say(what)
       notify(what .. ' proposes no changes' .. (summary ~= '' and (': ' .. summary) or ''))
       return
     end
+    vim.api.nvim_echo({}, false, {}) -- the "reflecting on …" status is done: the review says the rest
     R.review(proposal)
   end
 end

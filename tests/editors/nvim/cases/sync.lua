@@ -243,6 +243,11 @@ T.run(function()
       return vim.api.nvim_buf_get_name(i.bufnr) .. ': ' .. i.text
     end, vim.fn.getqflist())))
 
+  -- :KinMemoryAccept! empties the open changes list.
+  T.check(#vim.fn.getqflist() > 0, 'the changes list has entries')
+  T.run_and_wait('KinMemoryAccept!', 'accepted %d+ change', 'Accept! to answer', 30000)
+  T.eq(#vim.fn.getqflist(), 0, 'entries left in the changes list after :KinMemoryAccept!')
+
   T.eq(no_marker_under(T.store), {}, 'files of this store with a conflict marker')
 
   -- A buffer with unsaved changes under a sync: the laptop's edit of another line is merged into the
