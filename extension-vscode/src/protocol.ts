@@ -389,6 +389,8 @@ export interface PromptBlockSize {
 export interface SyncParams {
   /** set the store's remote once (a folder, ssh or https); later syncs omit it */
   remote?: string | null;
+  /** this machine's name as the others see it (as `sync --name`; default: host name) */
+  name?: string | null;
 }
 
 export interface SyncChange {

@@ -436,6 +436,7 @@ class PromptBlockSize:
 @attrs.frozen
 class SyncParams:
     remote: str | None = None  # set the store's remote once (a folder, ssh or https); later syncs omit it
+    name: str | None = None  # this machine's name as the others see it (as `sync --name`; default: host name)
 
 
 @attrs.frozen

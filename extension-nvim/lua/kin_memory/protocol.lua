@@ -278,6 +278,7 @@
 
 ---@class KinMemory.SyncParams
 ---@field remote? string|nil # set the store's remote once (a folder, ssh or https); later syncs omit it
+---@field name? string|nil # this machine's name as the others see it (as `sync --name`; default: host name)
 
 ---@class KinMemory.SyncChange
 ---@field path string # /memories/...

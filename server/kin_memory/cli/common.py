@@ -116,5 +116,7 @@ def memory_vpath(root: Path, arg: str) -> str:
             return virtual_path(real_root, Path(os.path.realpath(here)))
         except ValueError:
             if os.path.isabs(expanded):
-                raise UsageError(f"{arg} is not inside the store ({real_root})") from None
+                raise UsageError(
+                    f"{arg} is not a memory of the store at {real_root}: it is not inside the store"
+                ) from None
     return f"{VIRTUAL_ROOT}/{arg.strip('/')}" if arg.strip("/") else VIRTUAL_ROOT

@@ -49,7 +49,7 @@ class SyncCommands:
         task = await self.progress.begin("sync", "kin-memory", message="syncing the store")
         held = self.unsaved.before()
         try:
-            result = await self.scheduler.run(run_sync, root, own, params.remote)
+            result = await self.scheduler.run(run_sync, root, own, params.remote, params.name)
         except SyncError as exc:
             raise CommandFailed(exc.message) from None
         finally:
