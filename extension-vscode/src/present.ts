@@ -270,9 +270,12 @@ export interface VersionPick {
 }
 
 /** One quick-pick row per kept version, newest first: number, who wrote it, when, size. */
-export function versionItems(versions: readonly HistoryVersion[], nowMs: number = Date.now()): VersionPick[] {
-  return versions.map((v, i) => ({
-    label: `${i === 0 ? "$(circle-filled) " : ""}Version ${v.version}`,
+/** The kept versions to pick from; the one the file holds now (`current`, from the server: the newest,
+ *  byte for byte) is marked, and none when the file changed since. */
+export function versionItems(versions: readonly HistoryVersion[], current: number | null | undefined,
+  nowMs: number = Date.now()): VersionPick[] {
+  return versions.map((v) => ({
+    label: `${v.version === current ? "$(circle-filled) " : ""}Version ${v.version}`,
     description: [v.deleted ? "deleted" : `${v.bytes} bytes`, v.by, formatSince(v.time, nowMs)].join(" · "),
     version: v.version,
     deleted: v.deleted,

@@ -245,6 +245,8 @@ export interface HistoryResult {
   path: string;
   /** newest first */
   versions: HistoryVersion[];
+  /** the version the file holds (the newest, byte for byte); None: changed since */
+  current: number | null;
 }
 
 export interface VersionContentResult {
@@ -387,6 +389,8 @@ export interface PromptBlockSize {
 export interface SyncParams {
   /** set the store's remote once (a folder, ssh or https); later syncs omit it */
   remote?: string | null;
+  /** this machine's name as the others see it (as `sync --name`; default: host name) */
+  name?: string | null;
 }
 
 export interface SyncChange {

@@ -133,12 +133,16 @@ test("versionItems: newest first, deleted versions say so, with who wrote it and
       { version: 9, time: now / 1000 - 120, source: "tool", by: "by you, with a Kin Memory command", bytes: 0, deleted: true },
       { version: 4, time: now / 1000 - 3 * 86400, source: "external", by: "outside the editor", bytes: 52, deleted: false },
     ],
+    9,
     now,
   );
   assert.deepEqual(items.map((i) => [i.label, i.description, i.deleted]), [
     ["$(circle-filled) Version 9", "deleted · by you, with a Kin Memory command · 2 min ago", true],
     ["Version 4", "52 bytes · outside the editor · 3 d ago", false],
   ]);
+  // the file changed since the newest version was kept: no version is marked as the file's
+  const changed = versionItems([{ version: 4, time: now / 1000, source: "edit", by: "by you in the editor", bytes: 5, deleted: false }], null, now);
+  assert.equal(changed[0].label, "Version 4");
 });
 
 test("changeDescription and the badge tooltip read as sentences", () => {

@@ -300,6 +300,7 @@ class HistoryVersion:
 class HistoryResult:
     path: str
     versions: list[HistoryVersion]  # newest first
+    current: int | None = None  # the version the file holds (the newest, byte for byte); None: changed since
 
 
 @attrs.frozen
@@ -435,6 +436,7 @@ class PromptBlockSize:
 @attrs.frozen
 class SyncParams:
     remote: str | None = None  # set the store's remote once (a folder, ssh or https); later syncs omit it
+    name: str | None = None  # this machine's name as the others see it (as `sync --name`; default: host name)
 
 
 @attrs.frozen

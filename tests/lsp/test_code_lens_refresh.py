@@ -58,6 +58,11 @@ def test_mark_reviewed_on_an_open_memory_refreshes_its_lens(tmp_path: Path) -> N
         before = refreshes(client)
         path.write_text(text.replace("global", "/somewhere/else"))
         client.wait(lambda m: m.get("method") == REFRESH and refreshes(client) > before, 5)
+        # A stamp whose repository is missing: the health view's word for it, "quiet", not "other workspace".
+        client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                                 "contentChanges": [{"text": path.read_text()}]})  # fmt: skip
+        moved = titles(client, uri)
+        assert "quiet (its repository is missing)" in moved[0] and "other workspace" not in moved[0], moved
     finally:
         assert "Traceback" not in client.close()
 

@@ -73,7 +73,9 @@ def test_an_external_write_is_captured_queued_with_its_diff_and_accept_clears_it
         "-Postgres listens on 5432.\n" in change["diff"] and "+Postgres listens on 6543.\n" in change["diff"]
     )
     assert change["uri"].startswith("file://") and change["reviewedVersion"] is not None
-    versions = execute(client, "kin.memory.history", {"path": "/memories/facts/db.md"})["versions"]
+    found = execute(client, "kin.memory.history", {"path": "/memories/facts/db.md"})
+    versions = found["versions"]
+    assert found["current"] == versions[0]["version"]  # the file holds the newest version's bytes
     middle = execute(
         client, "kin.memory.version", {"path": "/memories/facts/db.md", "version": versions[1]["version"]}
     )

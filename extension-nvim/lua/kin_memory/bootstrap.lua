@@ -168,7 +168,7 @@ function B.show_info()
   if client and client.initialized and not client:is_stopped() then
     server.execute('kin.memory.info', {}, function(result)
       if not server.learn(result) then
-        notify('the server did not say where the memory store is (see :LspLog).', vim.log.levels.ERROR)
+        notify('the server did not say where the memory store is; see :checkhealth kin_memory.', vim.log.levels.ERROR)
         return
       end
       notify(table.concat(info_lines(result), '\n'))

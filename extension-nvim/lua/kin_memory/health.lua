@@ -130,7 +130,7 @@ local function check_store(info, running)
     health.info(('recall index: building (%s memories so far)'):format(idx.memories or 0))
   elseif running then
     health.warn('recall index: unavailable: search and hover recall are off.',
-      { 'Run :KinMemoryReindex; :LspLog shows why it is unavailable.' })
+      { 'Run :KinMemoryReindex; the server log (' .. require('kin_memory.server').log_file() .. ') says why it is unavailable.' })
   else
     health.info('recall index: the running server builds it (none runs yet: it starts with the first memory file).')
   end

@@ -13,6 +13,8 @@ local function when(t)
   return type(t) == 'number' and os.date('%Y-%m-%d %H:%M', math.floor(t)) or '?'
 end
 
+local CHANGES_TITLE = 'kin-memory changes since the last review'
+
 --- The store path (`/memories/…`) of a buffer, or nil.
 local function vpath_of(buf)
   local name = vim.api.nvim_buf_get_name(buf)
@@ -63,6 +65,9 @@ local function diff_split(name, lines, vpath)
   vim.bo[buf].modifiable = false
   vim.bo[buf].filetype = 'markdown'
   vim.cmd('diffthis')
+  -- `q` closes the comparison, as it does the conflict's (only on this read-only side: the file's own
+  -- buffer keeps `q` for macros)
+  vim.keymap.set('n', 'q', '<Cmd>tabclose<CR>', { buffer = buf, nowait = true, desc = 'kin-memory: close' })
   return buf
 end
 
@@ -92,8 +97,9 @@ function H.restore(vpath, version)
   end)
 end
 
-function H.format_version(v, newest)
-  return printable(('Version %d%s  %s  %s  %s'):format(v.version, newest and ' (now)' or '',
+--- `now`: this is the version the file holds now (the server's `current`: the newest, byte for byte).
+function H.format_version(v, now)
+  return printable(('Version %d%s  %s  %s  %s'):format(v.version, now and ' (now)' or '',
     v.deleted and 'deleted' or (tostring(v.bytes) .. ' bytes'), v.by or ('by ' .. v.source), when(v.time)))
 end
 
@@ -114,7 +120,7 @@ function H.history()
       prompt = 'History of ' .. printable(vpath),
       kind = 'kin_memory_history',
       format_item = function(v)
-        return H.format_version(v, v == versions[1])
+        return H.format_version(v, result.current ~= nil and result.current ~= vim.NIL and v.version == result.current)
       end,
     }, function(v)
       if not v then
@@ -154,7 +160,7 @@ function H.changes(callback)
         type = c.kind == 'deleted' and 'W' or 'I',
       }
     end
-    vim.fn.setqflist({}, 'r', { title = 'kin-memory changes since the last review', items = items })
+    vim.fn.setqflist({}, 'r', { title = CHANGES_TITLE, items = items })
     if #items > 0 then
       vim.cmd('botright copen')
     end
@@ -217,6 +223,24 @@ local function paths_arg(args)
   return paths
 end
 
+--- The accepted memories leave the open changes list (:KinMemoryChanges's quickfix list), the rest stays.
+local function drop_from_quickfix(paths)
+  local list = vim.fn.getqflist({ title = 0, items = 0 })
+  if list.title ~= CHANGES_TITLE then
+    return
+  end
+  local done = {}
+  for _, p in ipairs(paths) do
+    done[p] = true
+  end
+  local keep = vim.tbl_filter(function(item)
+    return not (item.bufnr > 0 and done[vpath_of(item.bufnr)])
+  end, list.items)
+  if #keep ~= #list.items then
+    vim.fn.setqflist({}, 'r', { title = CHANGES_TITLE, items = keep })
+  end
+end
+
 --- :KinMemoryAccept[!] [path…]: mark changes reviewed (! : every change of the queue).
 function H.accept(bang, args)
   local arg
@@ -232,6 +256,7 @@ function H.accept(bang, args)
   end
   server.execute('kin.memory.acceptChanges', arg, function(result)
     H.last_changes = {}
+    drop_from_quickfix(result.paths or {})
     notify(('accepted %d change%s'):format(#result.paths, #result.paths == 1 and '' or 's'))
   end)
 end

@@ -70,7 +70,8 @@ local function create(category, vpath)
   end)
 end
 
---- :KinMemoryNew [path]: pick a category, name the file (default: the category's folder), create it.
+--- :KinMemoryNew [path]: pick a category, name the file (a bare name goes in the category's folder), create
+--- it. The answer is not pre-filled with the folder: typing `facts/redis` after it made facts/facts/redis.
 function S.new(path)
   vim.ui.select(S.categories, {
     prompt = 'New memory: what kind is it?',
@@ -86,7 +87,11 @@ function S.new(path)
       if input == nil then
         return
       end
-      local vpath, why = S.new_path(input)
+      local typed = vim.trim(input):gsub('^/memories/', '')
+      if typed ~= '' and not typed:find('/', 1, true) then
+        typed = choice.folder .. '/' .. typed
+      end
+      local vpath, why = S.new_path(typed)
       if not vpath then
         notify(why .. '.', vim.log.levels.ERROR)
         return
@@ -96,8 +101,8 @@ function S.new(path)
     if path and path ~= '' then
       return named(path)
     end
-    vim.ui.input({ prompt = ('New %s memory (a path in the store; .md is added): '):format(choice.name),
-      default = choice.folder .. '/' }, named)
+    vim.ui.input({ prompt = ('New %s memory (a name goes in %s/, or a path in the store; .md is added): ')
+      :format(choice.name, choice.folder) }, named)
   end)
 end
 

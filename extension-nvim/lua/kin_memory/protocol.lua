@@ -177,6 +177,7 @@
 ---@class KinMemory.HistoryResult
 ---@field path string
 ---@field versions KinMemory.HistoryVersion[] # newest first
+---@field current integer|nil # the version the file holds (the newest, byte for byte); None: changed since
 
 ---@class KinMemory.VersionContentResult
 ---@field path string
@@ -277,6 +278,7 @@
 
 ---@class KinMemory.SyncParams
 ---@field remote? string|nil # set the store's remote once (a folder, ssh or https); later syncs omit it
+---@field name? string|nil # this machine's name as the others see it (as `sync --name`; default: host name)
 
 ---@class KinMemory.SyncChange
 ---@field path string # /memories/...

@@ -14,7 +14,8 @@ local function change_label(c)
   return ('%s %s'):format(printable(c.kind or '?'), printable(c.path or '?'))
 end
 
---- The review buffer: every change's unified diff, each under a `### <n>. <change>` line, so the
+--- The review buffer: every change's unified diff, each under a `### <n>. <change>` line (n: its number
+--- in the proposal, kept for the proposal's life, as `kin-memory proposal show` numbers it), so the
 --- change under the cursor is known. Returns the lines and, per line, the index of its change in
 --- `changes` (the changes still to decide on).
 local function review_lines(proposal, changes, decided)
@@ -31,7 +32,7 @@ local function review_lines(proposal, changes, decided)
   end
   local owner = {}
   for n, c in ipairs(changes) do
-    lines[#lines + 1] = ('### %d. %s'):format(n, change_label(c))
+    lines[#lines + 1] = ('### %d. %s'):format((c.index or (n - 1)) + 1, change_label(c))
     owner[#lines] = n
     for _, line in ipairs(vim.split((c.diff or ''):gsub('\n$', ''), '\n', { plain = true })) do
       lines[#lines + 1] = line
@@ -181,6 +182,7 @@ function R.review_or_say(what)
       notify(what .. ' proposes no changes' .. (summary ~= '' and (': ' .. summary) or ''))
       return
     end
+    vim.api.nvim_echo({}, false, {}) -- the "reflecting on …" status is done: the review says the rest
     R.review(proposal)
   end
 end

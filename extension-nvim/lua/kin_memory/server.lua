@@ -55,12 +55,21 @@ local function on_server_exit(code, signal, client_id)
   if client and client._is_stopping then -- :LspStop, vim.lsp.enable(false): asked for
     return
   end
-  local how = signal ~= 0 and ('it was killed by signal %d'):format(signal) or ('it exited with status %d'):format(code)
+  local how = signal ~= 0 and ('killed by signal %d'):format(signal) or ('exit status %d'):format(code)
   vim.schedule(function()
-    notify(('the language server stopped (%s): memory files have no diagnostics, completion or code lens until '
-      .. 'it runs again. :KinMemoryRestart starts it; :LspLog shows its last messages.'):format(how),
-      vim.log.levels.ERROR)
+    -- Plain Neovim has no :LspLog: the server's own log file, and :checkhealth, are always there.
+    notify(('the language server stopped (%s); :KinMemoryRestart or any command starts it again. Its log: %s')
+      :format(how, vim.fn.fnamemodify(S.log_file(), ':~')), vim.log.levels.ERROR)
   end)
+end
+
+--- The server's own log file (`kin-memory serve` keeps it in its cache folder).
+function S.log_file()
+  local cache = vim.env.XDG_CACHE_HOME
+  if not cache or cache == '' then
+    cache = vim.fs.joinpath(vim.env.HOME or vim.fn.expand('~'), '.cache')
+  end
+  return vim.fs.joinpath(cache, 'kin-memory', 'server.log')
 end
 
 function S.lsp_config()
@@ -132,6 +141,7 @@ end
 --- The running kin-memory client, started (without attaching a buffer) when none runs yet.
 function S.client()
   local client = S.current_client()
+  local fresh = false
   if not client then
     local config = start_config()
     local cmd = config.cmd
@@ -142,9 +152,10 @@ function S.client()
     local id = vim.lsp.start(config, { attach = false, silent = true })
     client = id and vim.lsp.get_client_by_id(id)
     if not client then
-      notify('the language server did not start (see :LspLog).', vim.log.levels.ERROR)
+      notify('the language server did not start; see :checkhealth kin_memory.', vim.log.levels.ERROR)
       return nil
     end
+    fresh = true
   end
   if not client.initialized then
     vim.wait(core.options.start_timeout_ms, function()
@@ -152,10 +163,13 @@ function S.client()
     end, 20)
   end
   if not client.initialized or client:is_stopped() then
-    notify('the language server did not initialize (see :LspLog).', vim.log.levels.ERROR)
+    notify('the language server did not initialize; see :checkhealth kin_memory.', vim.log.levels.ERROR)
     return nil
   end
   S.refresh_info(client)
+  if fresh then -- back after a crash: every open memory buffer is attached again (lens, diagnostics)
+    S.recheck_buffers()
+  end
   return client
 end
 

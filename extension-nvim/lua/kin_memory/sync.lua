@@ -57,10 +57,13 @@ end
 
 --- :KinMemorySync [URL]: sync the store; with a URL (or when the store has none yet, after asking for
 --- it) the store's remote is set first.
-function Y.sync(remote)
+function Y.sync(remote, name)
   local arg = {}
   if remote and vim.trim(remote) ~= '' then
     arg.remote = Y.address(remote)
+  end
+  if name and vim.trim(name) ~= '' then
+    arg.name = vim.trim(name)
   end
   vim.api.nvim_echo({ { 'kin-memory: syncing the store…' } }, false, {})
   server.execute('kin.memory.sync', arg, function(result)
@@ -77,7 +80,15 @@ function Y.sync(remote)
             notify('not synced: the store has no remote yet (:KinMemorySync URL sets it).')
             return
           end
-          Y.sync(answer)
+          -- Once, with the remote (as `kin-memory sync --name`): how the other machines call this one.
+          vim.ui.input({ prompt = 'This machine\'s name, as the other machines show it: ',
+            default = core.uv.os_gethostname() }, function(name)
+            if name == nil then
+              notify('not synced: no name was given for this machine.')
+              return
+            end
+            Y.sync(answer, name)
+          end)
         end)
       return
     end

@@ -69,12 +69,12 @@ async function showHistory(deps: Deps, arg?: unknown): Promise<void> {
     return;
   }
   await deps.client.ensure();
-  const { versions } = await deps.client.exec("kin.memory.history", { path: vpath });
+  const { versions, current } = await deps.client.exec("kin.memory.history", { path: vpath });
   if (!versions.length) {
     void vscode.window.showInformationMessage(`Kin Memory: no versions of ${vpath} are kept yet.`);
     return;
   }
-  const picked = await vscode.window.showQuickPick(versionItems(versions), {
+  const picked = await vscode.window.showQuickPick(versionItems(versions, current), {
     title: `History of ${vpath}`,
     placeHolder: "Pick a version to compare with the current file or to restore",
   });

@@ -97,3 +97,26 @@ def print_json(result: object) -> None:
     from .. import protocol
 
     print(terminal.json_text(json.dumps(protocol.dump(result), ensure_ascii=False)))
+
+
+def memory_vpath(root: Path, arg: str) -> str:
+    """A memory named on the command line as `check` and `tool` take it: its virtual path (/memories/…),
+    its file's path (absolute, or from here when that file is in the store), or its path in the store
+    (facts/db.md). UsageError for a file outside the store."""
+    from ..store.paths import virtual_path
+    from ..store.root import VIRTUAL_ROOT
+
+    if arg == VIRTUAL_ROOT or arg.startswith(f"{VIRTUAL_ROOT}/"):
+        return arg
+    real_root = Path(os.path.realpath(root))
+    expanded = os.path.expanduser(arg)
+    here = Path(os.path.abspath(expanded))
+    if os.path.isabs(expanded) or os.path.exists(here):
+        try:
+            return virtual_path(real_root, Path(os.path.realpath(here)))
+        except ValueError:
+            if os.path.isabs(expanded):
+                raise UsageError(
+                    f"{arg} is not a memory of the store at {real_root}: it is not inside the store"
+                ) from None
+    return f"{VIRTUAL_ROOT}/{arg.strip('/')}" if arg.strip("/") else VIRTUAL_ROOT

@@ -14,19 +14,23 @@ import time
 from ..history.labels import written_by
 from ..sinks import terminal
 from ..wording import counted
-from .common import UsageError, file_uri, print_json, target
+from .common import UsageError, file_uri, memory_vpath, print_json, target
 
 
 def register(subparsers, common: argparse.ArgumentParser) -> None:
     p = subparsers.add_parser(
         "history", parents=[common], help="the kept versions of a memory (with N: one of them)"
     )
-    p.add_argument("path", metavar="PATH", help="a virtual path (/memories/...)")
+    p.add_argument(
+        "path", metavar="PATH", help="a memory: /memories/..., its file's path, or its path in the store"
+    )
     p.add_argument("version", metavar="N", type=int, nargs="?", help="print the content of kept version N")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run_history)
     p = subparsers.add_parser("restore", parents=[common], help="write a kept version of a memory back")
-    p.add_argument("path", metavar="PATH")
+    p.add_argument(
+        "path", metavar="PATH", help="a memory: /memories/..., its file's path, or its path in the store"
+    )
     p.add_argument("version", metavar="VERSION", type=int)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run_restore)
@@ -57,9 +61,10 @@ def _catch_up(root) -> None:
 
 def run_history(args: argparse.Namespace) -> int:
     from .. import protocol
-    from ..history.query import HistoryError, history_of
+    from ..history.query import HistoryError, current_version, history_of
 
     root = target(args).root
+    args.path = memory_vpath(root, args.path)
     _catch_up(root)
     if args.version is not None:
         from ..history.query import content_of
@@ -74,17 +79,19 @@ def run_history(args: argparse.Namespace) -> int:
         found = history_of(root, args.path)
     except HistoryError as exc:
         raise UsageError(str(exc)) from None
+    current = current_version(root, args.path, found)
     if args.json:
         print_json(protocol.HistoryResult(path=args.path, versions=[
             protocol.HistoryVersion(version=v.version, time=v.time, source=v.source, by=written_by(v.source),
-                                    bytes=v.bytes, deleted=v.deleted) for v in found]))  # fmt: skip
+                                    bytes=v.bytes, deleted=v.deleted) for v in found], current=current))  # fmt: skip
         return 0
     if not found:
         print(terminal.field(f"no versions kept of {args.path}"), file=sys.stderr)
         return 1
     for v in found:
         what = "deleted" if v.deleted else f"{v.bytes} bytes"
-        print(terminal.field(f"{v.version:>6}  {_when(v.time)}  {what}, {written_by(v.source)}"))
+        now = " (now)" if v.version == current else ""
+        print(terminal.field(f"{v.version:>6}  {_when(v.time)}  {what}, {written_by(v.source)}{now}"))
     return 0
 
 
@@ -94,6 +101,7 @@ def run_restore(args: argparse.Namespace) -> int:
     from ..history.restore import restore
 
     root = target(args).root
+    args.path = memory_vpath(root, args.path)
     _catch_up(root)  # what is there now is kept before it is replaced
     try:
         written = restore(root, args.path, args.version)

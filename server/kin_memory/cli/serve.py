@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from ..bounds import whole_arg
@@ -27,6 +28,44 @@ def register(subparsers, common: argparse.ArgumentParser) -> None:
 
 
 SWITCH_INTERVAL = 0.0005  # seconds
+LOG_NAME = "server.log"  # in the cache folder ($XDG_CACHE_HOME/kin-memory, else ~/.cache/kin-memory)
+LOG_BYTES = 512 * 1024  # one file this large, then it is rotated once (server.log.1)
+
+
+def log_file() -> str:
+    from ..caches.handshake import cache_dir
+
+    return os.path.join(cache_dir(), LOG_NAME)
+
+
+def log_to_file() -> None:
+    """The server's own log, which an editor can point at when the server stops (no editor keeps the
+    server's stderr where a person finds it): warnings and errors, and a line at each start. Stderr
+    still gets the warnings, as before. A log that cannot be opened is simply not kept."""
+    import logging
+    import logging.handlers
+
+    path = log_file()
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        handler: logging.Handler = logging.handlers.RotatingFileHandler(
+            path, maxBytes=LOG_BYTES, backupCount=1, encoding="utf-8", delay=False
+        )
+    except OSError:
+        return
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setLevel(logging.INFO)
+    stderr = logging.StreamHandler(sys.stderr)
+    stderr.setLevel(logging.WARNING)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.addHandler(stderr)
+    root.setLevel(logging.WARNING)
+    start = logging.getLogger("kin_memory.serve")
+    start.setLevel(logging.INFO)
+    start.info("the language server started (process %d)", os.getpid())
+
+
 FRONT_CHECK_WAIT = 60.0  # seconds the start-up front's check may delay the import of the LSP stack
 
 
@@ -40,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(flag_sentence("--workspace", str(exc))) from None
     if args.tcp:
         _check_host(args.host, args.allow_remote)
+    log_to_file()
     # Forked before the LSP stack imports (see lsp/startup/shards/): no threads exist yet.
     shards = _start_shards(args.root, args.workspace)
     # Opened after the fork: a worker must not hold the listening socket open once the client is admitted.

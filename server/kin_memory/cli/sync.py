@@ -89,13 +89,7 @@ def _rename(root, name: str) -> None:
 
 
 def _vpath(arg: str, root) -> str:
-    """/memories/… as given, or a file path inside the store."""
-    import os
+    """The memory in conflict, named as `history` and `check` take it (common.memory_vpath)."""
+    from .common import memory_vpath
 
-    if arg.startswith("/memories/"):
-        return arg
-    real = os.path.realpath(os.path.expanduser(arg))
-    base = os.path.realpath(root)
-    if not real.startswith(base + os.sep):
-        raise UsageError(f"{arg} is not a memory of the store at {base}")
-    return "/memories/" + os.path.relpath(real, base).replace(os.sep, "/")
+    return memory_vpath(root, arg)

@@ -27,11 +27,22 @@ NEEDS_REMOTE = (
 )
 
 
-def run_sync(root: Path, own: Iterable[str], remote: str | None = None) -> protocol.SyncResult:
-    """Record this machine's workspaces (its own paths, not the mapped ones), then sync.
-    SyncError: a sentence saying why it could not be done."""
+def run_sync(
+    root: Path, own: Iterable[str], remote: str | None = None, name: str | None = None
+) -> protocol.SyncResult:
+    """Record this machine's workspaces (its own paths, not the mapped ones), name this machine when a
+    name is given (as `sync --name`), then sync. SyncError: a sentence saying why it could not be done."""
     if remote is not None and not remote.strip():
         raise SyncError("The remote is empty: give the address of a git repository (a folder, ssh or https).")
+    if name is not None:
+        from ..store.machine import rename_machine
+
+        if not name.strip():
+            raise SyncError("Give a name for this machine, such as laptop.")
+        try:
+            rename_machine(root, name)
+        except MachineError as exc:
+            raise SyncError(exc.message) from None
     record_workspaces(root, [*(w for w in own if w.startswith("/")), *stamped_folders(root)])
     try:
         report = engine.sync(root, remote=remote.strip() if remote else None)

@@ -39,6 +39,24 @@ def history_of(root: Path | str, vpath: str) -> list[Version]:
         raise HistoryError(f"The history of {vpath} cannot be read: {exc.reason}.") from None
 
 
+def current_version(root: Path | str, vpath: str, versions: list[Version]) -> int | None:
+    """The kept version the file holds now: the newest, when the file's bytes are exactly its bytes (or
+    the file is gone and the newest is its deletion); None when the file changed since it was last kept.
+    Every door marks "now" by this, never by the order alone."""
+    from .versions import observe, sha256
+
+    if not versions:
+        return None
+    newest = versions[0]
+    seen = [o for o in observe(Path(root), [vpath]) if o.vpath == vpath]
+    if not seen:
+        return None
+    data = seen[0].data
+    if data is None:
+        return newest.version if newest.deleted else None
+    return newest.version if newest.sha == sha256(data) else None
+
+
 def content_of(root: Path | str, vpath: str, version: int) -> bytes:
     """The exact bytes `vpath` had at `version`; HistoryError when it is not one of its versions, is its
     deletion, or its content was dropped by retention."""

@@ -120,3 +120,25 @@ def test_search_with_a_usable_index_stays_complete(home: Path) -> None:
     out = run(home, "search", "harbour crane", "--json")
     found = json.loads(out.stdout)
     assert found["complete"] is True and [r["path"] for r in found["results"]] == ["/memories/facts/crane.md"]
+
+
+def test_history_and_restore_take_the_path_forms_check_takes(home: Path) -> None:
+    """Issue 46: an absolute path, a store-relative path and ~/… name the same memory as /memories/…;
+    a file outside the store is a sentence (exit 2), not "no versions kept"."""
+    expected = kept_versions(home, "/memories/facts/crane.md")
+    assert expected
+    for form in (str(root(home) / "facts" / "crane.md"), "facts/crane.md", "~/.kin/memory/facts/crane.md"):
+        out = run(home, "history", form, "--json")
+        assert out.returncode == 0, (form, out.stderr)
+        found = json.loads(out.stdout)
+        assert (
+            found["path"] == "/memories/facts/crane.md"
+            and [v["version"] for v in found["versions"]] == expected
+        )
+    out = run(home, "history", str(root(home) / "facts" / "crane.md"))
+    assert out.returncode == 0 and str(expected[0]) in out.stdout
+    (home / "elsewhere.md").write_text(FACT)
+    out = run(home, "history", str(home / "elsewhere.md"))
+    assert out.returncode == 2 and "is not inside the store" in out.stderr, out.stderr
+    restored = run(home, "restore", "facts/crane.md", str(expected[0]))
+    assert restored.returncode == 0, restored.stderr

@@ -18,7 +18,7 @@ from ...bounds import in_range
 from ...history import review
 from ...history.db import HistoryUnavailable
 from ...history.labels import written_by
-from ...history.query import HistoryError, content_of, history_of, no_version
+from ...history.query import HistoryError, content_of, current_version, history_of, no_version
 from ...history.restore import restore
 from ...history.sync import catch_up
 from ...store.memory import MAX_READ_BYTES
@@ -73,11 +73,12 @@ class HistoryCommands:
     async def history(self, params: protocol.HistoryParams) -> protocol.HistoryResult:
         vpath = self._path(params.path)
         found = await self._run(history_of, self.session.root, vpath)
+        current = await self._run(current_version, self.session.root, vpath, found)
         return protocol.HistoryResult(path=vpath, versions=[
             protocol.HistoryVersion(version=v.version, time=v.time, source=v.source, by=written_by(v.source),
                                     bytes=v.bytes, deleted=v.deleted)
             for v in found
-        ])  # fmt: skip
+        ], current=current)  # fmt: skip
 
     async def _version(self, vpath: str, version: int) -> int:
         """A version number SQLite can hold: anything else is a bad argument (InvalidParams), told with

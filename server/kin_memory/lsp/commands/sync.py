@@ -9,6 +9,7 @@ conflicts it leaves are published at once as KM800.
 
 from __future__ import annotations
 
+import attrs
 from pygls.lsp.server import LanguageServer
 
 from ... import protocol
@@ -20,6 +21,7 @@ from ..progress import Progress
 from ..scheduler import Scheduler
 from ..session import Session
 from ..sync_conflicts import ConflictDiagnostics
+from ..unsaved_sync import UnsavedBuffers
 from .base import CommandFailed, Handler
 
 
@@ -31,8 +33,10 @@ class SyncCommands:
         self.documents = documents
         self.progress = progress
         self.conflicts = conflicts
+        self.unsaved = UnsavedBuffers(session, scheduler, documents, conflicts)
 
     def handlers(self, server: LanguageServer) -> dict[str, Handler]:
+        self.server = server  # the merge into an unsaved buffer is a request to the editor
         return {
             "kin.memory.sync": self.sync,
             "kin.memory.resolveConflict": self.resolve,
@@ -43,8 +47,9 @@ class SyncCommands:
         root = self.session.root
         own = own_workspaces(self.session.active(), root)
         task = await self.progress.begin("sync", "kin-memory", message="syncing the store")
+        held = self.unsaved.before()
         try:
-            result = await self.scheduler.run(run_sync, root, own, params.remote)
+            result = await self.scheduler.run(run_sync, root, own, params.remote, params.name)
         except SyncError as exc:
             raise CommandFailed(exc.message) from None
         finally:
@@ -53,7 +58,8 @@ class SyncCommands:
         for change in result.incoming:
             self.documents.external_change(self.session.path_of(change.path))
         self.conflicts.refresh_soon()
-        return result
+        said = await self.unsaved.after(held, result, self.server)
+        return attrs.evolve(result, summary=[*result.summary, *said]) if said else result
 
     async def resolve(self, params: protocol.ResolveConflictParams) -> protocol.OkResult:
         vpath = self._vpath(params.uri)

@@ -14,6 +14,7 @@ import os
 import stat
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from lsprotocol import types as lsp
@@ -46,6 +47,9 @@ class Documents:
         self.armed = threading.Event()  # the watcher has reported once: changes from then on are seen
         # uri -> (root, vpath or None when not a memory, path, mtime, when looked up); see BUFFER_FACTS_TTL
         self._facts: dict[str, tuple[Path, str | None, Path | None, float, float]] = {}
+        # told of a memory's buffer saved (vpath, path) or closed (vpath): the sync checks a save (unsaved_sync)
+        self.saved_hooks: list[Callable[[str, Path], None]] = []
+        self.closed_hooks: list[Callable[[str], None]] = []
 
     def register(self, server: LanguageServer) -> None:
         server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)(handler(self.did_open))
@@ -78,12 +82,16 @@ class Documents:
             self.held.add(path)  # the catch-up after the load keeps it
             return
         self.session.store.refresh_path(path, saved=True)
+        for hook in self.saved_hooks:
+            hook(vpath, path)
 
     def did_close(self, params: lsp.DidCloseTextDocumentParams) -> None:
         self._facts.pop(params.text_document.uri, None)
         vpath = self.session.vpath_of(params.text_document.uri)
         path = uri_to_path(params.text_document.uri)
         if vpath and path:
+            for closed in self.closed_hooks:
+                closed(vpath)
             self.session.store.drop_overlay(vpath)
             self.session.store.refresh_path(path)
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
+from ...findings.workspace import gone_quiet
 from ...store.events import StoreEvent
 from ...store.lifecycle import lifecycle
 from ...store.workspace import visibility
@@ -24,6 +25,8 @@ from ..session import Session
 
 log = logging.getLogger("kin_memory.lsp")
 REFRESH_DELAY = 0.05  # seconds: the writes of one command (a re-stamp of many memories) ask once
+
+QUIET = "quiet (its repository is missing)"  # a memory stamped with a repository gone from here
 
 
 class CodeLens:
@@ -48,7 +51,10 @@ class CodeLens:
         life = lifecycle(memory.category, memory.mtime, ctx.now, ctx.thresholds)
         vis = visibility(memory.stamp, ctx.active)
         rng = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=0, character=0))
-        title = f"{memory.category} · {vis.scope} · {life.label}"
+        scope = vis.scope
+        if gone_quiet(memory.stamp, ctx):
+            scope = QUIET  # the health view's word for the same state
+        title = f"{memory.category} · {scope} · {life.label}"
         lenses = [lsp.CodeLens(range=rng, command=lsp.Command(title=title, command=""))]
         if life.status == "stale":
             review = lsp.Command(

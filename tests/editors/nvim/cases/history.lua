@@ -49,7 +49,12 @@ T.run(function()
     diffed = diffed + (vim.wo[w].diff and 1 or 0)
   end
   T.eq(diffed, 2, 'two windows in diff mode')
-  vim.cmd('tabclose')
+  local tabs = #vim.api.nvim_list_tabpages()
+  T.eq(vim.api.nvim_get_current_buf(), left, 'the cursor on the reviewed side')
+  T.press('q')
+  T.wait(function()
+    return #vim.api.nvim_list_tabpages() == tabs - 1
+  end, '`q` to close the comparison tab')
 
   T.run_and_wait('KinMemoryRevert prefs/tone.md', 'reverted 1 memory', 'the revert to report')
   T.eq(T.read(tone), original, 'the reviewed text is back on disk')

@@ -8,8 +8,8 @@ local NEW_TEXT = '---\ncategory: episodic\n---\n# Release freeze\n\nNo releases 
 T.run(function()
   local fake = T.fake_model({
     { tool_calls = {
-      { command = 'create', path = CREATED, file_text = NEW_TEXT },
       { command = 'str_replace', path = EDITED, old_str = 'no emoji.', new_str = 'no emoji, ever.' },
+      { command = 'create', path = CREATED, file_text = NEW_TEXT },
     } },
     { stop = 'Recorded the freeze and sharpened the tone preference.' },
   })
@@ -51,6 +51,8 @@ T.run(function()
   local rest = T.buf_text(review)
   T.check(rest:find('create ' .. CREATED, 1, true) and not rest:find('edit ' .. EDITED, 1, true),
     'the review lists what is left:\n%s', rest)
+  -- A change keeps its number for the proposal's life: the create was ### 2 and stays ### 2.
+  T.check(rest:find('### 2. create ' .. CREATED, 1, true), 'the create keeps its number:\n%s', rest)
   vim.api.nvim_set_current_buf(review)
   T.press('d')
   T.wait(function()

@@ -23,7 +23,7 @@ T.run(function()
       end
     end
   end)
-  local asked = T.script_input({ 'prefs/review-style' })
+  local asked = T.script_input({ 'review-style' }) -- a bare name goes in the category's folder
   vim.cmd('KinMemoryNew')
   local file = T.path('prefs/review-style.md')
   T.wait(function()
@@ -31,7 +31,8 @@ T.run(function()
   end, 'the new memory to open')
   T.eq(picks[1].prompt, 'New memory: what kind is it?', 'the category question')
   T.eq(#picks[1].labels, 4, 'categories offered')
-  T.eq(asked[1].default, 'prefs/', 'the name starts in the category folder')
+  T.eq(asked[1].default, nil, 'the answer is not pre-filled (typing facts/x after facts/ doubled it)')
+  T.check(asked[1].prompt:find('prefs/', 1, true), 'the prompt names the folder: %q', asked[1].prompt)
   T.eq(T.read(file), '---\ncategory: preference\n---\n\n# Review style\n\n', 'the new memory on disk')
   T.wait_client(vim.api.nvim_get_current_buf(), 'prefs/review-style.md')
   T.eq(vim.api.nvim_win_get_cursor(0)[1], vim.api.nvim_buf_line_count(0), 'the cursor under the heading')

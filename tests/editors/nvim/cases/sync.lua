@@ -127,9 +127,11 @@ T.run(function()
     return b ~= -1 and T.diags(b, 'KM402')[1]
   end, 'the whole store to be checked')
   T.run_and_wait('KinMemoryAccept!', 'accepted %d+ change', 'Accept! to answer', 30000)
-  local asked = T.script_input({ remote })
+  local asked = T.script_input({ remote, 'desktop' })
   local came = T.run_and_wait('KinMemorySync', 'came in', 'the first sync to report what came in', 30000)
-  T.eq(#asked, 1, 'the remote asked once')
+  T.eq(#asked, 2, 'the remote and the machine name asked once')
+  T.check(asked[2].prompt:find("machine's name", 1, true), 'the name prompt: %q', asked[2].prompt)
+  T.eq(asked[2].default, vim.uv.os_gethostname(), 'the host name offered')
   T.check(asked[1].prompt:find('folder, ssh or https', 1, true), 'the prompt says what a remote is: %q', asked[1].prompt)
   T.check(came.msg:find('/memories/facts/deploy.md (new on laptop)', 1, true), 'the message names the fact from laptop: %q',
     came.msg)
@@ -243,7 +245,43 @@ T.run(function()
       return vim.api.nvim_buf_get_name(i.bufnr) .. ': ' .. i.text
     end, vim.fn.getqflist())))
 
+  -- :KinMemoryAccept! empties the open changes list.
+  T.check(#vim.fn.getqflist() > 0, 'the changes list has entries')
+  T.run_and_wait('KinMemoryAccept!', 'accepted %d+ change', 'Accept! to answer', 30000)
+  T.eq(#vim.fn.getqflist(), 0, 'entries left in the changes list after :KinMemoryAccept!')
+
   T.eq(no_marker_under(T.store), {}, 'files of this store with a conflict marker')
+
+  -- A buffer with unsaved changes under a sync: the laptop's edit of another line is merged into the
+  -- buffer (nothing asks), and saving keeps both sides, here and, after the next syncs, on the laptop.
+  local deploy = T.open('facts/deploy.md')
+  for i, line in ipairs(vim.api.nvim_buf_get_lines(deploy, 0, -1, false)) do
+    if line:find('blue-green pipeline', 1, true) then
+      vim.api.nvim_buf_set_lines(deploy, i - 1, i, false, { line .. ' Twice a day.' })
+    end
+  end
+  T.eq(vim.bo[deploy].modified, true, 'the buffer has unsaved changes')
+  laptop_tool({ command = 'str_replace', path = '/memories/facts/deploy.md', old_str = '# Deploys', new_str = '# Deploys and rollbacks' })
+  on_laptop('sync')
+  local merged = T.run_and_wait('KinMemorySync', 'merged into the buffer', 'the sync to report the merge', 30000)
+  T.check(merged.msg:find('/memories/facts/deploy.md had unsaved changes', 1, true), 'the message: %q', merged.msg)
+  T.wait(function()
+    local text = T.buf_text(deploy)
+    return text:find('# Deploys and rollbacks', 1, true) and text:find('Twice a day.', 1, true)
+  end, 'the buffer to hold both edits')
+  T.eq(vim.bo[deploy].modified, true, 'the merged buffer is still to be saved')
+  vim.api.nvim_buf_call(deploy, function()
+    vim.cmd('silent write!')
+  end)
+  local saved = T.read(T.path('facts/deploy.md'))
+  T.check(saved:find('# Deploys and rollbacks', 1, true) and saved:find('Twice a day.', 1, true), 'both on disk: %s', saved)
+  vim.wait(1000)
+  T.eq(#T.diags(deploy, 'KM800'), 0, 'KM800 on a save that kept both')
+  T.run_and_wait('KinMemorySync', 'went out', 'the merged memory to go out', 30000)
+  local told = on_laptop('sync')
+  T.check(told:find('desktop', 1, true), 'the laptop names this machine by the name given: %s', told)
+  local there = T.read(laptop.store .. '/facts/deploy.md')
+  T.check(there:find('# Deploys and rollbacks', 1, true) and there:find('Twice a day.', 1, true), 'both on the laptop: %s', there)
 
   -- A remote that is not there: the server's sentence, as it is, as an error.
   local missing = base .. '/no-such-remote.git'
