@@ -1825,6 +1825,8 @@ async function main() {
       await filterChecks(page);
     } else if (env.KIN_E2E_ONLY === "sync") {
       await syncChecks(page, port);
+    } else if (env.KIN_E2E_ONLY === "core") {
+      await checks(page, port);
     } else if (env.KIN_E2E_ONLY === "reflect") {
       await openStore(page, port);
       await reflectChecks(page);
