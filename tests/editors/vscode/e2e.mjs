@@ -1326,8 +1326,9 @@ async function passChecks(page) {
   await step("consolidation candidates: the Kin Memory view's section lists the groups; a group opens side by side", async () => {
     // Close the pair the palette opened, by its tab's close button (other editors may hold unsaved work).
     const pairTab = page.locator(".tabs-container .tab", { hasText: "contradiction: db-old.md ↔ db.md" }).first();
+    await page.keyboard.press("Escape"); // the read-only notice the typing above raised
     await pairTab.click();
-    await pairTab.locator(".tab-actions .codicon-close, .tab-actions .action-label").first().click();
+    await runCommand(page, "View: Close Editor"); // the pair is read-only: nothing to save, it just closes
     await pairTab.waitFor({ state: "detached", timeout: STEP_TIMEOUT }).catch(() => { throw new Error("the pair's editor did not close"); });
     const header = page.locator(".part.sidebar .pane-header", { hasText: "Consolidation candidates" }).first();
     // The activity bar item toggles: click it only when the Kin Memory views are not shown already.
