@@ -96,11 +96,26 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       settle = setTimeout(() => void root.sync(client.exec).catch((err) => client.report(err)), SETTING_SETTLE_MS);
     }),
     vscode.languages.onDidChangeDiagnostics((e) => {
-      if (e.uris.some((u) => u.scheme === "file" && root.isMemoryFile(u.fsPath))) tree.reloadSoon();
+      // Only a change of our own findings: another extension's diagnostics on a memory (Markdown's link
+      // checks re-pulled for every open tab, over and over) must not keep the tree reloading.
+      if (e.uris.some((u) => u.scheme === "file" && root.isMemoryFile(u.fsPath) && ourFindingsChanged(u))) tree.reloadSoon();
     }),
   );
 
   if (root.shouldStartServer()) await client.ensure();
+}
+
+const seenFindings = new Map<string, string>();
+
+/** Whether the server's findings on `uri` differ from the last time this was asked. */
+function ourFindingsChanged(uri: vscode.Uri): boolean {
+  const ours = vscode.languages.getDiagnostics(uri).filter((d) => d.source === "kin-memory" || d.source === "sync");
+  const key = JSON.stringify(ours.map((d) => [typeof d.code === "object" ? d.code.value : d.code, d.message, d.severity,
+    d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character]));
+  const id = uri.toString();
+  if (seenFindings.get(id) === key) return false;
+  seenFindings.set(id, key);
+  return true;
 }
 
 export async function deactivate(): Promise<void> {

@@ -103,10 +103,16 @@ export class MemoryTree implements vscode.TreeDataProvider<Node>, vscode.Disposa
     this.changed.fire(undefined);
   }
 
-  /** {@link reload} after a quiet moment. */
+  /**
+   * {@link reload} shortly: the triggers within QUIET_MS of the first become one reload. Not pushed back
+   * by each new trigger: a steady stream of them (file events, diagnostics) must not keep the tree stale.
+   */
   reloadSoon(): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.reload(), QUIET_MS);
+    if (this.timer !== undefined) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.reload();
+    }, QUIET_MS);
   }
 
   /** Fetches the listing again (coalescing bursts) and redraws the tree. */
