@@ -77,9 +77,12 @@ class Model:
         for c in self.commands:
             self._reach(c.params, reachable)
             self._reach(c.result, reachable)
-        comments = _field_comments(protocol)
+        comments: dict[str, dict[str, dict[str, str]]] = {}  # by module: a class may live in a part of it
+        for cls in vars(protocol).values():
+            if isinstance(cls, type) and attrs.has(cls) and cls.__module__ not in comments:
+                comments[cls.__module__] = _field_comments(sys.modules[cls.__module__])
         self.shapes = [
-            self._shape(cls, cls in params, comments.get(cls.__name__, {}))
+            self._shape(cls, cls in params, comments[cls.__module__].get(cls.__name__, {}))
             for cls in vars(protocol).values()
             if isinstance(cls, type) and cls in reachable
         ]

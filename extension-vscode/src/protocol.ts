@@ -10,6 +10,67 @@ export type QueueKind = "created" | "changed" | "deleted";
 export type RootSource = "argument" | "KIN_MEMORY_DIR" | "editor setting" | "global settings" | "default";
 export type GroupKind = "duplicate" | "contradiction";
 
+export interface ConflictParams {
+  uri: string;
+}
+
+export interface ConflictVersionsResult {
+  path: string;
+  /** overlap | delete-vs-edit */
+  kind: string;
+  /** this machine's version */
+  mine: string | null;
+  theirs: string | null;
+  /** the other machine's name */
+  other: string;
+}
+
+export interface ResolveConflictParams {
+  uri: string;
+  /** "mine" (this machine's version) or "theirs" (the other machine's) */
+  keep: string;
+}
+
+export interface SyncChange {
+  /** /memories/... */
+  path: string;
+  /** create | edit | delete */
+  kind: string;
+  /** the machine it came from (incoming) or this one (outgoing) */
+  machine: string;
+}
+
+export interface SyncConflict {
+  path: string;
+  /** overlap | delete-vs-edit */
+  kind: string;
+  /** the machine whose version the file keeps */
+  kept: string;
+  /** the machine whose version is kept in history and in the conflict record */
+  other: string;
+}
+
+export interface SyncParams {
+  /** set the store's remote once (a folder, ssh or https); later syncs omit it */
+  remote?: string | null;
+  /** this machine's name as the others see it (as `sync --name`; default: host name) */
+  name?: string | null;
+}
+
+export interface SyncResult {
+  incoming: SyncChange[];
+  outgoing: SyncChange[];
+  conflicts: SyncConflict[];
+  /** sentences: a file changed during the sync is left for the next one */
+  skipped: string[];
+  /** the report as sentences, for a message or a terminal */
+  summary: string[];
+  /** nothing was done: ask for the remote's address, then sync with it */
+  needsRemote: boolean;
+  /** memories that went out holding what looks like a secret */
+  secrets: string[];
+}
+
 /** Commands that take `{}` (or no argument at all). */
 export type EmptyParams = Record<string, never>;
 
@@ -384,67 +445,6 @@ export interface PromptBlockSize {
   maxLines: number;
   maxBytes: number;
   truncated: boolean;
-}
-
-export interface SyncParams {
-  /** set the store's remote once (a folder, ssh or https); later syncs omit it */
-  remote?: string | null;
-  /** this machine's name as the others see it (as `sync --name`; default: host name) */
-  name?: string | null;
-}
-
-export interface SyncChange {
-  /** /memories/... */
-  path: string;
-  /** create | edit | delete */
-  kind: string;
-  /** the machine it came from (incoming) or this one (outgoing) */
-  machine: string;
-}
-
-export interface SyncConflict {
-  path: string;
-  /** overlap | delete-vs-edit */
-  kind: string;
-  /** the machine whose version the file keeps */
-  kept: string;
-  /** the machine whose version is kept in history and in the conflict record */
-  other: string;
-}
-
-export interface SyncResult {
-  incoming: SyncChange[];
-  outgoing: SyncChange[];
-  conflicts: SyncConflict[];
-  /** sentences: a file changed during the sync is left for the next one */
-  skipped: string[];
-  /** the report as sentences, for a message or a terminal */
-  summary: string[];
-  /** nothing was done: ask for the remote's address, then sync with it */
-  needsRemote: boolean;
-  /** memories that went out holding what looks like a secret */
-  secrets: string[];
-}
-
-export interface ResolveConflictParams {
-  uri: string;
-  /** "mine" (this machine's version) or "theirs" (the other machine's) */
-  keep: string;
-}
-
-export interface ConflictParams {
-  uri: string;
-}
-
-export interface ConflictVersionsResult {
-  path: string;
-  /** overlap | delete-vs-edit */
-  kind: string;
-  /** this machine's version */
-  mine: string | null;
-  theirs: string | null;
-  /** the other machine's name */
-  other: string;
 }
 
 /**

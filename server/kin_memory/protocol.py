@@ -15,6 +15,13 @@ from typing import Any, Literal
 
 import attrs
 
+from .protocol_sync import ConflictParams as ConflictParams
+from .protocol_sync import ConflictVersionsResult as ConflictVersionsResult
+from .protocol_sync import ResolveConflictParams as ResolveConflictParams
+from .protocol_sync import SyncChange as SyncChange
+from .protocol_sync import SyncConflict as SyncConflict
+from .protocol_sync import SyncParams as SyncParams
+from .protocol_sync import SyncResult as SyncResult
 from .protocol_wire import WIRE_NAMES as WIRE_NAMES
 from .protocol_wire import ProtocolError as ProtocolError
 from .protocol_wire import converter as converter
@@ -431,58 +438,6 @@ class PromptBlockSize:
     max_lines: int
     max_bytes: int
     truncated: bool
-
-
-@attrs.frozen
-class SyncParams:
-    remote: str | None = None  # set the store's remote once (a folder, ssh or https); later syncs omit it
-    name: str | None = None  # this machine's name as the others see it (as `sync --name`; default: host name)
-
-
-@attrs.frozen
-class SyncChange:
-    path: str  # /memories/...
-    kind: str  # create | edit | delete
-    machine: str  # the machine it came from (incoming) or this one (outgoing)
-
-
-@attrs.frozen
-class SyncConflict:
-    path: str
-    kind: str  # overlap | delete-vs-edit
-    kept: str  # the machine whose version the file keeps
-    other: str  # the machine whose version is kept in history and in the conflict record
-
-
-@attrs.frozen
-class SyncResult:
-    incoming: list[SyncChange]
-    outgoing: list[SyncChange]
-    conflicts: list[SyncConflict]
-    skipped: list[str]  # sentences: a file changed during the sync is left for the next one
-    summary: list[str]  # the report as sentences, for a message or a terminal
-    needs_remote: bool = False  # nothing was done: ask for the remote's address, then sync with it
-    secrets: list[str] = attrs.field(factory=list)  # memories that went out holding what looks like a secret
-
-
-@attrs.frozen
-class ResolveConflictParams:
-    uri: str
-    keep: str  # "mine" (this machine's version) or "theirs" (the other machine's)
-
-
-@attrs.frozen
-class ConflictParams:
-    uri: str
-
-
-@attrs.frozen
-class ConflictVersionsResult:  # both sides of a memory in conflict (None: that side deleted it)
-    path: str
-    kind: str  # overlap | delete-vs-edit
-    mine: str | None  # this machine's version
-    theirs: str | None
-    other: str  # the other machine's name
 
 
 @attrs.frozen

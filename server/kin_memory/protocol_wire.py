@@ -15,7 +15,8 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 from .strict_conversion import camel, strict_converter
 
 T = TypeVar("T")
-PROTOCOL_MODULE = "kin_memory.protocol"  # the module whose attrs classes are converted with wire keys
+# The modules whose attrs classes are converted with wire keys (protocol.py and its parts it re-exports).
+PROTOCOL_MODULES = frozenset({"kin_memory.protocol", "kin_memory.protocol_sync"})
 
 
 class ProtocolError(ValueError):
@@ -37,7 +38,7 @@ def _make_converter() -> cattrs.Converter:
     conv = strict_converter()
 
     def is_protocol_class(cls: object) -> bool:
-        return attrs.has(cls) and getattr(cls, "__module__", "") == PROTOCOL_MODULE  # type: ignore[arg-type]  # any object
+        return attrs.has(cls) and getattr(cls, "__module__", "") in PROTOCOL_MODULES  # type: ignore[arg-type]  # any object
 
     def structure_factory(cls: type) -> Any:
         renames: dict[str, Any] = {f.name: override(rename=wire_name(cls, f.name)) for f in attrs.fields(cls)}

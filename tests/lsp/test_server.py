@@ -220,7 +220,11 @@ async def test_tool_and_list_commands(client):
             arguments=[{"command": "create", "path": "/memories/new/fact.md", "file_text": "Hello\n"}],
         )
     )
-    assert result == {"content": "File created successfully at: /memories/new/fact.md", "isError": False}
+    assert result == {
+        "content": "File created successfully at: /memories/new/fact.md. The store added 3 lines of frontmatter "
+        "(`category: episodic`) above your text, so your first line is now line 4.",
+        "isError": False,
+    }
     text = (STORE / "new" / "fact.md").read_text()
     assert text.startswith("---\ncategory: episodic\n") and text.endswith("Hello\n")
     bad = await client.workspace_execute_command_async(

@@ -120,9 +120,10 @@ def test_creates_stamped_and_categorized_memories(provider, store, workspace):
     assert snapshot(store) == before  # staged only
     assert "Saved the CI fact" in outcome.summary and "2 created" in outcome.summary
     # the tool results are the memory tool's exact strings
-    assert (
-        tool_results(provider, fake.requests[1])[0][0]
-        == "File created successfully at: /memories/facts/ci.md"
+    # (with the one sentence that says what the store added, and where the model's text now starts)
+    assert tool_results(provider, fake.requests[1])[0][0] == (
+        f"File created successfully at: /memories/facts/ci.md. The store added `workspace: {workspace}` to "
+        "your frontmatter, so your text after it now starts at line 5."
     )
     # the key went to the server and nowhere else
     headers = fake.requests[0].headers

@@ -59,7 +59,7 @@ def cli(world, *args: str) -> subprocess.CompletedProcess:
         (("reindex",), 0, "indexed 1 memory"),
         (("stats", "--json"), 0, '"total": 1'),
         (("changes",), 0, "no changes"),
-        (("history", "/memories/facts/api.md"), 0, "external"),
+        (("history", "/memories/facts/api.md"), 0, "outside the editor"),
         (("index-preview",), 0, "/memories/facts/api.md"),
     ],
 )

@@ -11,6 +11,44 @@
 ---@alias KinMemory.RootSource "argument"|"KIN_MEMORY_DIR"|"editor setting"|"global settings"|"default"
 ---@alias KinMemory.GroupKind "duplicate"|"contradiction"
 
+---@class KinMemory.ConflictParams
+---@field uri string
+
+---@class KinMemory.ConflictVersionsResult
+---@field path string
+---@field kind string # overlap | delete-vs-edit
+---@field mine string|nil # this machine's version
+---@field theirs string|nil
+---@field other string # the other machine's name
+
+---@class KinMemory.ResolveConflictParams
+---@field uri string
+---@field keep string # "mine" (this machine's version) or "theirs" (the other machine's)
+
+---@class KinMemory.SyncChange
+---@field path string # /memories/...
+---@field kind string # create | edit | delete
+---@field machine string # the machine it came from (incoming) or this one (outgoing)
+
+---@class KinMemory.SyncConflict
+---@field path string
+---@field kind string # overlap | delete-vs-edit
+---@field kept string # the machine whose version the file keeps
+---@field other string # the machine whose version is kept in history and in the conflict record
+
+---@class KinMemory.SyncParams
+---@field remote? string|nil # set the store's remote once (a folder, ssh or https); later syncs omit it
+---@field name? string|nil # this machine's name as the others see it (as `sync --name`; default: host name)
+
+---@class KinMemory.SyncResult
+---@field incoming KinMemory.SyncChange[]
+---@field outgoing KinMemory.SyncChange[]
+---@field conflicts KinMemory.SyncConflict[]
+---@field skipped string[] # sentences: a file changed during the sync is left for the next one
+---@field summary string[] # the report as sentences, for a message or a terminal
+---@field needsRemote boolean # nothing was done: ask for the remote's address, then sync with it
+---@field secrets string[] # memories that went out holding what looks like a secret
+
 --- Commands that take `{}` (or no argument at all).
 ---@class KinMemory.EmptyParams
 
@@ -275,44 +313,6 @@
 ---@field maxLines integer
 ---@field maxBytes integer
 ---@field truncated boolean
-
----@class KinMemory.SyncParams
----@field remote? string|nil # set the store's remote once (a folder, ssh or https); later syncs omit it
----@field name? string|nil # this machine's name as the others see it (as `sync --name`; default: host name)
-
----@class KinMemory.SyncChange
----@field path string # /memories/...
----@field kind string # create | edit | delete
----@field machine string # the machine it came from (incoming) or this one (outgoing)
-
----@class KinMemory.SyncConflict
----@field path string
----@field kind string # overlap | delete-vs-edit
----@field kept string # the machine whose version the file keeps
----@field other string # the machine whose version is kept in history and in the conflict record
-
----@class KinMemory.SyncResult
----@field incoming KinMemory.SyncChange[]
----@field outgoing KinMemory.SyncChange[]
----@field conflicts KinMemory.SyncConflict[]
----@field skipped string[] # sentences: a file changed during the sync is left for the next one
----@field summary string[] # the report as sentences, for a message or a terminal
----@field needsRemote boolean # nothing was done: ask for the remote's address, then sync with it
----@field secrets string[] # memories that went out holding what looks like a secret
-
----@class KinMemory.ResolveConflictParams
----@field uri string
----@field keep string # "mine" (this machine's version) or "theirs" (the other machine's)
-
----@class KinMemory.ConflictParams
----@field uri string
-
----@class KinMemory.ConflictVersionsResult
----@field path string
----@field kind string # overlap | delete-vs-edit
----@field mine string|nil # this machine's version
----@field theirs string|nil
----@field other string # the other machine's name
 
 --- The store's health at a glance. Counts, what expires soon and quiet memories cover the whole store;
 --- groups and the prompt block are what the active workspaces see (as consolidationCandidates and

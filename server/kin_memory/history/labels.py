@@ -15,6 +15,7 @@ _WORDS = {
     "restore": "by a restore from history",
     "sync": "by sync from another machine",
     "sync-resolve": "by resolving a sync conflict",
+    "sync-kept": "by sync, this machine's side of a conflict kept",
 }
 
 

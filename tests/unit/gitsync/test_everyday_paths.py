@@ -79,6 +79,6 @@ def test_both_sides_of_a_conflict_are_kept_versions_on_both_machines(machines) -
         shown = {m.run("history", path, str(v.version)).stdout for v in versions if not v.deleted}
         assert any("port 5433" in s for s in shown) and any("port 6543" in s for s in shown)
         listing = m.run("history", path).stdout
-        assert f"sync:{other} (as named by the commit)" in listing
+        assert f"by sync from {other} (as named by the commit)" in listing
     lost_here = [v for v in history_of(desktop.store, path) if v.source == "sync:laptop"][0]
     assert "port 5433" in desktop.run("history", path, str(lost_here.version)).stdout

@@ -53,9 +53,13 @@ def test_every_source_reads_as_words() -> None:
     assert written_by("edit") == "by you in the editor"
     assert written_by("external") == "outside the editor"
     assert written_by("proposal") == "by a reviewed proposal"
-    assert written_by("sync:laptop") == "by sync from laptop"
-    assert written_by("sync:evil\x1b[2J\nfake line") == "by sync from evil?[2J?fake line"
-    assert "\n" not in written_by("sync:" + "x" * 500) and len(written_by("sync:" + "x" * 500)) < 90
+    assert written_by("sync-kept") == "by sync, this machine's side of a conflict kept"
+    assert written_by("sync:laptop") == "by sync from laptop (as named by the commit)"
+    assert (
+        written_by("sync:evil\x1b[2J\nfake line")
+        == "by sync from evil?[2J?fake line (as named by the commit)"
+    )
+    assert "\n" not in written_by("sync:" + "x" * 500) and len(written_by("sync:" + "x" * 500)) < 120
 
 
 def test_a_memory_brought_back_keeps_its_age(tmp_path: Path) -> None:

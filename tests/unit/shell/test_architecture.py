@@ -91,6 +91,7 @@ def test_the_vscode_extension_has_no_import_circle():
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("wording", "sinks", "strict_conversion", "bounds"),
     ("protocol_wire",),
+    ("protocol_sync",),
     ("protocol",),
     ("store",),
     ("editor_settings", "findings"),
