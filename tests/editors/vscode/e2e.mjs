@@ -1185,14 +1185,18 @@ async function reflectChecks(page) {
     fs.writeFileSync(edited, theirs);
     await page.waitForTimeout(2500); // the user reads on; VS Code has long reloaded the open editor by then
     await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Apply all$/ }).first().click();
-    const report = await toast(page, "Kin Memory: applied 0 of 1");
+    // The level is read on the message itself, wherever VS Code shows it (a toast, or the notification
+    // center when it held the toast back).
+    const applied = await notice(page, "Kin Memory: applied 0 of 1");
+    const report = (await applied.item.innerText()).replace(/\s+/g, " ");
+    const level = await applied.item
+      .locator(".codicon-warning, .codicon-notifications-warning, [class*='warning']").count();
+    await applied.close();
     // The server names why: the file changed since the proposal was made. (It reports an open editor that
     // merely reloaded the new file as "open in the editor with unsaved changes": either way a conflict.)
     if (!/Not applied: \/memories\/prefs\/review-style\.md \((the file changed since|it is open in the editor)/.test(report)) {
       throw new Error(`the report reads "${report}"`);
     }
-    const level = await page.locator(".notifications-toasts .notification-list-item", { hasText: "Kin Memory: applied 0 of 1" })
-      .first().locator(".codicon-warning, .codicon-notifications-warning, [class*='warning']").count();
     if (!level) throw new Error("the conflict is not reported as a warning");
     if (fs.readFileSync(edited, "utf8") !== theirs) throw new Error("the conflicting file was written");
     await page.locator(".tabs-container .tab", { hasText: "review-style.md" }).first().click();
