@@ -19,7 +19,7 @@ import pickle
 import select
 import struct
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .segments import segment_of
@@ -127,7 +127,7 @@ def check_sharded(
         for fd in fds:
             os.close(fd)
         for pid in pids:
-            _reap(pid, kill=parts is None)
+            reap(pid, kill=parts is None)
     if parts is None:
         return None
     return merge(files, [check for check, _ in parts]), [made for _, made in parts]
@@ -175,9 +175,12 @@ def _unflat(flat: Flat) -> CachedCheck:
     return CachedCheck([Checked(*row) for row in rows], hits, variant, [], valid_until, probes, [])
 
 
-def _gather(fds: list[int], deadline: float) -> list[tuple[CachedCheck, Any]]:
-    """Every worker's answer, read from all at once (one left unread would stall on a full pipe)."""
-    buffers = {fd: bytearray() for fd in fds}
+def read_all(
+    fds: list[int], deadline: float, done: Callable[[int], bool] = lambda fd: False
+) -> Iterator[tuple[int, bytes]]:
+    """(fd, chunk) from every worker's pipe at once, as it comes (one left unread would stall its worker
+    on a full pipe), until each pipe ends (b"" once) or `done(fd)` says, after its chunk was handled,
+    that nothing more is wanted from it."""
     open_fds = list(fds)
     while open_fds:
         wait = deadline - time.monotonic()
@@ -186,10 +189,16 @@ def _gather(fds: list[int], deadline: float) -> list[tuple[CachedCheck, Any]]:
             raise TimeoutError("worker did not answer in time")
         for fd in ready:
             data = os.read(fd, 1 << 20)
-            if data:
-                buffers[fd] += data
-            else:
+            yield fd, data
+            if not data or done(fd):
                 open_fds.remove(fd)
+
+
+def _gather(fds: list[int], deadline: float) -> list[tuple[CachedCheck, Any]]:
+    """Every worker's answer, read from all at once."""
+    buffers = {fd: bytearray() for fd in fds}
+    for fd, data in read_all(fds, deadline):
+        buffers[fd] += data
     parts = []
     for fd in fds:
         data = bytes(buffers[fd])
@@ -200,7 +209,8 @@ def _gather(fds: list[int], deadline: float) -> list[tuple[CachedCheck, Any]]:
     return parts
 
 
-def _reap(pid: int, kill: bool) -> None:
+def reap(pid: int, kill: bool) -> None:
+    """Wait for a worker to end, killing it first when `kill` (it outstayed its welcome)."""
     if kill:
         try:
             os.kill(pid, 9)

@@ -5,8 +5,6 @@ from __future__ import annotations
 import logging
 import os
 import pickle
-import select
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,7 +13,7 @@ if TYPE_CHECKING:  # the workers import no more than they need before the fork
     pass
 
 
-from ....caches.sharded import HEADER, read_exact, send_frame
+from ....caches.sharded import HEADER, read_all, read_exact, send_frame
 from .records import JsonRecords, PickledRecords, ShardResult
 from .snapshots import RecallSaid
 
@@ -117,19 +115,11 @@ def _gather(
     left unread would stall on a full pipe. The records are kept as sent, made memories by whoever adopts
     them (ShardResult.make_memories) once every worker is done."""
     incoming = {fd: _Incoming(root, on_frames, on_records, on_recall) for fd in fds}
-    open_fds = list(fds)
-    while open_fds:
-        wait = deadline - time.monotonic()
-        ready = select.select(open_fds, [], [], wait)[0] if wait > 0 else []
-        if not ready:
-            raise TimeoutError("worker did not answer in time")
-        for fd in ready:
-            data = os.read(fd, 1 << 20)
-            if not data:
-                raise EOFError("worker exited early")
-            incoming[fd].feed(data)
-            if incoming[fd].done:
-                open_fds.remove(fd)
+    # A worker's pipe is done with at its "end" chunk: it writes the findings cache after that.
+    for fd, data in read_all(fds, deadline, done=lambda fd: incoming[fd].done):
+        if not data:
+            raise EOFError("worker exited early")
+        incoming[fd].feed(data)
     return [incoming[fd].result for fd in fds]  # type: ignore[misc]
 
 

@@ -149,14 +149,7 @@ def _reap(pids: list[int], grace: float) -> None:
         if waiting:
             time.sleep(0.05)
     for pid in waiting:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-        try:
-            os.waitpid(pid, 0)
-        except OSError:
-            pass
+        sharded.reap(pid, kill=True)
 
 
 def _default_workers(root: Path, guess: Context | None = None) -> int:
