@@ -21,12 +21,6 @@ log = logging.getLogger("kin_memory.lsp")
 def release_freed() -> None:
     """Collect, then ask glibc to return its free memory to the system (a no-op elsewhere)."""
     gc.collect()
-    trim()
-
-
-def trim() -> None:
-    """Ask glibc to return its free memory to the system, without a collection (microseconds): after
-    each memory the semantic fill embeds, whose model frees tens of megabytes of activations a call."""
     fn = _malloc_trim()
     if fn is not None:
         fn(0)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..wording import counted
-from .heap import trim
+from .heap import release_freed
 
 if TYPE_CHECKING:
     from ..recall.service import Recall
@@ -76,7 +76,6 @@ class SemanticFill:
         try:
             remaining = layer.fill(
                 before_each=self.yield_to_queries,
-                after_each=trim,
                 cancelled=self.busy,
                 seconds=FILL_SLICE,
                 progress=self._progress,
@@ -95,6 +94,7 @@ class SemanticFill:
             self.writer.submit(self._slice)
             return
         layer.vectors.refresh()
+        release_freed()  # what the fill's reads and writes freed (the model's activations stay in its arena)
         seconds = time.monotonic() - self._started
         done = (
             f"semantic layer filled: {counted(self._filled, 'memory', 'memories')} embedded in {seconds:.1f}s"

@@ -149,6 +149,21 @@ def test_a_model_file_not_the_pinned_one_is_never_run(store: Path, monkeypatch: 
     )
 
 
+def test_a_changed_model_file_is_refused_and_a_missing_one_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    changed = tmp_path / "model.onnx"
+    data = bytearray(model_module.weights_path().read_bytes())
+    data[len(data) // 2] ^= 0xFF  # one byte of the weights, the file still parses
+    changed.write_bytes(bytes(data))
+    monkeypatch.setattr(model_module, "weights_path", lambda: changed)
+    with pytest.raises(ModelUnavailable, match="model.onnx is not the one kin-memory was built with"):
+        Embedder()
+    changed.unlink()
+    with pytest.raises(ModelUnavailable, match=r"model.onnx cannot be read \(No such file or directory\)"):
+        Embedder()
+
+
 def test_one_text_per_call_gives_unit_vectors_independent_of_neighbours() -> None:
     model = shared()
     a = model.embed("the staging database is reached through pgbouncer")

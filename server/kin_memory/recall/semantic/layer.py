@@ -144,13 +144,11 @@ class SemanticLayer:
         progress: Callable[[int, int], None] | None = None,
         cancelled: Callable[[], bool] | None = None,
         before_each: Callable[[], None] | None = None,
-        after_each: Callable[[], None] | None = None,
         limit: int | None = None,
         seconds: float | None = None,
     ) -> int:
         """Embed the memories without a vector, one at a time (at most `limit`, or for about `seconds`),
-        each stored at once. before_each runs before each memory (the server yields to queries there),
-        after_each after it (the server gives the model's freed activations back to the system).
+        each stored at once. before_each runs before each memory (the server yields to queries there).
         How many are still missing afterwards (0: complete)."""
         if self.model() is None:
             return self._missing or 0
@@ -172,8 +170,6 @@ class SemanticLayer:
                     if vec is None:
                         break
                     self.vectors.put([(doc_id, key, vec)])
-                    if after_each is not None:
-                        after_each()
                 done += 1
                 self._missing -= 1
                 if progress is not None:
