@@ -74,7 +74,7 @@ def test_sync_in_the_server_conflict_diagnostic_and_its_quick_fix(
         assert len(found) == 1 and found[0]["severity"] == 2 and found[0]["range"]["start"]["line"] == 0
         assert (
             found[0]["message"]
-            == "changed in the same place here and on laptop: the file keeps this machine's version"
+            == "changed in the same place here and on laptop (as that machine names itself): the file keeps this machine's version"
         )
         actions = client.call("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": found[0]["range"],
                                                           "context": {"diagnostics": found}})["result"]  # fmt: skip

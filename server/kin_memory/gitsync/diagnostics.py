@@ -12,6 +12,7 @@ from ..store.machine import MachineError, clean_name, this_machine
 from ..store.paths import real_path, rel_of_virtual
 from ..store.reader import Refused, read_file
 from . import files, records
+from .report import ANOTHER, self_named
 
 
 def conflict_findings(
@@ -34,14 +35,16 @@ def conflict_findings(
             continue
         # names come from a synced file: one line, no control characters, bounded
         others = [clean_name(v.machine) for v in record.versions if me is None or v.machine_id != me.id]
-        other = others[0] if others else "another machine"
+        other = others[0] if others else ANOTHER
         kept = (
             "this machine's" if me is not None and record.kept_id == me.id else f"{clean_name(record.kept)}'s"
         )
         if record.kind == "delete-vs-edit":
             message = f"deleted on one machine and edited on another: the edit is kept ({kept} version)"
         else:
-            message = f"changed in the same place here and on {other}: the file keeps {kept} version"
+            message = (
+                f"changed in the same place here and on {self_named(other)}: the file keeps {kept} version"
+            )
         fixes = (
             Fix("Keep this machine's version", command="resolveConflict", argument=(("keep", "mine"),)),
             Fix(f"Keep {other}'s version", command="resolveConflict", argument=(("keep", "theirs"),)),

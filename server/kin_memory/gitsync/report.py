@@ -64,13 +64,20 @@ def _listed(verb: str, changes: list[Change], *, by: bool) -> str:
     return f"{count} {verb}: {', '.join(named)}{more}{named_by}."
 
 
+def self_named(machine: str) -> str:
+    """A machine's name as first shown in a sentence: it comes from a synced file or commit anyone who can
+    push may write, so it is said to be the machine's own (unverified) name."""
+    return machine if machine == ANOTHER else f"{machine} (as that machine names itself)"
+
+
 def conflict_sentence(c: Conflict) -> str:
+    first = self_named(c.other)
     if c.kind == "overlap":
         if c.kept == "mine":
-            return (f"{c.path} was changed in the same place here and on {c.other}: it keeps this machine's "
+            return (f"{c.path} was changed in the same place here and on {first}: it keeps this machine's "
                     f"version; {c.other}'s version is kept in the conflict record and in the store's history.")  # fmt: skip
-        return (f"{c.path} was changed in the same place here and on {c.other}: it keeps {c.other}'s version; "
+        return (f"{c.path} was changed in the same place here and on {first}: it keeps {c.other}'s version; "
                 "this machine's version is kept in the conflict record and in the store's history.")  # fmt: skip
     if c.deleted == "theirs":
-        return f"{c.path} was deleted on {c.other} and edited here: the edit is kept."
-    return f"{c.path} was edited on {c.other} and deleted here: {c.other}'s edit is kept."
+        return f"{c.path} was deleted on {first} and edited here: the edit is kept."
+    return f"{c.path} was edited on {first} and deleted here: {c.other}'s edit is kept."

@@ -1805,7 +1805,7 @@ async function syncChecks(page, port) {
     await editAndSave("GitHub Actions", 0, ", four jobs", ci);
     await syncNow();
     const said = await toast(page, "the edit is kept");
-    if (!said.includes("/memories/facts/ci.md was deleted on laptop and edited here")) throw new Error(`the message reads "${said}"`);
+    if (!said.includes("/memories/facts/ci.md was deleted on laptop (as that machine names itself) and edited here")) throw new Error(`the message reads "${said}"`);
     if (!fs.existsSync(ci) || !fs.readFileSync(ci, "utf8").includes("GitHub Actions, four jobs")) throw new Error("the edit was not kept on disk");
   });
 

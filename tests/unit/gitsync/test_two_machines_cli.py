@@ -163,7 +163,7 @@ def test_delete_against_edit_keeps_the_edit(machines):
     )
     laptop.sync()
     said = desktop.sync()
-    assert "deleted on laptop and edited here: the edit is kept" in said
+    assert "deleted on laptop (as that machine names itself) and edited here: the edit is kept" in said
     laptop.sync()
     for m in machines:
         assert "four jobs" in (m.store / "facts" / "ci.md").read_text()

@@ -219,7 +219,7 @@ T.run(function()
   local ci = T.open('facts/ci.md')
   edit_and_write(ci, 'GitHub Actions', 'GitHub Actions, four jobs')
   local edit_kept = T.run_and_wait('KinMemorySync', 'the edit is kept', 'the sync to report the kept edit', 30000)
-  T.check(edit_kept.msg:find('/memories/facts/ci.md was deleted on laptop and edited here: the edit is kept.', 1, true),
+  T.check(edit_kept.msg:find('/memories/facts/ci.md was deleted on laptop (as that machine names itself) and edited here: the edit is kept.', 1, true),
     'the message: %q', edit_kept.msg)
   T.check((T.read(T.path('facts/ci.md')) or ''):find('four jobs', 1, true), 'the edit is on disk')
   T.wait_diag(ci, 'KM800', 30000)
