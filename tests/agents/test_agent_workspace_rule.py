@@ -167,3 +167,29 @@ def test_search_finds_a_subfolder_stamped_memory_from_the_repository(monorepo) -
     with mcp_session(root, home, top) as s:
         found, err = s.call("memory_search", {"query": "stamped folder package"})
     assert not err and "/memories/facts/legacy.md" in found, found
+
+
+def test_search_finds_a_memory_stamped_with_a_linked_worktree_from_the_repository(monorepo, tmp_path) -> None:
+    root, home, top, _api = monorepo
+    git(top, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "first")
+    wt = tmp_path / "mono-feature"
+    git(top, "worktree", "add", "-q", str(wt))
+    wt = Path(os.path.realpath(wt))
+    stamped = memory(
+        "project-fact", "# Feature\n\nThe feature branch builds with zig.\n", str(wt / "services/web")
+    )
+    write(root, "facts/feature.md", stamped)
+    write(
+        root,
+        "facts/tree.md",
+        memory("project-fact", "# Tree\n\nThe worktree itself builds with zig too.\n", str(wt)),
+    )
+    with mcp_session(root, home, top) as s:
+        found, err = s.call("memory_search", {"query": "builds with zig"})
+    assert not err and "/memories/facts/feature.md" in found and "/memories/facts/tree.md" in found, found
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    with mcp_session(root, home, other) as s:
+        found, err = s.call("memory_search", {"query": "builds with zig"})
+    assert "/memories/facts/feature.md" not in found and "/memories/facts/tree.md" not in found, found

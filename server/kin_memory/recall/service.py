@@ -392,15 +392,17 @@ def _offset_in(paragraph: str, line_text: str, col: int) -> int:
 
 
 def with_subfolder_stamps(root: Path, active: tuple[str, ...] | None) -> tuple[str, ...] | None:
-    """`active` and the stamps the index holds that name a folder inside one of its repositories (what
-    the doors stamped before every door stamped a repository's top level): visible from that repository
-    (store.workspace.visibility), so search finds them too."""
+    """`active` and the stamps the index holds that name a folder inside one of its repositories or one
+    of their linked worktrees (what the doors stamped before every door stamped a repository's main top
+    level): visible from that repository (store.workspace.visibility), so search finds them too."""
     if not active:
         return active
-    from ..store.workspace import GLOBAL, repository_of_stamp
+    from ..store.workspace import GLOBAL, linked_worktrees, repository_of_stamp
     from .peek import scopes_below
 
-    more = [
-        s for ws in active if ws != GLOBAL for s in scopes_below(root, ws) if repository_of_stamp(s, active)
-    ]
+    def stamps_of(ws: str) -> list[str]:
+        trees = linked_worktrees(ws) if ws.startswith("/") else []
+        return [*scopes_below(root, ws), *trees, *(s for wt in trees for s in scopes_below(root, wt))]
+
+    more = [s for ws in active if ws != GLOBAL for s in stamps_of(ws) if repository_of_stamp(s, active)]
     return (*active, *dict.fromkeys(s for s in more if s not in active)) if more else active

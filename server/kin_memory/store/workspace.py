@@ -86,6 +86,28 @@ def main_worktree(path: str) -> str | None:
     return None
 
 
+MAX_WORKTREES = 64  # linked worktrees of one repository looked at (each is two small files)
+
+
+def linked_worktrees(top: str) -> list[str]:
+    """The linked worktrees of the repository whose main working tree is `top` (realpaths), each one
+    that points back at it (main_worktree): what `git worktree list` shows, read from the files."""
+    entries = Path(top) / ".git" / "worktrees"
+    try:
+        names = sorted(os.listdir(entries))[:MAX_WORKTREES]
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        back = _git_file(entries / name / "gitdir")  # the worktree's own `.git` file
+        if back is None:
+            continue
+        folder = os.path.realpath(os.path.dirname(os.path.join(entries, name, back)))
+        if main_worktree(folder) == os.path.realpath(top):
+            out.append(folder)
+    return out
+
+
 def canonical_workspace(path: str | os.PathLike[str]) -> str:
     """The workspace of a folder, the one rule every door uses (MCP roots, the editor's folders, the
     command line's current directory, `MemoryTool(workspace=…)`, an absolute path in a setting): the
