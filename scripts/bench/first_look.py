@@ -4,6 +4,8 @@ operator's unfiltered listing (the floor), from the command line and over MCP; `
 
     .venv/bin/python scripts/bench/first_look.py [--size 10k] [--runs 5] [--calls 20] [--seed 7]
 
+`make bench` runs it for every size and reports it beside the other measures.
+
 A copy of the seeded bench store is made in a temporary folder and caught up once (the history baseline
 an editor's first start makes); its recall index is built once, as an editor or an MCP server that ran
 before leaves it. Budgets (docs/performance.md): the filtered CLI view at most 2× the operator's
@@ -35,7 +37,7 @@ from mcp import Client, StdioServerParameters, types  # noqa: E402
 from kin_memory.history.sync import catch_up  # noqa: E402
 from kin_memory.recall.service import Recall, sync_quietly  # noqa: E402
 
-from .generate import generate, parse_size  # noqa: E402
+from .generate import GeneratedStore, generate, parse_size  # noqa: E402
 from .stats import latency_summary  # noqa: E402
 
 VIEW = json.dumps({"command": "view", "path": "/memories"})
@@ -95,14 +97,8 @@ async def mcp_measures(root: Path, home: Path, alpha: Path, files: list[str], ca
     return {k: latency_summary(v) for k, v in timings.items()}
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    ap.add_argument("--size", default="10k")
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--calls", type=int, default=20)
-    ap.add_argument("--seed", type=int, default=7)
-    args = ap.parse_args()
-    store = generate(parse_size(args.size), seed=args.seed)
+def first_look(store: GeneratedStore, runs: int = 5, calls: int = 20) -> dict:
+    """The measures on a copy of the store: the command line's views (medians, ms) and the MCP calls."""
     with tempfile.TemporaryDirectory(prefix="kin-first-look-") as tmp:
         root = Path(tmp) / "memory"
         shutil.copytree(store.root, root, symlinks=True)
@@ -112,19 +108,37 @@ def main() -> int:
         cold = cli_view(root, home, alpha, 1)  # no recall index yet: every stamp read from its file
         catch_up(root)
         sync_quietly(Recall(root))
-        floor = cli_view(root, home, "none", args.runs)
-        filtered = cli_view(root, home, alpha, args.runs)
-        print(f"{args.size}: command line `view /memories` (median of {args.runs})")
-        print(f"  operator's listing (floor) {floor:8.1f} ms")
-        print(
-            f"  filtered by workspace      {filtered:8.1f} ms  ({filtered / floor:.2f}× the floor; budget 2×)"
-        )
-        print(f"  filtered, no recall index  {cold:8.1f} ms  (one run)")
+        floor = cli_view(root, home, "none", runs)
+        filtered = cli_view(root, home, alpha, runs)
         mine = [f for f in store.two_kb if f"workspace: {alpha}\n" in (root / f).read_text()]
-        result = asyncio.run(mcp_measures(root, home, store.alpha, mine, args.calls))
-        print("  over MCP (the official client, a root in alpha):")
-        for kind, s in result.items():
-            print(f"    {kind:13} p50 {s['p50_ms']:8.2f} ms  p95 {s['p95_ms']:8.2f} ms  (n={s['n']})")
+        mcp = asyncio.run(mcp_measures(root, home, store.alpha, mine, calls))
+    return {
+        "cli": {"floor_ms": floor, "filtered_ms": filtered, "no_index_ms": cold, "runs": runs},
+        "mcp": mcp,
+    }
+
+
+def print_first_look(label: str, result: dict) -> None:
+    cli = result["cli"]
+    floor, filtered = cli["floor_ms"], cli["filtered_ms"]
+    print(f"{label}: command line `view /memories` (median of {cli['runs']})")
+    print(f"  operator's listing (floor) {floor:8.1f} ms")
+    print(f"  filtered by workspace      {filtered:8.1f} ms  ({filtered / floor:.2f}× the floor; budget 2×)")
+    print(f"  filtered, no recall index  {cli['no_index_ms']:8.1f} ms  (one run)")
+    print("  over MCP (the official client, a root in alpha):")
+    for kind, s in result["mcp"].items():
+        print(f"    {kind:13} p50 {s['p50_ms']:8.2f} ms  p95 {s['p95_ms']:8.2f} ms  (n={s['n']})")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    ap.add_argument("--size", default="10k")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--calls", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=7)
+    args = ap.parse_args()
+    store = generate(parse_size(args.size), seed=args.seed)
+    print_first_look(args.size, first_look(store, args.runs, args.calls))
     return 0
 
 

@@ -297,6 +297,35 @@ MEASURES = [
         Budget(of_floor=0.6),
         READ_PARSE,
     ),
+    # An agent's first look (first_look.py): the filtered listing against the operator's unfiltered one.
+    Measure(
+        "agent's `view /memories`, command line, filtered by workspace",
+        "ms",
+        _at("first_look", "cli", "filtered_ms"),
+        Budget(of_floor=2.0),
+        _at("first_look", "cli", "floor_ms"),
+    ),
+    Measure("  the operator's unfiltered listing (its floor)", "ms", _at("first_look", "cli", "floor_ms")),
+    Measure("  filtered with no recall index yet (one run)", "ms", _at("first_look", "cli", "no_index_ms")),
+    Measure(
+        "agent's `view /memories` over MCP, warm, p95",
+        "ms",
+        _at("first_look", "mcp", "view", "p95_ms"),
+        Budget(150),
+    ),
+    Measure("  p50", "ms", _at("first_look", "mcp", "view", "p50_ms")),
+    Measure(
+        "agent's `rename` over MCP, p95 (flat in the store's size)",
+        "ms",
+        _at("first_look", "mcp", "rename", "p95_ms"),
+    ),
+    Measure("  p50", "ms", _at("first_look", "mcp", "rename", "p50_ms")),
+    Measure(
+        "`memory://prompt-block` over MCP, warm, p95",
+        "ms",
+        _at("first_look", "mcp", "prompt-block", "p95_ms"),
+        Budget(150),
+    ),
 ]
 
 

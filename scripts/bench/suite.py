@@ -10,6 +10,7 @@ from kin_memory.store.paths import HIDDEN_DIR  # the persistent recall index and
 
 from .burst import burst_hover
 from .client import RssSampler
+from .first_look import first_look
 from .first_search import first_search_measures
 from .floor_read import memory_files
 from .floors import fts_floor, read_parse_floor, spawn_floor
@@ -135,4 +136,10 @@ def run_size(store: GeneratedStore, quick: bool, log=print, semantic_off: bool =
     out["first_search"] = first_search_measures(store, timeout, log)
     out["check"] = check_cli(store, cached_runs=3)
     log(f"  kin-memory check: first {out['check']['first_s']}s, second {out['check']['second_s']}s")
+    out["first_look"] = first_look(store, runs=3 if quick else 5, calls=10 if quick else 20)
+    look = out["first_look"]
+    log(
+        f"  an agent's first look: `view /memories` {look['cli']['filtered_ms']} ms filtered, "
+        f"{look['cli']['floor_ms']} ms unfiltered (command line); over MCP p95 {look['mcp']['view']['p95_ms']} ms"
+    )
     return out
