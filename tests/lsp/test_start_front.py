@@ -333,3 +333,32 @@ def test_a_few_files_written_or_removed_while_closed_are_indexed_before_the_chec
     checked = next(i for i, line in enumerate(logs) if "memories in" in line and "checked in" in line)
     assert "recall index: 1 of 62 memories (re)indexed, 1 removed" in logs[synced]
     assert synced < checked, logs  # said (and written) before the check was done
+
+
+def test_the_fronts_early_answer_says_it_matched_words_only_while_the_layer_is_wanted(
+    tmp_path: Path, monkeypatch
+) -> None:
+    import threading
+    from concurrent.futures import Future
+
+    from kin_memory.lsp.session import Session
+    from kin_memory.lsp.startup.early import LOADING_NOTE, EarlySearch
+    from kin_memory.recall.service import Recall, sync_quietly
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    word = "zq" + uuid.uuid4().hex[:10]
+    store, _env = _store(tmp_path, word)
+    sync_quietly(Recall(store))  # the index a previous run left
+
+    def early(semantic: str) -> dict:
+        monkeypatch.setenv("KIN_RECALL_SEMANTIC", semantic)
+        front = EarlySearch(Session(str(store)), None, None, None, [], 0, Future(), threading.Event())  # type: ignore[arg-type]
+        answer = front._search({"query": word, "workspace": "none"})
+        assert isinstance(answer, dict)
+        return answer
+
+    on = early("on")
+    assert [h["path"] for h in on["results"]] == ["/memories/facts/fresh.md"]
+    assert on["note"] == LOADING_NOTE
+    off = early("off")
+    assert off["results"] == on["results"] and off.get("note") is None

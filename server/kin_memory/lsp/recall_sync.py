@@ -83,9 +83,7 @@ class RecallSync:
         return self._recall
 
     def semantic_wanted(self) -> bool:
-        """`recall.semantic` from the editor, and `recall_semantic` in the user's settings file: the
-        layer is on when neither turns it off."""
-        return self.session.settings.recall.semantic == "on" and self.session.file_settings().recall_semantic
+        return self.session.semantic_wanted()
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         """After the startup load: bring the index up to date, then follow the store's events."""

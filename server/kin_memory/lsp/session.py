@@ -151,6 +151,11 @@ class Session:
             severity=dict(s.severity),
         )
 
+    def semantic_wanted(self) -> bool:
+        """`recall.semantic` from the editor, and `recall_semantic` in the user's settings file: the
+        semantic layer is on when neither turns it off."""
+        return self.settings.recall.semantic == "on" and self.file_settings().recall_semantic
+
     def file_settings(self) -> EffectiveSettings:
         """The settings files in effect: the global one, then each active workspace's project file.
 

@@ -61,13 +61,14 @@ def answer_search(
     ctx: Context,
     uri_of: Callable[[str], str],
     complete: bool,
+    note: str | None = None,
 ) -> SearchResult:
     """`kin.memory.search`: the hits in the active view, and how many more the operator's view holds (the
     start-up front answers through this; the language server runs the two views side by side)."""
     hits = search_hits(recall, params, active, ctx)
     # "n more in other workspaces": the same search in the operator's view (none when that is this one)
     everywhere = search_hits(recall, params, (), ctx) if active else hits
-    return search_answer(hits, everywhere, uri_of, complete)
+    return search_answer(hits, everywhere, uri_of, complete, note)
 
 
 def search_answer(

@@ -37,6 +37,7 @@ log = logging.getLogger("kin_memory.lsp")
 SEARCH = "kin.memory.search"
 HARMLESS = frozenset({"$/setTrace", "$/cancelRequest", "$/progress"})  # notifications a search does not see
 POLL = 0.01  # seconds between looks at the start-up check while a search waits for it
+LOADING_NOTE = "the semantic layer is still loading: these results matched words only"
 MAX_BUFFERED = 1 << 20  # bytes of one message read here at most; a bigger one is left to the server
 
 
@@ -194,7 +195,9 @@ class EarlySearch:
             self.recall = Recall(session.root)
         if not self.recall.index.available():
             return None
-        result = answer_search(self.recall, params, active, session.context(), session.uri_of, True)
+        # The model is not loaded here (that would cost the early answer its point): by words, and said so.
+        note = LOADING_NOTE if session.semantic_wanted() else None
+        result = answer_search(self.recall, params, active, session.context(), session.uri_of, True, note)
         return protocol.dump(result)
 
 
