@@ -387,11 +387,46 @@ async function healthChecks(page) {
   });
 }
 
+/** The health page leads with what needs action: an error and a secret written to the store show first,
+ *  the error before the secret, and leave once the files are gone. */
+async function healthAttentionChecks(page) {
+  await step("Memory health leads with what needs action: the error first, then the secret (screenshot)", async () => {
+    const broken = path.join(dirs.store, "facts", "broken-list.md");
+    const token = path.join(dirs.store, "facts", "ci-token.md");
+    const fake = "ghp" + "_" + "Q8zLw3Xk9PmR2vT7yN4bC6dF1gH5jK0sA2eU"; // made up; split so no scanner takes it for one
+    fs.writeFileSync(broken, "---\n- category\n- project-fact\n---\n\n# A broken memory\n\nIts frontmatter is a list.\n");
+    fs.writeFileSync(token, `---\ncategory: project-fact\n---\n\n# CI token\n\nThe CI token is ${fake} for the mirror.\n`);
+    const attention = async () => {
+      const frame = await healthFrame(page);
+      return frame.locator("#attention-list li").evaluateAll((lis) => lis.map((li) => `${li.getAttribute("data-kind")}: ${li.textContent}`));
+    };
+    try {
+      await runCommand(page, "Kin Memory: Show memory health");
+      await page.locator(".tabs-container .tab.active", { hasText: "Memory health" }).waitFor({ timeout: STEP_TIMEOUT });
+      const items = await poll(attention, (l) => l.length >= 2, "the health page does not list the error and the secret");
+      if (!items[0].startsWith("error: ") || !items[0].includes("broken-list.md") || !items[0].includes("KM103")) {
+        throw new Error(`the page does not lead with the error: ${JSON.stringify(items)}`);
+      }
+      if (!items[1].startsWith("secret: ") || !items[1].includes("ci-token.md")) throw new Error(`the secret is not second: ${JSON.stringify(items)}`);
+      const order = await (await healthFrame(page)).locator("h2").allInnerTexts();
+      if (!/^Needs your attention/.test(order[0] ?? "")) throw new Error(`the page's first section is "${order[0]}"`);
+      await healthScreenshot(page, "vscode-health-attention.png");
+    } finally {
+      fs.rmSync(broken, { force: true });
+      fs.rmSync(token, { force: true });
+    }
+    await poll(async () => (await healthFrame(page)).locator("#attention-none").count(), (n) => n === 1,
+      "the page still lists findings of the removed files");
+    await runCommand(page, "View: Close Editor");
+  });
+}
+
 async function checks(page, port) {
   await openStore(page, port);
 
   await activationChecks(page);
   await healthChecks(page);
+  await healthAttentionChecks(page);
 
   await step("open a memory file: it stays Markdown", async () => {
     await openFile(page, "rollback-drill.md");
