@@ -162,7 +162,7 @@ local function info_lines(info)
 end
 
 --- The answer on one line, for a command line that shows one: store, index, memory on/off, version
---- (:checkhealth kin_memory has the settings files and workspaces).
+--- (:checkhealth kin_memory lists the settings files).
 local function info_line(info)
   local parts = { ('store: %s (from %s)'):format(vim.fn.fnamemodify(info.root, ':~'), info.rootSource or '?') }
   if type(info.indexState) == 'table' then

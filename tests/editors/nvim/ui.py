@@ -131,8 +131,8 @@ def main() -> int:
     ap.add_argument("files", nargs="*")
     args = ap.parse_args()
     os.environ["KIN_NVIM_UI"] = "1"
-    argv = [args.nvim, "--embed", "--clean", "-n", "-i", "NONE", "-u", args.init, "-S", args.case, *args.files]
-    nvim = Embedded(argv)
+    argv = [args.nvim, "--embed", "--clean", "-n", "-i", "NONE", "-u", args.init, "-S", args.case]
+    nvim = Embedded(argv + args.files)
     nvim.request("nvim_ui_attach", COLS, ROWS, {"rgb": True, "ext_linegrid": True})
     channel = nvim.request("nvim_get_api_info")[0]
     nvim.request("nvim_set_var", "kin_ui_channel", channel)
