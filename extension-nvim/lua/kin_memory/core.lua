@@ -106,7 +106,8 @@ function C.builtin_notify()
   return info ~= nil and (info.source or ''):match('vim/_editor%.lua$') ~= nil
 end
 
---- `text` cut to `width` display cells, with "…" where it was cut.
+--- `text` cut to `width` display cells, with "…" where it was cut: at a word's end when one is near,
+--- without the punctuation before the cut.
 function C.fit(text, width)
   if vim.fn.strdisplaywidth(text) <= width then
     return text
@@ -115,7 +116,14 @@ function C.fit(text, width)
   while vim.fn.strdisplaywidth(out) > width - 1 and out ~= '' do
     out = vim.fn.strcharpart(out, 0, vim.fn.strchars(out) - 1)
   end
-  return out .. '…'
+  local after = vim.fn.strcharpart(text, vim.fn.strchars(out), 1)
+  if after ~= ' ' then
+    local head = out:match('^(.*%S)%s+%S*$') -- the words before the one cut
+    if head and #out - #head <= 15 then
+      out = head
+    end
+  end
+  return (out:gsub('[%s,;:.]+$', '')) .. '…'
 end
 
 --- Say `msg` to the user. Neovim's own vim.notify echoes on the command line, where a message of more

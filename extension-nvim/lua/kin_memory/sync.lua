@@ -43,12 +43,18 @@ local function shown(path)
   return (printable(core.one_line(path)):gsub('^/memories/', ''))
 end
 
---- The sync's answer on one line, for a command line that shows one: what came in, went out and
---- conflicted, then the server's other sentences (a merged buffer, a file left for the next sync).
+--- The sync's answer on one line, for a command line that shows one: what conflicted (first: a
+--- narrow command line cuts the end), came in and went out, then the server's other sentences (a
+--- merged buffer, a file left for the next sync).
 function Y.short_report(result)
   local incoming, outgoing, conflicts = list(result.incoming), list(result.outgoing), list(result.conflicts)
   local summary = list(result.summary)
   local parts = {}
+  if #conflicts == 1 then
+    parts[#parts + 1] = ('%s in conflict: see KM800 on it'):format(shown(conflicts[1].path))
+  elseif #conflicts > 1 then
+    parts[#parts + 1] = ('%d in conflict: see KM800 on each'):format(#conflicts)
+  end
   if #incoming == 1 then
     parts[#parts + 1] = ('%s came in from %s'):format(shown(incoming[1].path), printable(core.one_line(incoming[1].machine)))
   elseif #incoming > 1 then
@@ -56,11 +62,6 @@ function Y.short_report(result)
   end
   if #outgoing > 0 then
     parts[#parts + 1] = ('%d change%s went out'):format(#outgoing, #outgoing == 1 and '' or 's')
-  end
-  if #conflicts == 1 then
-    parts[#parts + 1] = ('%s in conflict: see KM800 on it'):format(shown(conflicts[1].path))
-  elseif #conflicts > 1 then
-    parts[#parts + 1] = ('%d in conflict: see KM800 on each'):format(#conflicts)
   end
   -- The summary's order: came in, went out, one sentence per conflict, then the rest.
   local said = (#incoming > 0 and 1 or 0) + (#outgoing > 0 and 1 or 0) + #conflicts

@@ -20,8 +20,9 @@
 #   -- e2e: open REL                   open store/REL from Neovim's command line (`nvim file.md`)
 #   -- e2e: broken-server              a `kin-memory` first on PATH that fails like a broken install
 #   -- e2e: screenshot                 T.screenshot() may picture the screen (Pillow and msgpack set up)
-#   -- e2e: ui                         run in `nvim --embed` with a UI attached (ui.py), where a message
-#                                      that does not fit waits at a hit-enter prompt; T.ui_check looks
+#   -- e2e: ui [COLUMNS]               run in `nvim --embed` with a UI attached (ui.py; 120 columns unless
+#                                      given), where a message that does not fit waits at a hit-enter
+#                                      prompt; T.ui_check looks
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../../.." && pwd)"
@@ -96,6 +97,7 @@ for name in "${cases[@]}"; do
   files=()
   shot_env=()
   ui=0
+  ui_cols=120
   path_prefix="$SHIM_PATH"
   while read -r directive arg; do
     case "$directive" in
@@ -120,7 +122,7 @@ SH
       screenshot)
         shot_setup
         shot_env=(KIN_SHOT_PYTHON="$SHOT_VENV/bin/python") ;;
-      ui) ui=1 ;;
+      ui) ui=1; ui_cols="${arg:-120}" ;;
       *) echo "unknown directive in $name.lua: -- e2e: $directive $arg" >&2; exit 2 ;;
     esac
   done < <([ "$name" = screenshot ] || sed -n 's/^-- e2e: //p' "$HERE/cases/$name.lua")
@@ -128,7 +130,7 @@ SH
   if [ "$ui" = 1 ]; then
     shot_setup
     run=("$SHOT_VENV/bin/python" "$HERE/ui.py" --nvim "$NVIM" --init "$HERE/init.lua" --case "$HERE/cases/$name.lua"
-      "${files[@]}")
+      --cols "$ui_cols" "${files[@]}")
   fi
   project="$dir/project"
   if [ "$name" = screenshot ]; then

@@ -7,7 +7,7 @@ done a step and gone back to Neovim's main loop, this waits for Neovim to settle
 whether it waits at a prompt (mode "r…", blocking), presses Enter if so, and resumes the case with what
 it saw (the prompt and the screen's last lines). Exits with Neovim's status.
 
-    ui.py --nvim NVIM --init INIT_LUA --case CASE_LUA [FILE...]
+    ui.py --nvim NVIM --init INIT_LUA --case CASE_LUA [--cols N] [FILE...]
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 import msgpack
 from screenshot import Grid
 
-COLS, ROWS = 120, 30  # a common terminal: 108 cells of room for a message (ruler and showcmd on)
+ROWS = 30  # and --cols: 120 (a common terminal: 108 cells of room for a message) unless given
 SETTLE = 0.8  # seconds the main loop gets to show a prompt after a step
 
 
@@ -128,12 +128,13 @@ def main() -> int:
     ap.add_argument("--nvim", required=True)
     ap.add_argument("--init", required=True)
     ap.add_argument("--case", required=True)
+    ap.add_argument("--cols", type=int, default=120)
     ap.add_argument("files", nargs="*")
     args = ap.parse_args()
     os.environ["KIN_NVIM_UI"] = "1"
     argv = [args.nvim, "--embed", "--clean", "-n", "-i", "NONE", "-u", args.init, "-S", args.case]
     nvim = Embedded(argv + args.files)
-    nvim.request("nvim_ui_attach", COLS, ROWS, {"rgb": True, "ext_linegrid": True})
+    nvim.request("nvim_ui_attach", args.cols, ROWS, {"rgb": True, "ext_linegrid": True})
     channel = nvim.request("nvim_get_api_info")[0]
     nvim.request("nvim_set_var", "kin_ui_channel", channel)
     nvim.notify("nvim_exec_lua", "_G.kin_ui_start()", [])
