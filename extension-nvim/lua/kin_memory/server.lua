@@ -66,18 +66,19 @@ local function on_server_exit(code, signal, client_id)
     if core.builtin_notify() then
       -- Neovim says "Client kin_memory quit with exit code … Check log for errors: …" next, in a line
       -- too long for most command lines (a hit-enter prompt): this one message says it instead.
-      local builtin, prefix = vim.notify, ('Client %s quit with exit code'):format(core.name)
+      local builtin, prefix, wrapper = vim.notify, ('Client %s quit with exit code'):format(core.name), nil
       local function restore()
-        if vim.notify ~= builtin then
+        if vim.notify == wrapper then -- not when something else has replaced it since
           vim.notify = builtin
         end
       end
-      vim.notify = function(msg, ...)
+      wrapper = function(msg, ...)
         if type(msg) ~= 'string' or msg:sub(1, #prefix) ~= prefix then
           return builtin(msg, ...)
         end
         restore()
       end
+      vim.notify = wrapper
       vim.defer_fn(restore, 1000)
     end
   end)

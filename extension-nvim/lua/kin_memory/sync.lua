@@ -161,8 +161,9 @@ function Y.resolve_command(command)
       follow_disk(buf)
     end
     local title = type(command.title) == 'string' and command.title:gsub('^Keep', 'kept') or 'kept the version'
-    notify(('%s of %s; the next :KinMemorySync sends it to the other machines.'):format(printable(title),
-      printable(vim.fn.fnamemodify(vim.uri_to_fname(arg.uri), ':t'))))
+    local file = printable(vim.fn.fnamemodify(vim.uri_to_fname(arg.uri), ':t'))
+    notify(('%s of %s; the next :KinMemorySync sends it to the other machines.'):format(printable(title), file),
+      nil, ('%s of %s; :KinMemorySync sends it out.'):format(printable(title), file))
   end, show_error)
 end
 

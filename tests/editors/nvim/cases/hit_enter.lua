@@ -1,10 +1,10 @@
 -- e2e: ui
 -- With a UI attached (a 120-column screen; hit_enter_80 runs this on 80; a headless Neovim never shows
 -- a prompt), no step leaves Neovim waiting at a hit-enter prompt: the first sync, a sync with a
--- conflict, the compare tab (named by the memory), the review of a reflection opening (the
--- "reflecting on …" status gone from the command line), applying one of its changes, :KinMemoryInfo,
--- and the server stopping. Each command is typed, as a person would; after each step Neovim goes back
--- to its main loop and ui.py looks.
+-- conflict, the compare tab (named by the memory), keeping one version, the review of a reflection
+-- opening (the "reflecting on …" status gone from the command line), applying one of its changes,
+-- :KinMemoryInfo, and the server stopping. Each command is typed, as a person would; after each step
+-- Neovim goes back to its main loop and ui.py looks.
 local T = dofile(vim.env.KIN_NVIM_HARNESS)
 
 local base = vim.fs.dirname(T.store)
@@ -107,6 +107,19 @@ T.run(function()
   T.check(tabline:find('db.md — laptop', 1, true) and not tabline:find('//', 1, true),
     'the tab is named by the memory: %q', tabline)
   vim.cmd('tabclose')
+
+  -- The conflict settled from its quick fix.
+  local n = #T.notes
+  vim.api.nvim_set_current_buf(db)
+  vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  vim.lsp.buf.code_action({ apply = true, filter = function(a)
+    return a.title == "Keep laptop's version"
+  end })
+  local kept = T.ui_type('', function()
+    return T.notes_since(n, "kept laptop's version")
+  end, 'the resolution to be reported', 30000)
+  T.check(kept.msg:find('db.md', 1, true), 'the message names the memory: %q', kept.msg)
+  look('keeping one version')
 
   -- A reflection: its review opens with the status gone; `c` applies the change under the cursor.
   local transcript = T.project .. '/session.md'
