@@ -361,11 +361,12 @@ local function resume(...)
   end
 end
 
---- Back to the main loop until ui.py has looked for a prompt; returns what it saw: { prompt = bool,
---- mode, screen = the screen's text, cmdline = its last line }.
-function T.ui_check(label)
+--- Back to the main loop until ui.py has looked for a prompt (and, given `picture`, pictured the screen
+--- into tests/editors/.artifacts/<picture>.png); returns what it saw: { prompt = bool, mode, screen =
+--- the screen's text, cmdline = its last line, earlier = prompts met during the step }.
+function T.ui_check(label, picture)
   T.check(T.ui, 'T.ui_check needs the line -- e2e: ui in the case header')
-  vim.rpcnotify(vim.g.kin_ui_channel, 'kin_check', label)
+  vim.rpcnotify(vim.g.kin_ui_channel, 'kin_check', label, picture or '')
   local seen = coroutine.yield()
   T.log(('[ui] %s: %s | %s'):format(label, seen.prompt and ('PROMPT (' .. seen.mode .. ')') or 'no prompt',
     seen.cmdline))

@@ -5,7 +5,8 @@ Starts `nvim --embed` with the case (as run.sh would start it headless), attache
 msgpack-RPC, and answers the case's checkpoints (harness.lua's T.ui_check): each time the case has
 done a step and gone back to Neovim's main loop, this waits for Neovim to settle, asks nvim_get_mode()
 whether it waits at a prompt (mode "r…", blocking), presses Enter if so, and resumes the case with what
-it saw (the prompt and the screen's last lines). Exits with Neovim's status.
+it saw (the prompt and the screen's last lines); a checkpoint may ask for a picture of the screen
+(tests/editors/.artifacts/<name>.png). Exits with Neovim's status.
 
     ui.py --nvim NVIM --init INIT_LUA --case CASE_LUA [--cols N] [FILE...]
 """
@@ -18,10 +19,11 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import msgpack
-from screenshot import Grid
+from screenshot import Grid, render
 
 ROWS = 30  # and --cols: 120 (a common terminal: 108 cells of room for a message) unless given
 SETTLE = 0.8  # seconds the main loop gets to show a prompt after a step
@@ -35,7 +37,7 @@ class Embedded:
         self.grid = Grid()
         self.lock = threading.Condition()
         self.answers: dict[int, Any] = {}
-        self.checks: list[str] = []  # checkpoint labels the case sent, not answered yet
+        self.checks: list[tuple[str, str]] = []  # (label, picture name or "") the case sent, not answered yet
         self.msgid = 0
         self.closed = False
         threading.Thread(target=self._read, daemon=True).start()
@@ -60,7 +62,7 @@ class Embedded:
                             for args in batch[1:]:
                                 self.grid.event(batch[0], args)
                     elif msg[0] == 2 and msg[1] == "kin_check":
-                        self.checks.append(str(msg[2][0]))
+                        self.checks.append((str(msg[2][0]), str(msg[2][1]) if len(msg[2]) > 1 else ""))
                     self.lock.notify_all()
 
     def _send(self, msg: list[Any]) -> None:
@@ -86,13 +88,14 @@ class Embedded:
     def notify(self, method: str, *args: Any) -> None:
         self._send([2, method, list(args)])
 
-    def next_check(self, timeout: float) -> str | None:
-        """The next checkpoint label ("" when none came in `timeout`), or None once Neovim has exited."""
+    def next_check(self, timeout: float) -> tuple[str, str] | None:
+        """The next checkpoint (label, picture): ("", "") when none came in `timeout`, None once Neovim
+        has exited."""
         with self.lock:
             self.lock.wait_for(lambda: self.checks or self.closed, timeout)
             if self.checks:
                 return self.checks.pop(0)
-            return None if self.closed else ""
+            return None if self.closed else ("", "")
 
     def screen(self) -> str:
         with self.lock:
@@ -139,7 +142,8 @@ def main() -> int:
     nvim.request("nvim_set_var", "kin_ui_channel", channel)
     nvim.notify("nvim_exec_lua", "_G.kin_ui_start()", [])
     earlier: list[str] = []  # prompts met while the case waited for a step's effect
-    while (label := nvim.next_check(0.5)) is not None:
+    while (checkpoint := nvim.next_check(0.5)) is not None:
+        label, picture = checkpoint
         if label == "":
             # A prompt in the middle of a step stops Neovim before the case can look: seen here.
             if at_prompt(nvim):
@@ -152,6 +156,12 @@ def main() -> int:
             continue
         seen = check(nvim, label)
         seen["earlier"], earlier = earlier, []
+        if picture:  # the screen as it is, for a person to look at: tests/editors/.artifacts/<picture>.png
+            out = Path(__file__).resolve().parent.parent / ".artifacts" / f"{picture}.png"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            with nvim.lock:
+                render(nvim.grid, out)
+            print(f"ui: pictured {out}", file=sys.stderr, flush=True)
         if seen["prompt"]:
             print(f"ui: a prompt after {label!r}:\n{seen['screen']}", file=sys.stderr, flush=True)
         try:  # resumed from the main loop (a notification), as a person's next step would come

@@ -36,8 +36,8 @@ end
 local prompts = {}
 
 --- ui.py's look after a step; a prompt is noted (every step is still looked at) and failed at the end.
-local function look(label)
-  local seen = T.ui_check(label)
+local function look(label, picture)
+  local seen = T.ui_check(label, picture)
   for _, screen in ipairs(seen.earlier or {}) do
     prompts[#prompts + 1] = ('during %s: %s'):format(label, screen)
   end
@@ -102,7 +102,7 @@ T.run(function()
   T.wait(function()
     return #vim.api.nvim_list_tabpages() == 2 and #vim.api.nvim_tabpage_list_wins(0) == 2
   end, 'the compare tab')
-  local compared = look('the compare tab opened')
+  local compared = look('the compare tab opened', 'nvim-compare-' .. vim.o.columns)
   local tabline = compared.screen:match('^[^\n]*')
   T.check(tabline:find('db.md — laptop', 1, true) and not tabline:find('//', 1, true),
     'the tab is named by the memory: %q', tabline)
