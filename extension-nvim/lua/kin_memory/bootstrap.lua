@@ -161,6 +161,20 @@ local function info_lines(info)
   return lines
 end
 
+--- The answer on one line, for a command line that shows one: store, index, memory on/off, version
+--- (:checkhealth kin_memory lists the settings files).
+local function info_line(info)
+  local parts = { ('store: %s (from %s)'):format(vim.fn.fnamemodify(info.root, ':~'), info.rootSource or '?') }
+  if type(info.indexState) == 'table' then
+    parts[#parts + 1] = ('index %s, %s memories'):format(info.indexState.state, info.indexState.memories)
+  end
+  if info.memoryEnabled ~= nil then
+    parts[#parts + 1] = 'memory ' .. (info.memoryEnabled and 'on' or 'off')
+  end
+  parts[#parts + 1] = 'version ' .. (info.version or '?')
+  return table.concat(parts, ' · ')
+end
+
 --- :KinMemoryInfo: where the store is and how the server found it, its settings files and index.
 --- Asks the running server; before one runs, shows the bootstrap's answer.
 function B.show_info()
@@ -171,10 +185,10 @@ function B.show_info()
         notify('the server did not say where the memory store is; see :checkhealth kin_memory.', vim.log.levels.ERROR)
         return
       end
-      notify(table.concat(info_lines(result), '\n'))
+      notify(table.concat(info_lines(result), '\n'), nil, info_line(result))
     end)
   elseif state.info then
-    notify(table.concat(info_lines(state.info), '\n'))
+    notify(table.concat(info_lines(state.info), '\n'), nil, info_line(state.info))
   elseif state.failure then
     notify(state.failure, vim.log.levels.ERROR)
   else

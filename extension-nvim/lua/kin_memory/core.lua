@@ -100,8 +100,45 @@ end
 -- ---------------------------------------------------------------------------------------------
 -- Messages.
 
-function C.notify(msg, level)
-  vim.notify('kin-memory: ' .. msg, level or vim.log.levels.INFO)
+--- Whether vim.notify is Neovim's own (an echo on the command line), not a notifier plugin's.
+function C.builtin_notify()
+  local info = debug.getinfo(vim.notify, 'S')
+  return info ~= nil and (info.source or ''):match('vim/_editor%.lua$') ~= nil
+end
+
+--- `text` cut to `width` display cells, with "…" where it was cut: at a word's end when one is near,
+--- without the punctuation before the cut.
+function C.fit(text, width)
+  if vim.fn.strdisplaywidth(text) <= width then
+    return text
+  end
+  local out = vim.fn.strcharpart(text, 0, math.max(width - 1, 0))
+  while vim.fn.strdisplaywidth(out) > width - 1 and out ~= '' do
+    out = vim.fn.strcharpart(out, 0, vim.fn.strchars(out) - 1)
+  end
+  local after = vim.fn.strcharpart(text, vim.fn.strchars(out), 1)
+  if after ~= ' ' then
+    local head = out:match('^(.*%S)%s+%S*$') -- the words before the one cut
+    if head and #out - #head <= 15 then
+      out = head
+    end
+  end
+  return (out:gsub('[%s,;:.]+$', '')) .. '…'
+end
+
+--- Say `msg` to the user. Neovim's own vim.notify echoes on the command line, where a message of more
+--- than one line (or wider than the room left there) stops everything at a hit-enter prompt: there
+--- `short`, one line, is said instead when `msg` does not fit, and cut to the room when even it does
+--- not. A notifier plugin (which shows several lines without stopping) gets `msg` as it is.
+function C.notify(msg, level, short)
+  msg = 'kin-memory: ' .. msg
+  if short and C.builtin_notify() then
+    local room = math.max(vim.v.echospace, 20)
+    if msg:find('\n') or vim.fn.strdisplaywidth(msg) > room then
+      msg = C.fit('kin-memory: ' .. C.one_line(short), room)
+    end
+  end
+  vim.notify(msg, level or vim.log.levels.INFO)
 end
 
 function C.setup_hint(key)

@@ -122,7 +122,7 @@ function R.review(proposal)
       local conflicts = type(result) == 'table' and type(result.conflicts) == 'table' and result.conflicts or {}
       local message = ('applied %d of %d change(s)'):format(#applied, #chosen)
       for _, c in ipairs(conflicts) do
-        message = message .. ('\nnot applied: %s (%s)'):format(printable(c.path or '?'), one_line(c.reason))
+        message = message .. ('; not applied: %s (%s)'):format(printable(c.path or '?'), one_line(c.reason))
       end
       -- Applied or refused, a chosen change is decided: the review keeps only the others.
       local picked = {}
@@ -138,9 +138,9 @@ function R.review(proposal)
       else
         lines, owner = review_lines(proposal, pending, decided)
         buf, win = core.scratch(name, lines, 'diff')
-        message = message .. ('\n%d change(s) still to review'):format(#pending)
+        message = message .. ('; %d change(s) still to review'):format(#pending)
       end
-      notify(message, #conflicts > 0 and vim.log.levels.WARN or vim.log.levels.INFO)
+      notify(message, #conflicts > 0 and vim.log.levels.WARN or vim.log.levels.INFO, message) -- one line
       reload_buffers(chosen, applied)
     end)
   end

@@ -58,8 +58,29 @@ local function on_server_exit(code, signal, client_id)
   local how = signal ~= 0 and ('killed by signal %d'):format(signal) or ('exit status %d'):format(code)
   vim.schedule(function()
     -- Plain Neovim has no :LspLog: the server's own log file, and :checkhealth, are always there.
+    local log = vim.fn.fnamemodify(S.log_file(), ':~')
+    local brief = signal ~= 0 and ('signal %d'):format(signal) or ('exit %d'):format(code)
     notify(('the language server stopped (%s); :KinMemoryRestart or any command starts it again. Its log: %s')
-      :format(how, vim.fn.fnamemodify(S.log_file(), ':~')), vim.log.levels.ERROR)
+      :format(how, log), vim.log.levels.ERROR,
+      ('the server stopped (%s); any command restarts it. Log: %s'):format(brief, log))
+    if core.builtin_notify() then
+      -- Neovim says "Client kin_memory quit with exit code … Check log for errors: …" next, in a line
+      -- too long for most command lines (a hit-enter prompt): this one message says it instead.
+      local builtin, prefix, wrapper = vim.notify, ('Client %s quit with exit code'):format(core.name), nil
+      local function restore()
+        if vim.notify == wrapper then -- not when something else has replaced it since
+          vim.notify = builtin
+        end
+      end
+      wrapper = function(msg, ...)
+        if type(msg) ~= 'string' or msg:sub(1, #prefix) ~= prefix then
+          return builtin(msg, ...)
+        end
+        restore()
+      end
+      vim.notify = wrapper
+      vim.defer_fn(restore, 1000)
+    end
   end)
 end
 

@@ -34,20 +34,63 @@ function Y.address(text)
   return text
 end
 
---- The notification for a sync's answer: the server's sentences, each one line and escaped.
+local function list(value)
+  return type(value) == 'table' and value or {}
+end
+
+--- A memory's path as a message names it: /memories/ dropped, escaped, one line.
+local function shown(path)
+  return (printable(core.one_line(path)):gsub('^/memories/', ''))
+end
+
+--- The sync's answer on one line, for a command line that shows one: what conflicted (first: a
+--- narrow command line cuts the end), came in and went out, then the server's other sentences (a
+--- merged buffer, a file left for the next sync).
+function Y.short_report(result)
+  local incoming, outgoing, conflicts = list(result.incoming), list(result.outgoing), list(result.conflicts)
+  local summary = list(result.summary)
+  local parts = {}
+  if #conflicts == 1 then
+    parts[#parts + 1] = ('%s in conflict: see KM800 on it'):format(shown(conflicts[1].path))
+  elseif #conflicts > 1 then
+    parts[#parts + 1] = ('%d in conflict: see KM800 on each'):format(#conflicts)
+  end
+  if #incoming == 1 then
+    parts[#parts + 1] = ('%s came in from %s'):format(shown(incoming[1].path), printable(core.one_line(incoming[1].machine)))
+  elseif #incoming > 1 then
+    parts[#parts + 1] = ('%d changes came in'):format(#incoming)
+  end
+  if #outgoing > 0 then
+    parts[#parts + 1] = ('%d change%s went out'):format(#outgoing, #outgoing == 1 and '' or 's')
+  end
+  -- The summary's order: came in, went out, one sentence per conflict, then the rest.
+  local said = (#incoming > 0 and 1 or 0) + (#outgoing > 0 and 1 or 0) + #conflicts
+  local rest = {}
+  for i = said + 1, #summary do
+    rest[#rest + 1] = printable(core.one_line(summary[i]))
+  end
+  if #parts == 0 then
+    return #rest > 0 and table.concat(rest, ' ') or 'the store is synced.'
+  end
+  local line = 'synced: ' .. table.concat(parts, '; ') .. '.'
+  return #rest > 0 and (line .. ' ' .. table.concat(rest, ' ')) or line
+end
+
+--- The notification for a sync's answer: the server's sentences, each one line and escaped (one line
+--- in all where the command line shows it: Y.short_report).
 function Y.report(result)
   local lines = {}
-  for _, line in ipairs(type(result.summary) == 'table' and result.summary or {}) do
+  for _, line in ipairs(list(result.summary)) do
     lines[#lines + 1] = printable(core.one_line(line))
   end
   if #lines == 0 then
     lines[1] = 'the store is synced.'
   end
-  local conflicts = type(result.conflicts) == 'table' and #result.conflicts or 0
+  local conflicts = #list(result.conflicts)
   if conflicts > 0 then
     lines[#lines + 1] = 'A memory in conflict carries the warning KM800: its quick fixes keep one version or show both.'
   end
-  notify(table.concat(lines, '\n'), conflicts > 0 and vim.log.levels.WARN or vim.log.levels.INFO)
+  notify(table.concat(lines, '\n'), conflicts > 0 and vim.log.levels.WARN or vim.log.levels.INFO, Y.short_report(result))
 end
 
 local function show_error(err)
@@ -118,8 +161,9 @@ function Y.resolve_command(command)
       follow_disk(buf)
     end
     local title = type(command.title) == 'string' and command.title:gsub('^Keep', 'kept') or 'kept the version'
-    notify(('%s of %s; the next :KinMemorySync sends it to the other machines.'):format(printable(title),
-      printable(vim.fn.fnamemodify(vim.uri_to_fname(arg.uri), ':t'))))
+    local file = printable(vim.fn.fnamemodify(vim.uri_to_fname(arg.uri), ':t'))
+    notify(('%s of %s; the next :KinMemorySync sends it to the other machines.'):format(printable(title), file),
+      nil, ('%s of %s; :KinMemorySync sends it out.'):format(printable(title), file))
   end, show_error)
 end
 
@@ -162,10 +206,12 @@ function Y.compare(uri)
     if type(result) ~= 'table' then
       return
     end
-    local path = printable(core.one_line(result.path)):gsub('^/', '')
+    -- Named by the memory and the machine, with no folder: the tab's label (the buffer's name, its
+    -- folders cut to one letter each) then reads "db.md — laptop", not "k//c/m/f/db.md (laptop)".
+    local file = vim.fs.basename(printable(core.one_line(result.path)))
     local other = printable(core.one_line(result.other))
     local function name(who, text)
-      return ('kin-memory://conflict/%s (%s%s)'):format(path, who, type(text) == 'string' and '' or ', deleted')
+      return ('%s — %s%s'):format(file, who, type(text) == 'string' and '' or ', deleted')
     end
     vim.cmd('tabnew')
     local scratch = vim.api.nvim_get_current_buf()

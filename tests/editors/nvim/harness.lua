@@ -338,8 +338,104 @@ local function shutdown(code)
   vim.cmd('cquit ' .. code)
 end
 
+-- With a UI (ui.py, the case header's `-- e2e: ui`): the body runs as a coroutine that goes back to
+-- Neovim's main loop at each T.ui_check and T.ui_type, as a person's steps would, so that a message
+-- that does not fit stops Neovim at a hit-enter prompt there (ui.py looks, and resumes the body).
+T.ui = vim.env.KIN_NVIM_UI == '1'
+local body_co
+
+local function verdict(ok, err)
+  if ok then
+    out(('\nPASS %s'):format(T.case)) -- on its own line, whatever Neovim printed
+    shutdown(0)
+  else
+    out(('\nFAIL %s: %s'):format(T.case, err))
+    shutdown(1)
+  end
+end
+
+local function resume(...)
+  local ok, err = coroutine.resume(body_co, ...)
+  if not ok then
+    verdict(false, debug.traceback(body_co, tostring(err)))
+  end
+end
+
+--- Back to the main loop until ui.py has looked for a prompt (and, given `picture`, pictured the screen
+--- into tests/editors/.artifacts/<picture>.png); returns what it saw: { prompt = bool, mode, screen =
+--- the screen's text, cmdline = its last line, earlier = prompts met during the step }.
+function T.ui_check(label, picture)
+  T.check(T.ui, 'T.ui_check needs the line -- e2e: ui in the case header')
+  vim.rpcnotify(vim.g.kin_ui_channel, 'kin_check', label, picture or '')
+  local seen = coroutine.yield()
+  T.log(('[ui] %s: %s | %s'):format(label, seen.prompt and ('PROMPT (' .. seen.mode .. ')') or 'no prompt',
+    seen.cmdline))
+  return seen
+end
+
+--- Type `keys` as the person would (the main loop reads them) and come back once pred() is truthy;
+--- returns its value.
+function T.ui_type(keys, pred, what, timeout)
+  local limit = uv.now() + (timeout or T.timeout)
+  local timer = assert(uv.new_timer())
+  local done = false
+  vim.api.nvim_input(vim.api.nvim_replace_termcodes(keys, true, false, true))
+  timer:start(50, 50, vim.schedule_wrap(function()
+    if done then
+      return
+    end
+    local ok, value = pcall(pred)
+    if (ok and value) or not ok or uv.now() > limit then
+      done = true
+      timer:stop()
+      timer:close()
+      resume(ok and value or nil, ok and '' or value)
+    end
+  end))
+  local value, err = coroutine.yield()
+  T.check(value, 'timed out waiting for %s %s', type(what) == 'function' and what() or what, err or '')
+  return value
+end
+
+local function run_ui(body)
+  -- Neovim's own vim.notify stays (it is what puts a message on the screen); what it echoes is noted.
+  local echo = vim.api.nvim_echo
+  vim.api.nvim_echo = function(chunks, history, opts)
+    local text = table.concat(vim.tbl_map(function(c)
+      return c[1]
+    end, chunks))
+    if text ~= '' then
+      local level = (opts or {}).err and vim.log.levels.ERROR
+        or (chunks[1] and chunks[1][2] == 'WarningMsg') and vim.log.levels.WARN or vim.log.levels.INFO
+      T.notes[#T.notes + 1] = { msg = text, level = level }
+      T.log('[echo]', text)
+    end
+    return echo(chunks, history, opts)
+  end
+  body_co = coroutine.create(function()
+    local ok, err = xpcall(body, function(e)
+      if type(e) == 'table' and e.kin_fail then
+        return e.kin_fail
+      end
+      return debug.traceback(tostring(e), 2)
+    end)
+    verdict(ok, err)
+  end)
+  _G.kin_ui_start = function() -- by ui.py, once it has told this Neovim its channel
+    vim.schedule(resume)
+  end
+  _G.kin_ui_resume = function(seen)
+    vim.schedule(function()
+      resume(seen)
+    end)
+  end
+end
+
 --- Run the case body after startup; its verdict becomes the exit status.
 function T.run(body)
+  if T.ui then
+    return run_ui(body)
+  end
   vim.notify = function(msg, level)
     T.notes[#T.notes + 1] = { msg = tostring(msg), level = level }
     T.log('[notify]', tostring(msg))

@@ -20,6 +20,9 @@
 #   -- e2e: open REL                   open store/REL from Neovim's command line (`nvim file.md`)
 #   -- e2e: broken-server              a `kin-memory` first on PATH that fails like a broken install
 #   -- e2e: screenshot                 T.screenshot() may picture the screen (Pillow and msgpack set up)
+#   -- e2e: ui [COLUMNS]               run in `nvim --embed` with a UI attached (ui.py; 120 columns unless
+#                                      given), where a message that does not fit waits at a hit-enter
+#                                      prompt; T.ui_check looks
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../../.." && pwd)"
@@ -93,6 +96,8 @@ for name in "${cases[@]}"; do
   store_env=(KIN_MEMORY_DIR="$dir/store")
   files=()
   shot_env=()
+  ui=0
+  ui_cols=120
   path_prefix="$SHIM_PATH"
   while read -r directive arg; do
     case "$directive" in
@@ -117,10 +122,16 @@ SH
       screenshot)
         shot_setup
         shot_env=(KIN_SHOT_PYTHON="$SHOT_VENV/bin/python") ;;
+      ui) ui=1; ui_cols="${arg:-120}" ;;
       *) echo "unknown directive in $name.lua: -- e2e: $directive $arg" >&2; exit 2 ;;
     esac
   done < <([ "$name" = screenshot ] || sed -n 's/^-- e2e: //p' "$HERE/cases/$name.lua")
   run=("$NVIM" --headless --clean -n -i NONE -u "$HERE/init.lua" -S "$HERE/cases/$name.lua" "${files[@]}")
+  if [ "$ui" = 1 ]; then
+    shot_setup
+    run=("$SHOT_VENV/bin/python" "$HERE/ui.py" --nvim "$NVIM" --init "$HERE/init.lua" --case "$HERE/cases/$name.lua"
+      --cols "$ui_cols" "${files[@]}")
+  fi
   project="$dir/project"
   if [ "$name" = screenshot ]; then
     # A new user's machine: the store at its default place, Neovim started in a project of $HOME.

@@ -42,4 +42,15 @@ T.run(function()
   T.check(not plain:find('/memories/facts/backups.md', 1, true), 'the hovered file itself is not listed:\n%s', body)
   T.check(not plain:find('sessions/', 1, true), 'session memories are never recalled:\n%s', body)
   T.eq(vim.api.nvim_get_current_buf(), buf, 'the hover left the cursor in the memory')
+
+  -- A misspelt category's hover: its value in a code span with no padding (Neovim hides the backticks,
+  -- so padding read as doubled spaces: "the value  projcet-fact  reads as").
+  T.open('facts/cache.md')
+  local value = hover_at(2, 14) -- on `projcet-fact`
+  T.log('value hover:', value)
+  T.check(value:find('projcet-fact', 1, true), 'the hover names the value:\n%s', value)
+  for line in value:gmatch('[^\n]+') do
+    local shown = line:gsub('`', '') -- as Neovim shows it, the backticks concealed
+    T.check(not vim.trim(shown):find('  ', 1, true), 'doubled spaces in the hover line %q', shown)
+  end
 end)

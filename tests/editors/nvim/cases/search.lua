@@ -31,6 +31,16 @@ T.run(function()
   T.check(call.labels[1]:find(call.items[1].path, 1, true) and not call.labels[1]:find('\n'),
     'a one-line label with the path: %q', call.labels[1])
 
+  -- A snippet is cut between words: each of its words is a whole word of the memory it comes from.
+  for _, item in ipairs(call.items) do
+    local source = T.read(vim.uri_to_fname(item.uri))
+    T.log('snippet:', item.snippet)
+    for word in item.snippet:gmatch('[%w%-]+') do
+      T.check(source:find('%f[%w%-]' .. vim.pesc(word) .. '%f[^%w%-]'), 'the snippet of %s cuts a word (%q): %q',
+        item.path, word, item.snippet)
+    end
+  end
+
   local want = vim.uri_to_fname(call.items[2].uri)
   T.wait(function()
     return vim.api.nvim_buf_get_name(0) == want

@@ -189,9 +189,9 @@ T.run(function()
     T.eq(vim.bo[b].modifiable, false, 'a version is read-only')
     shown[#shown + 1] = { name = vim.api.nvim_buf_get_name(b), text = table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n') }
   end
-  T.check(shown[1].name:find('facts/db.md (this machine)', 1, true) and shown[1].text:find('port 6543', 1, true),
+  T.check(shown[1].name:find('db.md — this machine', 1, true) and shown[1].text:find('port 6543', 1, true),
     'left: this machine\'s version: %s', vim.inspect(shown[1]))
-  T.check(shown[2].name:find('facts/db.md (laptop)', 1, true) and shown[2].text:find('port 5433', 1, true),
+  T.check(shown[2].name:find('db.md — laptop', 1, true) and shown[2].text:find('port 5433', 1, true),
     'right: laptop\'s version: %s', vim.inspect(shown[2]))
   vim.cmd('tabclose')
 
@@ -226,7 +226,7 @@ T.run(function()
   apply_action(ci, 'Open both versions side by side') -- the laptop's side is its deletion: empty
   local deleted = T.wait(function()
     local w = vim.api.nvim_tabpage_list_wins(0)
-    return #w == 2 and vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w[2])):find('(laptop, deleted)', 1, true)
+    return #w == 2 and vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w[2])):find('ci.md — laptop, deleted', 1, true)
       and vim.api.nvim_win_get_buf(w[2])
   end, 'the comparison with the deleted side')
   T.eq(vim.api.nvim_buf_get_lines(deleted, 0, -1, false), { '' }, 'the deleted side')
