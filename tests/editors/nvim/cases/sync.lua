@@ -171,7 +171,7 @@ T.run(function()
     return ('%s: %s [%s]'):format(d.source, d.message, d.code)
   end } })
   vim.cmd('silent! only')
-  T.screenshot('nvim-sync-conflict', { 'KM800', 'changed in the same place here and on laptop', 'port 6543' })
+  T.screenshot('nvim-sync-conflict', { 'changed in the same place here and on laptop (as that machine names itself)', 'port 6543' })
   vim.diagnostic.config({ virtual_lines = false })
 
   -- Both versions side by side, in a new tab.
