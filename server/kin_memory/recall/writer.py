@@ -57,8 +57,9 @@ class Writer:
         def fn(c: sqlite3.Connection) -> None:
             unseal(c, (d.vpath for d in batch))
             for d in batch:
-                _delete(c, d.vpath)
-                _put(c, d)
+                if not _kept_row(c, d):
+                    _delete(c, d.vpath)
+                    _put(c, d)
 
         if batch:
             self._write(fn, len(batch))
@@ -130,6 +131,23 @@ class Writer:
 
     def clear(self) -> None:
         self.db.clear()
+
+
+def _kept_row(c: sqlite3.Connection, d: RecallDoc) -> bool:
+    """A memory written again with the same text and place (a buffer opened, a save that changed
+    nothing the index holds) keeps its row, so its sentence vector stays and is not embedded again:
+    only the row's freshness is updated. Whether it did."""
+    row = c.execute(
+        "SELECT d.id, d.title, d.category, d.workspace, d.scope, f.body FROM docs d "
+        "LEFT JOIN fts f ON f.rowid = d.id WHERE d.vpath = ?",
+        (d.vpath,),
+    ).fetchone()
+    if row is None or tuple(row[1:5]) != (d.title, d.category, d.workspace, d.scope):
+        return False
+    if (row[5] is not None) != d.indexed or (d.indexed and row[5] != d.body):
+        return False
+    c.execute("UPDATE docs SET mtime = ?, size = ?, key = ? WHERE id = ?", (d.mtime, d.size, d.key, row[0]))
+    return True
 
 
 def _delete(c: sqlite3.Connection, vpath: str) -> None:

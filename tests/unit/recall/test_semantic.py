@@ -106,6 +106,32 @@ def test_one_freshness_rule_changed_reembeds_unchanged_never(store: Path) -> Non
     assert layer.vectors.count() == 4  # a removed memory's vector goes with its row
 
 
+def test_a_memory_opened_or_saved_unchanged_keeps_its_vector(store: Path) -> None:
+    from kin_memory.store.memory import load
+    from kin_memory.store.paths import virtual_of_rel
+
+    recall = Recall(store, semantic=True)
+    recall.sync_disk()
+    counting = counted_layer(recall)
+    layer = recall.semantic()
+    assert layer is not None and layer.fill() == 0
+    counting.texts.clear()
+    path = store / "facts" / "deploy.md"
+    opened = load(path, virtual_of_rel("facts/deploy.md"))
+    row = recall.index.queries.doc_id(opened.vpath)
+    recall.update(opened, overlay=True)  # an editor opened it: the same text, a buffer's freshness
+    assert recall.index.queries.doc_id(opened.vpath) == row
+    assert layer.fill() == 0 and counting.texts == []  # not embedded again
+    recall.update(opened)  # saved without a change
+    assert layer.fill() == 0 and counting.texts == []
+    write(store, "facts/deploy.md", memory("project-fact", "# Deploys\n\nDeploys wait for review.\n", P.WS))
+    recall.update(load(path, opened.vpath), overlay=True)  # typed: a new text is embedded again
+    assert recall.index.queries.doc_id(opened.vpath) != row
+    assert layer.fill() == 0 and counting.texts == ["Deploys\nDeploys wait for review."]
+    hits = vpaths(recall.search("wait for review", (P.WS,)))
+    assert hits[:1] == ["/memories/facts/deploy.md"]
+
+
 def test_warm_start_reads_no_vector_until_something_ranks(store: Path) -> None:
     first = Recall(store, semantic=True)
     first.sync_disk()
