@@ -101,8 +101,10 @@ SCAN_BYTES = 64 * 1024  # of each memory that went out, read for secrets (KM602 
 
 
 def secrets_out(root: Path, vpaths: list[str]) -> list[str]:
-    """The memories among `vpaths` (just pushed) in which KM602's patterns find a secret."""
-    from ..findings.content import find_secrets
+    """The memories among `vpaths` (just pushed) in which KM602 finds a secret (what the person marked as
+    no secret left out, as in the diagnostics)."""
+    from ..findings.content import secret_lines
+    from ..store.frontmatter import split_lines
 
     out = []
     for vpath in vpaths:
@@ -113,9 +115,7 @@ def secrets_out(root: Path, vpaths: list[str]) -> list[str]:
             data = read_file(real_path(root, vpath), SCAN_BYTES, within=root, truncate=True).data
         except (Refused, OSError):
             continue
-        if any(
-            find_secrets(line) for line in data.decode("utf-8", "replace").splitlines() if len(line) >= 16
-        ):
+        if next(secret_lines(split_lines(data.decode("utf-8", "replace"))), None) is not None:
             out.append(vpath)
     return out
 
