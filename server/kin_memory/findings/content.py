@@ -302,8 +302,12 @@ def _line_removal(memory: Memory, first: int, last: int) -> TextEdit:
 
 def _secret_fixes(memory: Memory, n: int, match: SecretMatch) -> tuple[Fix, ...]:
     first, last = _removed_lines(memory, n, match)
-    what = "line" if first == last else f"lines {first + 1}–{last + 1}"
-    fixes = [Fix(f"Remove the {what} holding the secret", (_line_removal(memory, first, last),))]
+    title = (
+        "Remove the line holding the secret"
+        if first == last
+        else f"Remove the private key (lines {first + 1}–{last + 1})"
+    )
+    fixes = [Fix(title, (_line_removal(memory, first, last),))]
     if n >= memory.body_line:
         # In the body only: in the frontmatter an HTML comment would be read as YAML.
         indent = memory.lines[n][: len(memory.lines[n]) - len(memory.lines[n].lstrip(" \t"))]

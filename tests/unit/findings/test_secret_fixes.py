@@ -58,8 +58,8 @@ def test_remove_takes_a_private_keys_whole_block() -> None:
     text = HEAD + "# Deploy\n\n" + block + "\nUsed by the deploy job.\n"
     memory = memory_of(text)
     [finding] = [f for f in content.check(memory, Context(root=Path("/s"))) if f.code == "KM602"]
-    assert [x.title for x in finding.fixes][0] == "Remove the lines 7–10 holding the secret"
-    assert fix(text, "Remove the lines") == HEAD + "# Deploy\n\n\nUsed by the deploy job.\n"
+    assert [x.title for x in finding.fixes][0] == "Remove the private key (lines 7–10)"
+    assert fix(text, "Remove the private key") == HEAD + "# Deploy\n\n\nUsed by the deploy job.\n"
 
 
 def test_marking_one_line_silences_that_line_only() -> None:
