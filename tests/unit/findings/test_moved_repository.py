@@ -15,10 +15,12 @@ import pytest
 
 from kin_memory.findings.edits import apply_edits
 from kin_memory.findings.workspace import check, repointed
+from kin_memory.gitsync.door import stamped_paths
 from kin_memory.store.context import Context
 from kin_memory.store.memory import from_text
 from kin_memory.store.workspace_aliases import machines_dir, new_homes, record_workspaces
 from support.gitrepos import clone, isolate_git, make_origin
+from support.memfiles import memory, write
 
 
 def memory_at(stamp: str):
@@ -105,3 +107,13 @@ def test_a_sync_after_the_move_keeps_the_identity_a_memory_still_needs(moved: di
     # once no memory carries the old path, the next recording forgets it
     record_workspaces(store, [moved["webapp"]])
     assert moved["old"] not in json.loads(mine.read_text())["repositories"]
+
+
+def test_a_sync_records_the_folders_stamped_and_keeps_the_gone_ones(moved: dict[str, str]) -> None:
+    """What run_sync records from the store's stamps: the folders here, and the gone paths whose record
+    it keeps."""
+    store = Path(moved["store"])
+    write(store, "facts/refunds.md", memory("project-fact", "# Refunds\n", moved["old"]))
+    write(store, "facts/ledger.md", memory("project-fact", "# Ledger\n", moved["new"]))
+    write(store, "facts/ui.md", memory("project-fact", "# UI\n", "global"))
+    assert stamped_paths(store) == ([moved["new"]], [moved["old"]])
