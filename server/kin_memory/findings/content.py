@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from ..store.context import Context
 from ..store.frontmatter import Span
 from ..store.memory import BODY_CAP, Memory
-from .model import Finding, line_span
+from .edits import newline
+from .model import Finding, Fix, TextEdit, line_span
+from .suppress import silenced
 
 # -- secrets (KM602) ------------------------------------------------------------------------------
 # Each pattern may name two groups: `keep`, the vendor prefix that says what kind of secret it is and is
@@ -235,21 +237,82 @@ def _oversize(memory: Memory) -> list[Finding]:
     return []
 
 
+def secret_lines(lines: Sequence[str]) -> Iterator[tuple[int, SecretMatch]]:
+    """Every secret KM602 reports in these lines, as (line, match): what a `disable KM602` or a
+    `disable-next-line KM602` comment silences is left out (the person marked it as no secret). The one
+    reading for every door: the diagnostics (editors, `check`, the health view built on them) and the
+    sync's warning about what went out."""
+    found = silenced(lines) if any("kin-memory:" in line for line in lines) else None
+    if found is not None and "KM602" in found.everywhere:
+        return
+    for n, line in enumerate(lines):
+        if len(line) < 16 or (found is not None and found.covers("KM602", n)):
+            continue
+        for m in find_secrets(line[:MAX_SCAN_LINE]):
+            yield n, m
+
+
 def _secrets(memory: Memory) -> list[Finding]:
     out: list[Finding] = []
     if not _may_hold_secrets(memory.text):
         return out
-    for n, line in enumerate(memory.lines):
-        if len(line) < 16:
-            continue
-        for m in find_secrets(line[:MAX_SCAN_LINE]):
-            out.append(
-                Finding(
-                    "KM602",
-                    Span(n, m.start, n, m.end),
-                    f"looks like a secret ({m.label}): memories are inlined into prompts; move it out of the store",
-                )
+    for n, m in secret_lines(memory.lines):
+        out.append(
+            Finding(
+                "KM602",
+                Span(n, m.start, n, m.end),
+                f"looks like a secret ({m.label}): memories are inlined into prompts; move it out of the store",
+                _secret_fixes(memory, n, m),
             )
-            if len(out) >= MAX_SECRETS:
-                return out
+        )
+        if len(out) >= MAX_SECRETS:
+            return out
     return out
+
+
+# -- KM602's quick fixes ----------------------------------------------------------------------------
+_PEM_END_LINE = re.compile(_PEM_END)
+
+
+def _removed_lines(memory: Memory, n: int, match: SecretMatch) -> tuple[int, int]:
+    """The lines [first, last] that hold the secret: its line, or a private key's whole block (to its END
+    line, or to the end of its paragraph when it has none): removing only the BEGIN line would leave the
+    key itself in the store, no longer flagged."""
+    if match.label != PRIVATE_KEY_LABEL:
+        return n, n
+    lines = memory.lines
+    for k in range(n, len(lines)):
+        if _PEM_END_LINE.search(lines[k]):
+            return n, k
+        if k > n and not lines[k].strip():
+            return n, k - 1
+    return n, max(n, len(lines) - 1 - (lines[-1] == ""))
+
+
+def _line_removal(memory: Memory, first: int, last: int) -> TextEdit:
+    """Lines first..last gone with their line break. The last line of a file without a final break
+    takes the break before it instead (a range past the file's end is not one every editor takes)."""
+    lines = memory.lines
+    if last + 1 < len(lines):
+        return TextEdit(Span(first, 0, last + 1, 0), "")
+    if first > 0:
+        return TextEdit(Span(first - 1, len(lines[first - 1]), last, len(lines[last])), "")
+    return TextEdit(Span(first, 0, last, len(lines[last])), "")
+
+
+def _secret_fixes(memory: Memory, n: int, match: SecretMatch) -> tuple[Fix, ...]:
+    first, last = _removed_lines(memory, n, match)
+    title = (
+        "Remove the line holding the secret"
+        if first == last
+        else f"Remove the private key (lines {first + 1}–{last + 1})"
+    )
+    fixes = [Fix(title, (_line_removal(memory, first, last),))]
+    if n >= memory.body_line:
+        # In the body only: in the frontmatter an HTML comment would be read as YAML.
+        indent = memory.lines[n][: len(memory.lines[n]) - len(memory.lines[n].lstrip(" \t"))]
+        marker = f"{indent}<!-- kin-memory: disable-next-line KM602 -->{newline(memory)}"
+        fixes.append(
+            Fix("Mark as not a secret (a comment above the line)", (TextEdit(Span(n, 0, n, 0), marker),))
+        )
+    return tuple(fixes)

@@ -239,3 +239,24 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
             )
         )
     return findings
+
+
+def repointed(finding: Finding, stamp: str, homes: tuple[str, ...]) -> tuple[Fix, ...]:
+    """KM301's fixes with the repository's new path first, when it was found (workspace_aliases.new_homes,
+    asked when the fixes are: the check itself never runs git for it). One new path is the fix that cannot
+    be wrong, preferred; two clones are each offered, neither preferred. Without one the finding's own
+    fixes stand, none preferred (re-stamping to the open workspace is a choice the person makes)."""
+    if finding.code != "KM301" or not homes:
+        return finding.fixes
+    only = len(homes) == 1
+    first = tuple(
+        Fix(f"Point at the repository's new path {home}", (replace(finding.span, yaml_scalar(home)),),
+            preferred=only)
+        for home in homes
+    )  # fmt: skip
+    every = tuple(
+        Fix(f"Point every memory stamped {stamp} at {home}", command="restampAll",
+            argument=(("stamp", stamp), ("to", home)))
+        for home in homes
+    )  # fmt: skip
+    return (*first, *every, *finding.fixes)

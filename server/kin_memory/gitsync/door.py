@@ -43,7 +43,8 @@ def run_sync(
             rename_machine(root, name)
         except MachineError as exc:
             raise SyncError(exc.message) from None
-    record_workspaces(root, [*(w for w in own if w.startswith("/")), *stamped_folders(root)])
+    here, gone = stamped_paths(root)
+    record_workspaces(root, [*(w for w in own if w.startswith("/")), *here], keep=gone)
     try:
         report = engine.sync(root, remote=remote.strip() if remote else None)
     except SyncError as exc:
@@ -74,14 +75,17 @@ SHOWN = 10  # memories a sentence names before "and N more"
 STAMP_BYTES = 4096  # of each memory, read for its `workspace` stamp (the frontmatter opens the file)
 
 
-def stamped_folders(root: Path) -> list[str]:
-    """The workspaces the store's memories are stamped with that are folders of this machine (a sync
-    started outside any repository still records this machine's repositories: record_workspaces keeps
-    those git knows an identity for)."""
+def stamped_paths(root: Path) -> tuple[list[str], list[str]]:
+    """The paths the store's memories are stamped with: (those that are folders of this machine, those
+    that are not). The first are recorded (a sync started outside any repository still records this
+    machine's repositories: record_workspaces keeps those git knows an identity for); the record of the
+    others is kept (a moved repository's memories find its new folder by the identity recorded for
+    the old path, see workspace_aliases.new_homes)."""
     from ..store.memory import from_text
     from ..store.workspace_aliases import MAX_REPOSITORIES, valid_path
 
-    seen: dict[str, None] = {}
+    here: dict[str, None] = {}
+    gone: dict[str, None] = {}
     for rel in commitset.scan(root).paths:
         try:
             data = read_file(root / rel, STAMP_BYTES, within=root, truncate=True).data
@@ -90,19 +94,21 @@ def stamped_folders(root: Path) -> list[str]:
         text = data.decode("utf-8", "replace")
         stamp = from_text(os.fspath(root / rel), f"/memories/{rel}", text, 0.0, len(data)).stamp
         for value in stamp if isinstance(stamp, list) else [stamp]:
-            if isinstance(value, str) and value not in seen and valid_path(value) and os.path.isdir(value):
-                seen[value] = None
-        if len(seen) >= MAX_REPOSITORIES:
+            if isinstance(value, str) and value not in here and value not in gone and valid_path(value):
+                (here if os.path.isdir(value) else gone)[value] = None
+        if len(here) >= MAX_REPOSITORIES:
             break
-    return list(seen)
+    return list(here), list(gone)
 
 
 SCAN_BYTES = 64 * 1024  # of each memory that went out, read for secrets (KM602 reads as much)
 
 
 def secrets_out(root: Path, vpaths: list[str]) -> list[str]:
-    """The memories among `vpaths` (just pushed) in which KM602's patterns find a secret."""
-    from ..findings.content import find_secrets
+    """The memories among `vpaths` (just pushed) in which KM602 finds a secret (what the person marked as
+    no secret left out, as in the diagnostics)."""
+    from ..findings.content import secret_lines
+    from ..store.frontmatter import split_lines
 
     out = []
     for vpath in vpaths:
@@ -113,9 +119,7 @@ def secrets_out(root: Path, vpaths: list[str]) -> list[str]:
             data = read_file(real_path(root, vpath), SCAN_BYTES, within=root, truncate=True).data
         except (Refused, OSError):
             continue
-        if any(
-            find_secrets(line) for line in data.decode("utf-8", "replace").splitlines() if len(line) >= 16
-        ):
+        if next(secret_lines(split_lines(data.decode("utf-8", "replace"))), None) is not None:
             out.append(vpath)
     return out
 

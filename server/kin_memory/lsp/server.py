@@ -158,7 +158,7 @@ def create_server(root: str | None = None, workspace: str | None = None, shards:
         documents,
         Hover(session, recall, scheduler),
         Completion(session),
-        CodeActions(session, diagnostics, converter),
+        CodeActions(session, diagnostics, converter, scheduler),
         CodeLens(session, lambda: documents.loop),
         Symbols(session, recall, scheduler, converter),
         *_commands(session, scheduler, recall, history, documents, progress, conflicts),

@@ -313,6 +313,27 @@ def local_repository(root: Path, stamp: str, also: Iterable[str] = ()) -> str | 
     return None
 
 
+def new_homes(root: Path, stamp: str, candidates: Iterable[str]) -> tuple[str, ...]:
+    """Where the repository this machine recorded at `stamp` (a path that is no folder any more: it
+    moved) is now: the folders among `candidates` and this machine's recorded repositories whose identity
+    is the one recorded for `stamp` (the same comparison as the mapping between machines). Only this
+    machine's own record is read: the stamp is a path of this machine. () when nothing was recorded for
+    it, or no folder matches; two clones of it both match (the person chooses)."""
+    if not os.path.isabs(stamp) or os.path.isdir(stamp):
+        return ()
+    me = this_machine_id(root)
+    mine = next((f for f in machine_files(root) if f.id == me), None)
+    recorded = mine.repositories.get(stamp) if mine is not None else None
+    if not recorded:
+        return ()
+    wanted = comparable(recorded)
+    found = []
+    for here in dict.fromkeys((*candidates, *(mine.repositories if mine else ()))):
+        if here != stamp and valid_path(here) and os.path.isdir(here) and _identities_of(here) & wanted:
+            found.append(here)
+    return tuple(found)
+
+
 # -- recording this machine's repositories ------------------------------------------------------------
 def _open_dir(parent: int, name: str) -> int:
     """A folder below `parent`, made when missing; a link there is refused (ELOOP), never followed."""
@@ -351,9 +372,12 @@ def _write(root: Path, name: str, data: bytes) -> bool:
             os.close(fd)
 
 
-def _repositories_here(workspaces: Iterable[str], before: MachineFile | None) -> dict[str, list[str]]:
+def _repositories_here(
+    workspaces: Iterable[str], before: MachineFile | None, keep: frozenset[str]
+) -> dict[str, list[str]]:
     """The repositories among `workspaces` (folders here git knows an identity for) first, then those
-    recorded before whose folder is still here."""
+    recorded before whose folder is still here, or that `keep` names (gone, but memories still carry
+    the path: its identity is how they find the repository's new folder)."""
     repos: dict[str, list[str]] = {}
     for w in workspaces:
         if w not in repos and valid_path(w) and os.path.isdir(w):
@@ -361,14 +385,15 @@ def _repositories_here(workspaces: Iterable[str], before: MachineFile | None) ->
             if found:
                 repos[w] = found
     for path, ids in before.repositories.items() if before else ():
-        if path not in repos and os.path.isdir(path):
+        if path not in repos and (os.path.isdir(path) or path in keep):
             repos[path] = sorted(ids)
     return dict(list(repos.items())[:MAX_REPOSITORIES])
 
 
-def record_workspaces(root: Path, workspaces: Iterable[str]) -> bool:
+def record_workspaces(root: Path, workspaces: Iterable[str], keep: Iterable[str] = ()) -> bool:
     """Record, in this machine's file, the repositories among `workspaces`, with those recorded before
-    whose folder is still here. Written atomically, only when it changed: True then. Never raises."""
+    whose folder is still here or which `keep` names (the stamps memories still carry). Written
+    atomically, only when it changed: True then. Never raises."""
     machine = _machine(root)
     if machine is None:
         return False
@@ -376,7 +401,7 @@ def record_workspaces(root: Path, workspaces: Iterable[str]) -> bool:
     body = {
         "id": machine.id,
         "name": machine.name[:NAME_LIMIT],
-        "repositories": _repositories_here(workspaces, before),
+        "repositories": _repositories_here(workspaces, before, frozenset(keep)),
     }
     try:
         return _write(

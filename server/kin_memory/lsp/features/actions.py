@@ -3,18 +3,25 @@
 Each action's diagnostic is the very dict the publisher sent (same serializer), structured into
 lsprotocol's type, so the client matches it to what it shows. "Delete this memory" is the editor's own
 command `kinMemory.confirmDelete {uri, path}`: the editor asks, then deletes through the memory tool.
+A moved repository's stamp (KM301) is looked for when its actions are asked (git runs off the event
+loop): its new path, when found, is the first and preferred fix.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
-from ...findings.model import Fix
+from ...findings.model import Finding, Fix
+from ...findings.workspace import repointed
+from ...store.workspace import own_workspaces
+from ...store.workspace_aliases import new_homes
 from ..convert import range_json
 from ..handlers import handler
+from ..scheduler import Scheduler
 from ..session import Session
 from .diagnostics import Diagnostics
 
@@ -26,16 +33,17 @@ FIX_ALL = lsp.CodeActionKind.SourceFixAll + ".kinMemory"  # source.fixAll.kinMem
 
 
 class CodeActions:
-    def __init__(self, session: Session, diagnostics: Diagnostics, converter) -> None:
+    def __init__(self, session: Session, diagnostics: Diagnostics, converter, scheduler: Scheduler) -> None:
         self.session = session
         self.diagnostics = diagnostics
         self.converter = converter  # lsprotocol's cattrs converter (the server's)
+        self.scheduler = scheduler
 
     def register(self, server: LanguageServer) -> None:
         options = lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL])
         server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, options)(handler(self.actions))
 
-    def actions(self, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    async def actions(self, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
         uri = params.text_document.uri
         vpath = self.session.vpath_of(uri)
         memory = self.session.store.get(vpath) if vpath else None
@@ -53,8 +61,21 @@ class CodeActions:
         for finding, data in zip(findings, self.diagnostics.to_json(findings, memory.lines), strict=True):
             diagnostic = self.converter.structure(data, lsp.Diagnostic)
             if _overlaps(diagnostic.range, params.range):
-                out += [self.action(fix, diagnostic, uri, version, memory.lines) for fix in finding.fixes]
+                fixes = finding.fixes
+                if finding.code == "KM301" and isinstance(memory.stamp, str):
+                    fixes = await self.scheduler.run(self.moved_fixes, finding, memory.stamp)
+                out += [self.action(fix, diagnostic, uri, version, memory.lines) for fix in fixes]
         return out
+
+    def moved_fixes(self, finding: Finding, stamp: str) -> tuple[Fix, ...]:
+        """KM301's fixes with the repository's new path first when it is found among the editor's own
+        workspaces, this machine's recorded repositories and the folders other memories are stamped
+        with (the agent stamps what it writes in the moved repository with its new path)."""
+        ctx = self.session.context()
+        stamped = {m.stamp for m in self.session.store.memories() if isinstance(m.stamp, str)}
+        folders = [s for s in stamped if s.startswith("/") and s != stamp and os.path.isdir(s)]
+        candidates = [*own_workspaces(ctx.active, ctx.root), *sorted(folders)]
+        return repointed(finding, stamp, new_homes(ctx.root, stamp, candidates))
 
     def fix_all(self, memory, uri: str, version: int | None) -> list[lsp.CodeAction]:
         """`source.fixAll.kinMemory`: every safe fix of this file (see proposals/bulk.py) as one edit."""
