@@ -220,22 +220,26 @@ export function passName(source: string): string {
   return names[source] ?? "the proposal";
 }
 
+/** VS Code shows at most this many characters of a notification (and its newlines as spaces). */
+const NOTICE_MAX = 1000;
+
 /**
- * The modal question over the review: how many changes, that nothing is written yet, then the model's
- * summary and the changes it covers (the first `max`, then how many more), as plain text.
+ * The notification beside the review's diffs: how many changes, that nothing is written until the person
+ * chooses, the model's summary with a consolidation's reason per change, and the changes (the first `max`,
+ * then how many more), on one line of plain text that fits a notification.
  */
-export function reviewQuestion(
-  p: { summary: string; source?: string; changes: readonly Pick<ProposalChange, "kind" | "path" | "newPath">[] }, max = 12,
-): { message: string; detail: string } {
+export function reviewNotice(
+  p: { summary: string; source?: string; changes: readonly Pick<ProposalChange, "kind" | "path" | "newPath">[] }, max = 6,
+): string {
   const listed = p.changes.slice(0, max).map((c) => "• " + changeLabel(c));
   if (p.changes.length > max) listed.push(`…and ${p.changes.length - max} more`);
-  // A consolidation explains each change on a line of its own ("\n- edits …; read …"): keep those lines.
+  // A consolidation explains each change on a line of its own ("\n- edits …; read …"): keep each reason.
   const [head, ...lines] = p.summary.split("\n- ");
   const why = lines.slice(0, max).map((l) => "– " + plainSnippet(l, 300));
-  return {
-    message: `Kin Memory: ${passName(p.source ?? "reflect")} proposes ${plural(p.changes.length, "change", "changes")}. Their diffs are open; nothing is written until you apply.`,
-    detail: `${[plainSnippet(head, 600), ...why].join("\n")}\n\n${listed.join("\n")}`,
-  };
+  const lead = `Kin Memory: ${passName(p.source ?? "reflect")} proposes ${plural(p.changes.length, "change", "changes")}; `
+    + "the diffs are open. Nothing is written until you choose.";
+  const text = [lead, plainSnippet(head, 300), ...why, ...listed].filter((t) => t).join(" ");
+  return text.length <= NOTICE_MAX ? text : text.slice(0, NOTICE_MAX - 1) + "…";
 }
 
 /** What was not applied and why, as a sentence appended to the summary ("" when everything was). */

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   countStatuses, formatAge, groupByCategory, memoryBadge, plainSnippet, previewSummary, searchItems, printablePath, statusBarText, sweepQuestion, sweepSummary, sweptReport,
-  changeLabel, conflictSummary, applyReport, proposalTitle, reviewQuestion, candidateLabel, passName,
+  changeLabel, conflictSummary, applyReport, proposalTitle, reviewNotice, candidateLabel, passName,
   versionItems, changeDescription, changesBadgeTooltip, filterMemories, filterFrom, filterItems, describeFilter, isFiltering,
 } from "../src/present";
 import type { MemoryEntry, Status } from "../src/protocol";
@@ -102,11 +102,14 @@ test("the review: a title per proposal, a question counting and listing its chan
     { kind: "edit" as const, path: "/memories/prefs/review-style.md", newPath: null },
   ];
   assert.equal(proposalTitle({ id: "5578872f40910940" }), "Kin Memory proposal 5578872f");
-  const q = reviewQuestion({ summary: "Proposed: 1 created,\n1 edited.", changes });
-  assert.equal(q.message, "Kin Memory: the reflection proposes 2 changes. Their diffs are open; nothing is written until you apply.");
-  assert.equal(q.detail, "Proposed: 1 created, 1 edited.\n\n• create /memories/prefs/pr-titles.md\n• edit /memories/prefs/review-style.md");
-  const many = reviewQuestion({ summary: "", changes: Array.from({ length: 15 }, (_, i) => ({ kind: "delete" as const, path: `/memories/${i}.md`, newPath: null })) }, 12);
-  assert.match(many.detail, /• delete \/memories\/11\.md\n…and 3 more$/);
+  const q = reviewNotice({ summary: "Proposed: 1 created,\n1 edited.", changes });
+  assert.equal(q, "Kin Memory: the reflection proposes 2 changes; the diffs are open. Nothing is written until you choose. "
+    + "Proposed: 1 created, 1 edited. • create /memories/prefs/pr-titles.md • edit /memories/prefs/review-style.md");
+  const many = reviewNotice({ summary: "", changes: Array.from({ length: 15 }, (_, i) => ({ kind: "delete" as const, path: `/memories/${i}.md`, newPath: null })) }, 12);
+  assert.match(many, /choose\. • delete \/memories\/0\.md .*• delete \/memories\/11\.md …and 3 more$/);
+  // A notification shows at most 1000 characters: a long proposal is cut there, visibly.
+  const long = reviewNotice({ summary: "x".repeat(300), changes: Array.from({ length: 9 }, (_, i) => ({ kind: "edit" as const, path: `/memories/${"d".repeat(150)}/${i}.md`, newPath: null })) });
+  assert.ok(long.length === 1000 && long.endsWith("…"), `${long.length}`);
   assert.equal(applyReport(2, 2, []), "Kin Memory: applied 2 of 2 changes.");
   assert.equal(applyReport(1, 1, [], 3), "Kin Memory: applied 1 of 3 changes; 2 left out.");
   assert.equal(applyReport(0, 2, [{ path: "/memories/a.md", reason: "it changed" }], 3),
@@ -118,9 +121,9 @@ test("other passes: named by their source, a consolidation's one line per change
   assert.equal(passName("init"), "the initialization");
   assert.equal(passName("consolidate"), "the consolidation");
   const changes = [{ kind: "delete" as const, path: "/memories/facts/b.md", newPath: null }];
-  const q = reviewQuestion({ source: "consolidate", summary: "1 candidate group given to the model.\n- deletes /memories/facts/b.md (duplicate: …); read /memories/facts/a.md", changes });
-  assert.equal(q.message, "Kin Memory: the consolidation proposes 1 change. Their diffs are open; nothing is written until you apply.");
-  assert.equal(q.detail, "1 candidate group given to the model.\n– deletes /memories/facts/b.md (duplicate: …); read /memories/facts/a.md\n\n• delete /memories/facts/b.md");
+  const q = reviewNotice({ source: "consolidate", summary: "1 candidate group given to the model.\n- deletes /memories/facts/b.md (duplicate: …); read /memories/facts/a.md", changes });
+  assert.equal(q, "Kin Memory: the consolidation proposes 1 change; the diffs are open. Nothing is written until you choose. "
+    + "1 candidate group given to the model. – deletes /memories/facts/b.md (duplicate: …); read /memories/facts/a.md • delete /memories/facts/b.md");
   const item = candidateLabel({ kind: "contradiction", paths: ["/memories/facts/db.md", "/memories/facts/x\n.md"], reason: "they disagree:\nport 1 vs 2" });
   assert.equal(item.label, "contradiction: db.md, x\\x0a.md");
   assert.equal(item.detail, "they disagree: port 1 vs 2");

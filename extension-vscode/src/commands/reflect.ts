@@ -1,9 +1,8 @@
 // "Reflect on transcript…": one reflection pass over a transcript the user picks, returned by the server
 // as a proposal. Nothing is written until the user has seen the diffs and chosen. Every change opens at
-// once in one changes editor (read-only virtual documents), so the modal that asks is over all of them:
-// Apply all, Apply selected…, or Discard. Cancel keeps the proposal for a longer look: a notification
-// offers the same choices until the user makes one. Applying writes exactly the reviewed text on disk
-// (no model request); an open editor that is not modified follows the file, as VS Code reloads it.
+// once in one changes editor (read-only virtual documents), and a notification beside it asks: Apply
+// all, Apply selected…, or Discard (see proposal_review.ts). Applying writes exactly the reviewed text on
+// disk (no model request); an open editor that is not modified follows the file, as VS Code reloads it.
 import * as vscode from "vscode";
 import { reflectArgs } from "../args";
 import type { ProposalResult } from "../protocol";

@@ -1015,16 +1015,40 @@ async function diffSides(page) {
   }));
 }
 
-/** Runs "Reflect on transcript…" on `transcript`; returns the review's modal once it asks. */
+/** Runs "Reflect on transcript…" on `transcript`; returns the review's question once it asks. */
 async function reflectOn(page, transcript) {
   await runCommand(page, "Kin Memory: Reflect on transcript");
   await pickFile(page, "Reflect on transcript", transcript, "Reflect");
-  const dialog = page.locator(".monaco-dialog-box", { hasText: "the reflection proposes" }).first();
-  await dialog.waitFor({ state: "visible", timeout: 2 * STEP_TIMEOUT }).catch(async () => {
-    const toasts = await page.locator(".notifications-toasts").innerText().catch(() => "");
-    throw new Error(`no review was offered; the toasts read "${toasts.replace(/\s+/g, " ").slice(0, 300)}"`);
-  });
-  return dialog;
+  return reviewOffer(page, "the reflection proposes");
+}
+
+/**
+ * The review's question: a notification beside the diffs it asks about, never a modal over them, whose
+ * only buttons write or discard (so no key is a default that writes). Returns its text, flattened.
+ */
+async function reviewOffer(page, text) {
+  const { item, close } = await notice(page, text, 2 * STEP_TIMEOUT);
+  const said = (await item.innerText()).replace(/\s+/g, " ");
+  const buttons = (await item.locator(".monaco-button").allInnerTexts()).map((b) => b.trim()).filter((b) => b);
+  await close();
+  if (await page.locator(".monaco-dialog-box").count()) throw new Error("a modal dialog covers the review's diffs");
+  if (JSON.stringify(buttons) !== JSON.stringify(["Apply all", "Apply selected…", "Discard"])) {
+    throw new Error(`the review offers ${JSON.stringify(buttons)}`);
+  }
+  if (!(await page.locator(".tabs-container .tab.active", { hasText: "Kin Memory proposal" }).count())) {
+    throw new Error("the review asks before its diffs are in view");
+  }
+  return said;
+}
+
+/** Clicks `label` on the review's notification `text` (in its toast, or in the notification center). */
+async function choose(page, text, label) {
+  const { item, close } = await notice(page, text);
+  const button = item.locator(".monaco-button", { hasText: new RegExp(`^${escapeRe(label)}$`) }).first();
+  // A notification in the center may be collapsed, its buttons hidden until it is expanded.
+  if (!(await button.isVisible())) await item.locator(".codicon-notifications-expand").first().click().catch(() => undefined);
+  await button.click({ timeout: STEP_TIMEOUT });
+  await close();
 }
 
 /**
@@ -1033,7 +1057,7 @@ async function reflectOn(page, transcript) {
  * its progress), its row there, the center opened from the status bar's bell. Returns the item and a
  * function that closes the center again when it was opened for it.
  */
-async function notice(page, text) {
+async function notice(page, text, timeout = STEP_TIMEOUT) {
   const inToast = page.locator(".notifications-toasts .notification-list-item", { hasText: text }).first();
   const inCenter = page.locator(".notifications-center .notification-list-item", { hasText: text }).first();
   const center = page.locator(".notifications-center.visible");
@@ -1048,7 +1072,7 @@ async function notice(page, text) {
       opened = true;
     }
     return undefined;
-  }, (item) => item !== undefined, `no "${text}" message`).catch(async (err) => {
+  }, (item) => item !== undefined, `no "${text}" message`, timeout).catch(async (err) => {
     const all = await page.locator(".notifications-toasts, .notifications-center").allInnerTexts().catch(() => []);
     throw new Error(`${err.message.replace(/ \(last seen.*$/, "")}; the notifications read "${all.join(" ").replace(/\s+/g, " ").slice(0, 300)}"`);
   });
@@ -1101,9 +1125,8 @@ async function reflectChecks(page) {
     if (expectedEdit === before) throw new Error(`the fixture ${edited} lacks "${REFLECT.edit.old_str}"`);
     await openFile(page, "review-style.md"); // the edited memory is open in an editor, unmodified
     await runCommand(page, "View: Keep Editor");
-    const dialog = await reflectOn(page, transcript);
-    const question = (await dialog.innerText()).replace(/\s+/g, " ");
-    if (!/proposes 2 changes\. Their diffs are open; nothing is written until you apply\./.test(question)
+    const question = await reflectOn(page, transcript);
+    if (!/proposes 2 changes; the diffs are open\. Nothing is written until you choose\./.test(question)
       || !question.includes("• create /memories/prefs/pr-titles.md") || !question.includes("• edit /memories/prefs/review-style.md")) {
       throw new Error(`the question reads "${question}"`);
     }
@@ -1129,9 +1152,8 @@ async function reflectChecks(page) {
   });
 
   await step("reflect: Apply all writes exactly the reviewed texts, asks the model nothing, and leaves no dirty editor", async () => {
-    const dialog = page.locator(".monaco-dialog-box", { hasText: "the reflection proposes" }).first();
     const requests = (await modelState()).requests;
-    await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Apply all$/ }).first().click();
+    await choose(page, "the reflection proposes", "Apply all");
     const report = await toast(page, "Kin Memory: applied");
     if (!/applied 2 of 2 changes\./.test(report)) throw new Error(`the report reads "${report}"`);
     await page.locator(".tabs-container .tab", { hasText: "Kin Memory proposal" }).first()
@@ -1156,13 +1178,13 @@ async function reflectChecks(page) {
   await step("reflect: a second pass, Discard: nothing is written", async () => {
     const before = storeSnapshot();
     const requests0 = (await modelState()).requests;
-    const dialog = await reflectOn(page, transcript);
+    await reflectOn(page, transcript);
     const sides = await diffSides(page);
     if (!sides.some((s) => s.modified.includes("# Flaky login test") || s.modified.includes("ten percent"))) {
       throw new Error(`the second review shows neither change: ${JSON.stringify(sides).slice(0, 300)}`);
     }
     const requests = (await modelState()).requests;
-    await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Discard$/ }).first().click();
+    await choose(page, "the reflection proposes", "Discard");
     await toast(page, "proposal discarded; nothing was written");
     await page.locator(".tabs-container .tab", { hasText: "Kin Memory proposal" }).first()
       .waitFor({ state: "detached", timeout: STEP_TIMEOUT }).catch(() => { throw new Error("the discarded proposal's review stayed open"); });
@@ -1178,13 +1200,13 @@ async function reflectChecks(page) {
 
   await step("reflect: a target changed on disk before Apply is reported as a conflict and left untouched", async () => {
     const requests0 = (await modelState()).requests;
-    const dialog = await reflectOn(page, transcript);
+    await reflectOn(page, transcript);
     const requests = (await modelState()).requests;
     // The agent rewrites the memory while the user reads the review.
     const theirs = fs.readFileSync(edited, "utf8").replace("Reviews are short", "Reviews are terse");
     fs.writeFileSync(edited, theirs);
     await page.waitForTimeout(2500); // the user reads on; VS Code has long reloaded the open editor by then
-    await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Apply all$/ }).first().click();
+    await choose(page, "the reflection proposes", "Apply all");
     // The level is read on the message itself, wherever VS Code shows it (a toast, or the notification
     // center when it held the toast back).
     const applied = await notice(page, "Kin Memory: applied 0 of 1");
@@ -1208,25 +1230,27 @@ async function reflectChecks(page) {
     reflectNumbers.push(`conflict: ${requests - requests0} model requests for the pass, ${state.requests - requests} for the apply; 0 files written; 1 conflict: ${report}`);
   });
 
-  await step("reflect: Enter (the default) writes nothing and keeps the review; Apply selected… writes only the chosen change and says what was left out", async () => {
+  await step("reflect: Enter and Escape write nothing and keep the review; Apply selected… writes only the chosen change and says what was left out", async () => {
     const freeze = path.join(dirs.store, "episodes", "release-freeze.md");
     const pipeline = path.join(dirs.store, "facts", "deploy-pipeline.md");
     const before = storeSnapshot();
     const expected = before["facts/deploy-pipeline.md"].replace("five percent", "ten percent");
     const requests0 = (await modelState()).requests;
-    const dialog = await reflectOn(page, transcript);
+    await reflectOn(page, transcript);
     const requests = (await modelState()).requests;
-    if (!(await dialog.locator(".dialog-buttons .monaco-button", { hasText: "Review the diffs first" }).count())) {
-      throw new Error("the review offers no way to look at the diffs first");
-    }
-    await page.keyboard.press("Enter"); // the default button: it must write nothing
-    const later = page.locator(".notifications-toasts .notification-list-item", { hasText: "nothing is written yet" }).first();
-    await later.waitFor({ timeout: STEP_TIMEOUT }).catch(() => { throw new Error("after Enter no message offers the choices beside the diffs"); });
-    if (JSON.stringify(storeSnapshot()) !== JSON.stringify(before)) throw new Error("Enter on the review wrote to the store");
+    // The person scrolls the diffs with the keyboard: neither key may write (a notification has no default).
+    await page.locator(".part.editor .monaco-diff-editor .editor.modified .view-line").first().click();
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("Escape");
+    await page.waitForTimeout(1000);
+    if (JSON.stringify(storeSnapshot()) !== JSON.stringify(before)) throw new Error("Enter or Escape on the review wrote to the store");
+    if (await page.locator(".tabs-container .tab.dirty").count()) throw new Error("Enter in the review left a dirty editor");
     await page.locator(".tabs-container .tab.active", { hasText: "Kin Memory proposal" }).waitFor({ timeout: STEP_TIMEOUT })
-      .catch(() => { throw new Error("after Cancel the review is not open any more"); });
+      .catch(() => { throw new Error("after Enter and Escape the review is not open any more"); });
+    const { close } = await notice(page, "the reflection proposes"); // still offered (a hidden toast waits in the center)
     await page.screenshot({ path: path.join(ARTIFACTS, "vscode-reflect-kept.png") }).catch(() => undefined);
-    await later.locator(".monaco-button", { hasText: "Apply selected…" }).first().click();
+    await close();
+    await choose(page, "the reflection proposes", "Apply selected…");
     const pick = page.locator(".quick-input-widget", { has: page.locator(".quick-input-title", { hasText: "Apply which changes?" }) }).first();
     await pick.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
     const row = pick.locator(".monaco-list-row", { hasText: "create /memories/episodes/release-freeze.md" }).first();
@@ -1252,8 +1276,8 @@ async function reflectChecks(page) {
     const titles = path.join(dirs.store, "prefs", "pr-titles.md");
     const moved = path.join(dirs.store, "prefs", "pr-titles-old.md");
     const original = fs.readFileSync(titles, "utf8");
-    const dialog = await reflectOn(page, transcript);
-    await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Apply selected…$/ }).first().click();
+    await reflectOn(page, transcript);
+    await choose(page, "the reflection proposes", "Apply selected…");
     const pick = page.locator(".quick-input-widget", { has: page.locator(".quick-input-title", { hasText: "Apply which changes?" }) }).first();
     await pick.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
     const rename = pick.locator(".monaco-list-row", { hasText: "rename /memories/prefs/pr-titles.md" }).first();
@@ -1279,16 +1303,11 @@ async function reflectChecks(page) {
   });
 }
 
-/** Runs a pass's palette command; returns the review's modal once it asks. */
+/** Runs a pass's palette command; returns the review's question once it asks. */
 async function passReview(page, label, pass, pick) {
   await runCommand(page, label);
   if (pick) await pick();
-  const dialog = page.locator(".monaco-dialog-box", { hasText: `${pass} proposes` }).first();
-  await dialog.waitFor({ state: "visible", timeout: 2 * STEP_TIMEOUT }).catch(async () => {
-    const toasts = await page.locator(".notifications-toasts").innerText().catch(() => "");
-    throw new Error(`no review was offered; the toasts read "${toasts.replace(/\s+/g, " ").slice(0, 300)}"`);
-  });
-  return dialog;
+  return reviewOffer(page, `${pass} proposes`);
 }
 
 async function passChecks(page) {
@@ -1303,9 +1322,8 @@ async function passChecks(page) {
   await step("init: the repository's documents become a reviewed proposal; Apply all writes the stamped fact", async () => {
     const requests0 = (await modelState()).requests;
     // The window's folder is the store itself: the command asks for the repository.
-    const dialog = await passReview(page, "Kin Memory: Initialize memories from this repository", "the initialization",
+    const question = await passReview(page, "Kin Memory: Initialize memories from this repository", "the initialization",
       () => pickFile(page, "Initialize memories from repository", repo, "Initialize"));
-    const question = (await dialog.innerText()).replace(/\s+/g, " ");
     if (!question.includes("proposes 1 change.") || !question.includes("Read 3 documents") || !question.includes("• create /memories/facts/widget-build.md")) {
       throw new Error(`the question reads "${question}"`);
     }
@@ -1316,7 +1334,7 @@ async function passChecks(page) {
     if (fs.existsSync(widget)) throw new Error("the fact was written before Apply");
     await page.screenshot({ path: path.join(ARTIFACTS, "vscode-init-review.png") }).catch(() => undefined);
     const requests = (await modelState()).requests;
-    await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Apply all$/ }).first().click();
+    await choose(page, "the initialization proposes", "Apply all");
     const expected = WIDGET_BUILD.replace("category: project-fact\n", `category: project-fact\nworkspace: ${realRepo}\n`);
     // The file itself, not a toast: an earlier step's "applied 1 of 1 change." may still be on screen.
     await poll(() => (fs.existsSync(widget) ? fs.readFileSync(widget, "utf8") : ""), (t) => t === expected,
@@ -1413,16 +1431,15 @@ async function passChecks(page) {
   await step("consolidate: one proposal merges the duplicate and fixes the port, explained per change; Apply all writes it", async () => {
     const before = storeSnapshot();
     const requests0 = (await modelState()).requests;
-    const dialog = await passReview(page, "Kin Memory: Consolidate memories", "the consolidation");
-    const question = await dialog.innerText();
+    const question = await passReview(page, "Kin Memory: Consolidate memories", "the consolidation");
     if (!/– edits \/memories\/facts\/db-old\.md \(contradiction: .*\); read \/memories\/facts\/db-old\.md, \/memories\/facts\/db\.md/.test(question)
       || !question.includes("– deletes /memories/prefs/review-style-copy.md (duplicate: ")) {
-      throw new Error(`the question does not explain each change: "${question.replace(/\s+/g, " ")}"`);
+      throw new Error(`the question does not explain each change: "${question}"`);
     }
     if (JSON.stringify(storeSnapshot()) !== JSON.stringify(before)) throw new Error("the pass wrote to the store");
     await page.screenshot({ path: path.join(ARTIFACTS, "vscode-consolidate-review.png") }).catch(() => undefined);
     const requests = (await modelState()).requests;
-    await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Apply all$/ }).first().click();
+    await choose(page, "the consolidation proposes", "Apply all");
     const report = await toast(page, "Kin Memory: applied 2 of 2 changes.");
     if (/Not applied/.test(report)) throw new Error(`the report reads "${report}"`);
     const expected = { ...before, "facts/db-old.md": DB_OLD.replace("5433", "5432") };
