@@ -54,7 +54,11 @@ export interface Badge {
   contextValue: string;
 }
 
-/** The tree item decoration for one memory: lifecycle badge, visibility and age. */
+/**
+ * The tree item decoration for one memory. The sidebar cuts the description off at its edge, so the most
+ * useful word leads: what needs action (stale, expiring, expired), that it is not visible from here, then
+ * its age; whether it is global or this workspace's comes last.
+ */
 export function memoryBadge(m: MemoryEntry): Badge {
   const parts: string[] = [];
   let icon = "note";
@@ -75,13 +79,10 @@ export function memoryBadge(m: MemoryEntry): Badge {
   if (!m.visible) {
     parts.push("other workspace");
     if (icon === "note") icon = "eye-closed";
-  } else if (m.workspace && m.workspace !== "global") {
-    parts.push("this workspace");
-  } else {
-    parts.push("global");
   }
   const age = formatAge(m.ageDays);
   if (age) parts.push(age);
+  if (m.visible) parts.push(m.workspace && m.workspace !== "global" ? "this workspace" : "global");
   return { description: parts.join(" · "), icon, contextValue: `memory.${m.status}` };
 }
 
@@ -286,8 +287,16 @@ export function versionItems(versions: readonly HistoryVersion[], current: numbe
   }));
 }
 
-/** The tree's line for one queued change: what happened, by whom, since when. */
-export function changeDescription(c: Pick<QueueEntry, "kind" | "by" | "since">, nowMs: number = Date.now()): string {
+/**
+ * The tree's short line for one queued change: by whom, since when (its icon shows what happened; the
+ * sidebar cuts the line off at its edge, so who leads).
+ */
+export function changeDescription(c: Pick<QueueEntry, "by" | "since">, nowMs: number = Date.now()): string {
+  return `${c.by} · ${formatSince(c.since, nowMs)}`;
+}
+
+/** The whole sentence of one queued change (its tooltip): what happened, by whom, since when. */
+export function changeSentence(c: Pick<QueueEntry, "kind" | "by" | "since">, nowMs: number = Date.now()): string {
   return `${c.kind} ${c.by} · ${formatSince(c.since, nowMs)}`;
 }
 

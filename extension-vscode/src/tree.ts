@@ -5,7 +5,7 @@ import * as os from "node:os";
 import * as vscode from "vscode";
 import { displayRoot } from "./paths";
 import {
-  changeDescription, changesBadgeTooltip, countStatuses, describeFilter, filterMemories, groupByCategory, isFiltering,
+  changeDescription, changeSentence, changesBadgeTooltip, countStatuses, describeFilter, filterMemories, groupByCategory, isFiltering,
   memoryBadge, NO_FILTER, type TreeFilter,
 } from "./present";
 import type { MemoryEntry, QueueEntry } from "./protocol";
@@ -162,8 +162,8 @@ export class MemoryTree implements vscode.TreeDataProvider<Node>, vscode.Disposa
     }
     if (node.kind === "change") {
       const c = node.change;
-      // The file's name, then who changed it (cut off last at a narrow sidebar), then its folder: the
-      // memory's own row below keeps the full path.
+      // The file's name, then who changed it and when (the icon says created, changed or deleted), then
+      // its folder, cut off first at a narrow sidebar: the memory's own row below keeps the full path.
       const rel = c.path.replace(/^\/memories\//, "");
       const slash = rel.lastIndexOf("/");
       const item = new vscode.TreeItem(rel.slice(slash + 1), vscode.TreeItemCollapsibleState.None);
@@ -171,7 +171,8 @@ export class MemoryTree implements vscode.TreeDataProvider<Node>, vscode.Disposa
       item.description = changeDescription(c) + (slash >= 0 ? ` · in ${rel.slice(0, slash)}` : "");
       item.contextValue = "change";
       item.iconPath = new vscode.ThemeIcon(c.kind === "created" ? "diff-added" : c.kind === "deleted" ? "diff-removed" : "diff-modified");
-      item.tooltip = `${c.path}\n${changeDescription(c)}`;
+      item.tooltip = `${c.path}\n${changeSentence(c)}`;
+      item.accessibilityInformation = { label: `${rel}, ${changeSentence(c)}` };
       item.command = { command: "kinMemory.openChange", title: "Show the change", arguments: [node] };
       return item;
     }

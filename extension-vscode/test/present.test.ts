@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import {
   countStatuses, formatAge, groupByCategory, memoryBadge, plainSnippet, previewSummary, searchItems, printablePath, statusBarText, sweepQuestion, sweepSummary, sweptReport,
   changeLabel, conflictSummary, applyReport, proposalTitle, reviewNotice, candidateLabel, passName,
-  versionItems, changeDescription, changesBadgeTooltip, filterMemories, filterFrom, filterItems, describeFilter, isFiltering,
+  versionItems, changeDescription, changeSentence, changesBadgeTooltip, filterMemories, filterFrom, filterItems, describeFilter, isFiltering,
 } from "../src/present";
 import type { MemoryEntry, Status } from "../src/protocol";
 
@@ -26,13 +26,13 @@ test("search results become plain one-line items in the server's order", () => {
 
 test("badges: lifecycle status, visibility and age", () => {
   assert.deepEqual(memoryBadge(mem("/memories/a.md", "project-fact", "stale", { ageDays: 200 })),
-    { description: "stale · global · 7 mo", icon: "warning", contextValue: "memory.stale" });
+    { description: "stale · 7 mo · global", icon: "warning", contextValue: "memory.stale" });
   assert.deepEqual(memoryBadge(mem("/memories/b.md", "episodic", "expiring", { workspace: "/src/kin", ageDays: 38 })),
-    { description: "expiring · this workspace · 38 d", icon: "watch", contextValue: "memory.expiring" });
+    { description: "expiring · 38 d · this workspace", icon: "watch", contextValue: "memory.expiring" });
   assert.deepEqual(memoryBadge(mem("/memories/c.md", "episodic", "expired", { visible: false, workspace: "/gone" })).description,
     "expired · other workspace · 3 d");
   assert.equal(memoryBadge(mem("/memories/d.md", "preference", "ok", { visible: false, workspace: "/x" })).icon, "eye-closed");
-  assert.equal(memoryBadge(mem("/memories/e.md", "session", "ok", { ageDays: 0.5 })).description, "global · 12 h");
+  assert.equal(memoryBadge(mem("/memories/e.md", "session", "ok", { ageDays: 0.5 })).description, "12 h · global");
   assert.equal(formatAge(0.001), "just now");
   assert.equal(formatAge(Number.NaN), "");
 });
@@ -150,8 +150,10 @@ test("versionItems: newest first, deleted versions say so, with who wrote it and
 
 test("changeDescription and the badge tooltip read as sentences", () => {
   const now = 1_000_000_000_000;
-  assert.equal(changeDescription({ kind: "changed", by: "outside the editor", since: now / 1000 - 7200 }, now), "changed outside the editor · 2 h ago");
-  assert.equal(changeDescription({ kind: "deleted", by: "by the agent", since: now / 1000 - 60 }, now), "deleted by the agent · 1 min ago");
+  // Who leads the short line (the sidebar cuts it off); the icon says what happened, the tooltip says all.
+  assert.equal(changeDescription({ by: "outside the editor", since: now / 1000 - 7200 }, now), "outside the editor · 2 h ago");
+  assert.equal(changeSentence({ kind: "changed", by: "outside the editor", since: now / 1000 - 7200 }, now), "changed outside the editor · 2 h ago");
+  assert.equal(changeSentence({ kind: "deleted", by: "by the agent", since: now / 1000 - 60 }, now), "deleted by the agent · 1 min ago");
   assert.equal(changesBadgeTooltip(1), "1 memory changed since your last review");
   assert.equal(changesBadgeTooltip(3), "3 memories changed since your last review");
 });

@@ -245,6 +245,14 @@ async function openStore(page, port) {
   });
 }
 
+/** A subset's first step: the server started (the first start installs the bundled one) and counted the store. */
+async function serverReady(page) {
+  await step("the server starts and counts the store", async () => {
+    await page.locator(".statusbar-item", { hasText: /stale/ }).first().waitFor({ timeout: 4 * STEP_TIMEOUT })
+      .catch(() => { throw new Error("the status bar shows no counts: the server did not start"); });
+  });
+}
+
 async function expectMarkdown(page) {
   await page.waitForFunction(() => /^\s*Markdown\s*$/.test(document.getElementById("status.editor.mode")?.textContent ?? ""),
     null, { timeout: STEP_TIMEOUT }).catch(async () => {
@@ -252,6 +260,9 @@ async function expectMarkdown(page) {
     throw new Error(`the memory's language is "${mode.trim()}", not Markdown`);
   });
 }
+
+/** The Kin Memory container's "Memories" view (its pane, header and rows). */
+const memoriesPane = (page) => page.locator(".part.sidebar .pane", { has: page.locator(".pane-header", { hasText: /^\s*Memories/i }) }).first();
 
 /** The text of the webviews (nested frames such as the Markdown preview's), not of the workbench itself. */
 async function framesText(page) {
@@ -352,7 +363,7 @@ async function healthChecks(page) {
   await step("Memory health: a number filters the Kin Memory view to the memories behind it", async () => {
     const frame = await healthFrame(page);
     await frame.locator('td[data-category="project-fact"][data-status="stale"] button').click();
-    const view = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /Kin Memory/i }) }).first();
+    const view = memoriesPane(page);
     await poll(() => view.innerText(), (t) => t.includes("filtered: project-fact, stale"), "the view does not say it is filtered");
     await poll(() => view.locator(".monaco-list-row", { hasText: ".md" }).allInnerTexts(),
       (rows) => rows.length === 1 && rows[0].includes("facts/deploy-pipeline.md"), "the view does not list exactly the stale fact");
@@ -378,7 +389,7 @@ async function healthChecks(page) {
     // The page is keyboard-driven too: focus the first button and press Enter on a number.
     await frame.locator('td[data-category="episodic"][data-status="expiring"] button').focus();
     await page.keyboard.press("Enter");
-    const view = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /Kin Memory/i }) }).first();
+    const view = memoriesPane(page);
     await poll(() => view.innerText(), (t) => t.includes("filtered: episodic, expiring"), "Enter on a number did not filter the view");
     await runCommand(page, "Kin Memory: Clear the tree filter");
     await page.locator(".tabs-container .tab", { hasText: "Memory health" }).first().click();
@@ -514,7 +525,7 @@ async function checks(page, port) {
 
   await step("status bar click opens the Kin Memory tree, grouped by category with badges", async () => {
     await page.locator(".statusbar-item", { hasText: /1 stale/ }).first().click();
-    const view = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /Kin Memory/i }) }).first();
+    const view = memoriesPane(page);
     await view.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
     for (const label of ["project-fact", "episodic", "preference"]) {
       await view.locator(".monaco-list-row", { hasText: new RegExp("^" + escapeRe(label)) }).first().waitFor({ timeout: STEP_TIMEOUT });
@@ -661,7 +672,7 @@ async function sweepChecks(page) {
 async function historyChecks(page) {
   const file = path.join(dirs.store, "facts", "deploy-pipeline.md");
   const original = fs.readFileSync(file, "utf8");
-  const view = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /Kin Memory/i }) }).first();
+  const view = memoriesPane(page);
   const changeRow = view.locator(".monaco-list-row", { hasText: "deploy-pipeline.md" }).filter({ hasText: /changed (by|outside) / }).first();
 
   await step("changes: Accept all empties the Changes section and its badge", async () => {
@@ -682,7 +693,10 @@ async function historyChecks(page) {
   await step("changes: an external write appears in Changes with a count badge", async () => {
     fs.writeFileSync(file, original + "\nThe agent added: canaries now run for twenty minutes.\n");
     await changeRow.waitFor({ timeout: STEP_TIMEOUT });
-    if (!/changed outside the editor/.test(await changeRow.innerText())) throw new Error(`the change reads "${await changeRow.innerText()}"`);
+    // Who leads the row's line (a narrow sidebar cuts it off); the icon says it was changed.
+    if (!/^review-style\.md\s*outside the editor/.test(await changeRow.innerText()) || !(await changeRow.locator(".codicon-diff-modified").count())) {
+      throw new Error(`the change reads "${await changeRow.innerText()}"`);
+    }
     const badge = page.locator(".activitybar .action-item .badge-content").filter({ hasText: /^1$/ }).first();
     await badge.waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {
       const all = await page.locator(".activitybar .badge-content").allInnerTexts().catch(() => []);
@@ -715,7 +729,7 @@ async function historyChecks(page) {
     const rel = "episodes/agent-note.md";
     agent({ command: "create", path: `/memories/${rel}`, file_text: "# Agent note\n\nThe canary ran for twenty minutes.\n" });
     const written = Date.now();
-    const row = view.locator(".monaco-list-row", { hasText: "agent-note.md" }).filter({ hasText: /created by the agent/ }).first();
+    const row = view.locator(".monaco-list-row", { hasText: "agent-note.md" }).filter({ hasText: /by the agent/ }).filter({ has: page.locator(".codicon-diff-added") }).first();
     await row.waitFor({ timeout: STEP_TIMEOUT });
     console.log(`    (shown ${Date.now() - written} ms after the agent's write returned)`);
     agent({ command: "delete", path: `/memories/${rel}` }); // created and deleted since the review: nothing left to review
@@ -770,7 +784,7 @@ async function saveChecks(page, view) {
   await step("save: a quick fix saved with Ctrl+S is a version by you in the editor within 2 s", async () => {
     fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("category: preference", "category: preferenc"));
     // The misspelling written above is someone else's change: once it is listed, accept it (reviewed).
-    const written = view.locator(".monaco-list-row", { hasText: "review-style.md" }).filter({ hasText: /changed outside the editor/ }).first();
+    const written = view.locator(".monaco-list-row", { hasText: "review-style.md" }).filter({ hasText: /outside the editor/ }).filter({ has: page.locator(".codicon-diff-modified") }).first();
     await written.waitFor({ timeout: STEP_TIMEOUT });
     await runCommand(page, "Kin Memory: Accept all changes");
     await poll(() => written.count(), (n) => n === 0, "the misspelling is still listed after Accept all");
@@ -875,7 +889,7 @@ async function filterChecks(page) {
     fs.rmSync(theirs);
   });
   await step("tree: Filter the tree… keeps the chosen category; Clear shows everything again", async () => {
-    const view = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /Kin Memory/i }) }).first();
+    const view = memoriesPane(page);
     const category = (name) => view.locator(".monaco-list-row", { hasText: new RegExp("^" + escapeRe(name)) }).first();
     await category("project-fact").waitFor({ timeout: STEP_TIMEOUT });
     await runCommand(page, "Kin Memory: Filter the tree");
@@ -1456,6 +1470,81 @@ async function passChecks(page) {
   });
 }
 
+/**
+ * The language server of this test's code-server: a process whose command line runs kin-memory-lsp, in
+ * code-server's process group (or, bundled, installed under this test's folder), its own forks aside.
+ */
+function languageServerPids() {
+  const found = [];
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const argv = fs.readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
+      if (!argv.some((a) => a.endsWith("kin-memory-lsp"))) continue;
+      const stat = fs.readFileSync(`/proc/${name}/stat`, "utf8");
+      const [state, ppid, pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (state === "Z") continue;
+      if (Number(pgrp) !== serverProc?.pid && !argv.some((a) => a.startsWith(tmp))) continue;
+      found.push({ pid: Number(name), ppid: Number(ppid) });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const pids = new Set(found.map((p) => p.pid));
+  return found.filter((p) => !pids.has(p.ppid)).map((p) => p.pid);
+}
+
+/** The server killed again and again: the extension restarts it a few times, then says so once and offers Restart. */
+async function crashChecks(page) {
+  const crashed = "stopped unexpectedly";
+  await step("a crash loop: the server killed 4 times, one message offers Restart, and the view says the server is down", async () => {
+    await poll(() => languageServerPids().length, (n) => n === 1, "no running language server of this window to kill");
+    const killed = new Set();
+    const told = page.locator(".notifications-toasts .notification-list-item, .notifications-center .notification-list-item", { hasText: crashed });
+    await poll(async () => {
+      if (await told.count()) return true;
+      for (const pid of languageServerPids()) {
+        if (killed.has(pid)) continue;
+        killed.add(pid); // each (re)started server once: the next kill waits for the restart
+        try { process.kill(pid, "SIGKILL"); } catch { /* gone already */ }
+      }
+      return false;
+    }, (done) => done, `no "${crashed}" message after ${killed.size} kills`, 4 * STEP_TIMEOUT);
+    const { item, close } = await notice(page, crashed);
+    const said = (await item.innerText()).replace(/\s+/g, " ");
+    const buttons = (await item.locator(".monaco-button").allInnerTexts()).map((b) => b.trim()).filter((b) => b);
+    await close();
+    if (!said.includes(`the language server stopped unexpectedly ${killed.size} times in 3 minutes, so it is not restarted automatically`)) {
+      throw new Error(`after ${killed.size} kills the message reads "${said}"`);
+    }
+    if (killed.size !== 4) throw new Error(`the message came after ${killed.size} kills, not 4`);
+    if (!buttons.includes("Restart")) throw new Error(`the message offers ${JSON.stringify(buttons)}, no Restart`);
+    await page.waitForTimeout(1000);
+    if (languageServerPids().length) throw new Error("the server was restarted after the message said it would not be");
+    // The view: why, and what fixes it, instead of the last listing as if it were current.
+    await page.locator(".statusbar-item", { hasText: "Kin Memory: stopped" }).first().click();
+    const view = memoriesPane(page);
+    await poll(() => view.innerText(), (t) => t.includes("The Kin Memory server is not running"), "the view does not say the server is down");
+    const rows = await view.locator(".monaco-list-row", { hasText: ".md" }).count();
+    if (rows) throw new Error(`the view still lists ${rows} memories while the server is down`);
+    if (!(await view.locator("a, .monaco-button", { hasText: "Restart server" }).count())) throw new Error("the view offers no Restart");
+    await page.screenshot({ path: path.join(ARTIFACTS, "vscode-server-down.png") }).catch(() => undefined);
+    const messages = await page.locator(".notifications-toasts .notification-list-item", { hasText: crashed }).count();
+    if (messages > 1) throw new Error(`${messages} crash messages for one cause`);
+  });
+
+  await step("a crash loop: Restart on the message starts the server again; the view and the status bar are current again", async () => {
+    await choose(page, crashed, "Restart");
+    await poll(() => languageServerPids().length, (n) => n === 1, "Restart started no server");
+    await page.locator(".statusbar-item", { hasText: /stale/ }).first().waitFor({ timeout: 2 * STEP_TIMEOUT })
+      .catch(() => { throw new Error("the status bar shows no counts after Restart"); });
+    const view = memoriesPane(page);
+    await view.locator(".monaco-list-row", { hasText: "rollback-drill.md" }).first().waitFor({ timeout: STEP_TIMEOUT })
+      .catch(() => { throw new Error("the view lists no memories after Restart"); });
+    if ((await view.innerText()).includes("The Kin Memory server is not running")) throw new Error("the view still says the server is down");
+  });
+}
+
 /** Puts the cursor on the KM402 finding, picks "Delete this memory" from the light bulb; returns the modal. */
 async function deleteQuickFix(page) {
   await page.keyboard.press("Escape");
@@ -1766,7 +1855,7 @@ async function syncChecks(page, port) {
 
   await step("sync: the Changes section lists the fact as created by sync from laptop", async () => {
     await showView();
-    const row = view.locator(".monaco-list-row", { hasText: "api-deploy.md" }).filter({ hasText: /created by sync from laptop/ }).first();
+    const row = view.locator(".monaco-list-row", { hasText: "api-deploy.md" }).filter({ hasText: /by sync from laptop/ }).filter({ has: page.locator(".codicon-diff-added") }).first();
     await row.waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {
       const listed = await view.locator(".monaco-list-row", { hasText: "api-deploy.md" }).allInnerTexts();
       throw new Error(`the view lists the fact as ${JSON.stringify(listed)}`);
@@ -1897,8 +1986,13 @@ async function main() {
       await syncChecks(page, port);
     } else if (env.KIN_E2E_ONLY === "core") {
       await checks(page, port);
+    } else if (env.KIN_E2E_ONLY === "crash") {
+      await openStore(page, port);
+      await serverReady(page);
+      await crashChecks(page);
     } else if (env.KIN_E2E_ONLY === "reflect") {
       await openStore(page, port);
+      await serverReady(page);
       await reflectChecks(page);
       await passChecks(page);
     } else {
@@ -1909,6 +2003,7 @@ async function main() {
       await filterChecks(page);
       await reflectChecks(page);
       await passChecks(page);
+      await crashChecks(page);
       await rootChecks(context, page, port);
       await page.screenshot({ path: path.join(ARTIFACTS, "vscode-second-window.png") }).catch(() => undefined);
       await hostileChecks(context, page, port);
