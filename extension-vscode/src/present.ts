@@ -1,7 +1,7 @@
 // How the server's results read in the UI: quick-pick items, tree badges, status bar text, summaries.
 // No `vscode` import (unit-tested in plain Node); the UI layer turns these plain values into widgets.
 import * as path from "node:path";
-import type { Category, Conflict, HistoryVersion, IndexPreviewResult, MemoryEntry, ProposalChange, QueueEntry, SearchHit } from "./protocol";
+import type { Category, Conflict, HistoryVersion, IndexPreviewResult, LatestSessionResult, MemoryEntry, ProposalChange, QueueEntry, SearchHit } from "./protocol";
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
@@ -368,4 +368,29 @@ export function filterFrom(picked: readonly Pick<FilterPick, "group" | "value">[
     else if (p.group === "age") f.maxAgeDays ??= Number(p.value);
   }
   return f;
+}
+
+/** A size for a line of text: "48 KB", "3 MB", "120 bytes". */
+export function formatSize(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+  if (bytes >= 1024) return `${Math.round(bytes / 1024)} KB`;
+  return `${bytes} bytes`;
+}
+
+/**
+ * The newest session in the reflect pick: which agent, when it was last written and how big it is, and
+ * what the person asked first (untrusted text: plain, one line), so the person knows which session it is.
+ */
+export function sessionPick(
+  s: Pick<LatestSessionResult, "agent" | "path" | "modified" | "size" | "firstPrompt">, nowMs: number = Date.now(),
+): { label: string; description: string; detail: string } {
+  // An older server (a Server Path setting) sends none of them: then the path alone.
+  const when = typeof s.modified === "number" ? `${new Date(s.modified * 1000).toLocaleString()} (${formatSince(s.modified, nowMs)})` : "";
+  const description = [when, typeof s.size === "number" ? formatSize(s.size) : ""].filter((t) => t).join(" · ");
+  const prompt = plainSnippet(s.firstPrompt, 160);
+  return {
+    label: `Newest ${s.agent ?? "agent"} session of this workspace`,
+    description,
+    detail: prompt ? `“${prompt}” · ${printablePath(s.path ?? "")}` : printablePath(s.path ?? ""),
+  };
 }

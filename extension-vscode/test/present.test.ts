@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import {
   countStatuses, formatAge, groupByCategory, memoryBadge, plainSnippet, previewSummary, searchItems, printablePath, statusBarText, sweepQuestion, sweepSummary, sweptReport,
   changeLabel, conflictSummary, applyReport, proposalTitle, reviewNotice, candidateLabel, passName,
-  versionItems, changeDescription, changeSentence, changesBadgeTooltip, filterMemories, filterFrom, filterItems, describeFilter, isFiltering,
+  versionItems, changeDescription, changeSentence, sessionPick, formatSize, changesBadgeTooltip, filterMemories, filterFrom, filterItems, describeFilter, isFiltering,
 } from "../src/present";
 import type { MemoryEntry, Status } from "../src/protocol";
 
@@ -179,4 +179,17 @@ test("filterMemories: any chosen value of a kind, every kind; describeFilter and
   assert.equal(isFiltering(byPaths), true);
   assert.equal(describeFilter(byPaths), "filtered: preference, fine");
   assert.deepEqual(paths({ categories: [], statuses: [], paths: [] }), []);
+});
+
+test("the newest session in the reflect pick: agent, date and size, then the first prompt as plain text", () => {
+  const now = 1_000_000_000_000;
+  const pick = sessionPick({ agent: "Claude Code", path: "/h/.claude/projects/-r/s.jsonl", modified: now / 1000 - 7200, size: 49_500, firstPrompt: "Fix the\nflaky \x1b[31mtest" }, now);
+  assert.equal(pick.label, "Newest Claude Code session of this workspace");
+  assert.match(pick.description, /^.+ \(2 h ago\) · 48 KB$/);
+  assert.equal(pick.detail, "“Fix the flaky [31mtest” · /h/.claude/projects/-r/s.jsonl");
+  // An older server sends none of them: the path alone, as before.
+  assert.deepEqual(sessionPick({ agent: null, path: "/s.jsonl", modified: null, size: null, firstPrompt: null }, now),
+    { label: "Newest agent session of this workspace", description: "", detail: "/s.jsonl" });
+  assert.equal(formatSize(3 * 1024 * 1024), "3.0 MB");
+  assert.equal(formatSize(120), "120 bytes");
 });

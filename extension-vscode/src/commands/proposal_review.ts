@@ -2,8 +2,9 @@
 // fixes: every change opens at once in one changes editor (read-only virtual documents), and then a
 // notification beside the diffs (not a modal over them: the person reads the diffs while choosing)
 // offers Apply all, Apply selected… (chosen by index, never by path) or Discard. A notification has no
-// default button: Enter and Escape write nothing, and a notification closed without a choice keeps the
-// proposal (the server keeps it 7 days).
+// default button: Enter and Escape write nothing (Escape hides it into the notification center; a status
+// bar item says a proposal waits and opens the center), and a notification closed without a choice keeps
+// the proposal (the server keeps it 7 days).
 import * as vscode from "vscode";
 import { applyReport, changeLabel, passName, proposalTitle, reviewNotice } from "../present";
 import type { ProposalChange, ProposalResult } from "../protocol";
@@ -70,6 +71,25 @@ export async function reviewProposal(
 ): Promise<void> {
   await review.show(proposal); // the diffs first: the question is about them
   const question = reviewNotice(proposal);
+  // Escape hides the notification into the notification center without an answer: while the question is
+  // open, a status bar item says so and opens the center, where its buttons still wait.
+  const waiting = vscode.window.createStatusBarItem("kinMemory.proposalWaiting", vscode.StatusBarAlignment.Left, 49);
+  waiting.name = "Kin Memory proposal";
+  waiting.text = "$(diff) Kin Memory: proposal waiting";
+  waiting.tooltip = "Kin Memory: a proposal's diffs are open and nothing is written yet. Click to choose: Apply all, Apply selected… or Discard.";
+  waiting.command = "notifications.showList";
+  waiting.show();
+  try {
+    await decideShown({ client, refresh }, review, proposal, question);
+  } finally {
+    waiting.dispose();
+  }
+}
+
+/** The question beside the shown diffs, until the person applies, discards or closes it. */
+async function decideShown(
+  { client, refresh }: { client: Client; refresh: () => void }, review: Review, proposal: ProposalResult, question: string,
+): Promise<void> {
   for (;;) {
     const choice = await vscode.window.showInformationMessage(question, APPLY_ALL, APPLY_SELECTED, DISCARD);
     if (choice === undefined) return; // closed without a choice: nothing written, the proposal stays

@@ -1261,9 +1261,14 @@ async function reflectChecks(page) {
     if (await page.locator(".tabs-container .tab.dirty").count()) throw new Error("Enter in the review left a dirty editor");
     await page.locator(".tabs-container .tab.active", { hasText: "Kin Memory proposal" }).waitFor({ timeout: STEP_TIMEOUT })
       .catch(() => { throw new Error("after Enter and Escape the review is not open any more"); });
-    const { close } = await notice(page, "the reflection proposes"); // still offered (a hidden toast waits in the center)
+    // Escape hid the question into the notification center: the status bar says a proposal waits, and
+    // opens the center where its buttons still are.
+    const waiting = page.locator(".statusbar-item", { hasText: "Kin Memory: proposal waiting" }).first();
+    await waiting.waitFor({ timeout: STEP_TIMEOUT }).catch(() => { throw new Error("nothing on screen says a proposal waits"); });
+    if (!(await page.locator(".notifications-center.visible").count())) await waiting.click();
+    await page.locator(".notifications-center.visible .notification-list-item", { hasText: "the reflection proposes" }).first()
+      .waitFor({ timeout: STEP_TIMEOUT }).catch(() => { throw new Error("the status bar item does not lead to the question"); });
     await page.screenshot({ path: path.join(ARTIFACTS, "vscode-reflect-kept.png") }).catch(() => undefined);
-    await close();
     await choose(page, "the reflection proposes", "Apply selected…");
     const pick = page.locator(".quick-input-widget", { has: page.locator(".quick-input-title", { hasText: "Apply which changes?" }) }).first();
     await pick.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
@@ -1275,6 +1280,8 @@ async function reflectChecks(page) {
     await pick.locator("input").first().press("Enter");
     const report = await toast(page, "Kin Memory: applied 1 of 2 changes; 1 left out.");
     if (/Not applied/.test(report)) throw new Error(`the report reads "${report}"`);
+    await waiting.waitFor({ state: "detached", timeout: STEP_TIMEOUT }).catch(() => { throw new Error("the status bar still says a proposal waits"); });
+    if (await page.locator(".notifications-center.visible").count()) await page.locator("#status\\.notifications").first().click();
     if (fs.existsSync(freeze)) throw new Error("the change left out was written");
     if (fs.readFileSync(pipeline, "utf8") !== expected) throw new Error(`${pipeline} is not the reviewed text`);
     const state = await modelState();
@@ -1542,6 +1549,52 @@ async function crashChecks(page) {
     await view.locator(".monaco-list-row", { hasText: "rollback-drill.md" }).first().waitFor({ timeout: STEP_TIMEOUT })
       .catch(() => { throw new Error("the view lists no memories after Restart"); });
     if ((await view.innerText()).includes("The Kin Memory server is not running")) throw new Error("the view still says the server is down");
+  });
+}
+
+/**
+ * The reflect command's first pick names the newest agent session of the workspace by what tells it apart:
+ * its date, its size and the first thing the person asked (a Claude Code session under this test's HOME;
+ * the window counts as that repository's through the Workspace setting for the length of the step).
+ */
+async function transcriptPickChecks(page) {
+  await step("reflect: the newest session is offered with its date, size and first prompt", async () => {
+    const repo = path.join(tmp, "session-repo");
+    fs.mkdirSync(repo, { recursive: true });
+    const real = fs.realpathSync(repo);
+    const folder = path.join(dirs.home, ".claude", "projects", real.replace(/[/.]/g, "-"));
+    fs.mkdirSync(folder, { recursive: true });
+    const session = path.join(folder, "5f1c2a.jsonl");
+    const records = [
+      { type: "user", cwd: real, message: { role: "user", content: "<command-name>/clear</command-name>" } },
+      { type: "user", cwd: real, message: { role: "user", content: "Why does the billing export time out after\nten minutes?" } },
+      { type: "assistant", cwd: real, message: { role: "assistant", content: "x".repeat(3000) } },
+    ];
+    fs.writeFileSync(session, records.map((r) => JSON.stringify(r)).join("\n") + "\n");
+    const when = Date.now() / 1000 - 2 * 3600;
+    fs.utimesSync(session, when, when);
+    const kb = `${Math.round(fs.statSync(session).size / 1024)} KB`;
+    writeSettings({ ...reflectionSettings(), "kinMemory.workspace": real });
+    try {
+      const pick = page.locator(".quick-input-widget", { has: page.locator(".quick-input-title", { hasText: "Reflect on transcript" }) }).first();
+      const row = pick.locator(".monaco-list-row", { hasText: "Newest Claude Code session of this workspace" }).first();
+      // The server hears of the setting from the settings file: ask again until it names the session.
+      await poll(async () => {
+        await runCommand(page, "Kin Memory: Reflect on transcript");
+        const seen = await row.waitFor({ timeout: 3000 }).then(() => true, () => false);
+        if (!seen) await page.keyboard.press("Escape");
+        return seen;
+      }, (seen) => seen, "the pick never offered the newest session");
+      const text = (await row.innerText()).replace(/\s+/g, " ");
+      if (!text.includes("“Why does the billing export time out after ten minutes?”") || !text.includes("(2 h ago)") || !text.includes(kb)) {
+        throw new Error(`the newest session reads "${text}"`);
+      }
+      await page.screenshot({ path: path.join(ARTIFACTS, "vscode-reflect-session-pick.png") }).catch(() => undefined);
+      await page.keyboard.press("Escape");
+      await pick.waitFor({ state: "hidden", timeout: STEP_TIMEOUT });
+    } finally {
+      writeSettings(reflectionSettings());
+    }
   });
 }
 
@@ -1995,6 +2048,7 @@ async function main() {
       await serverReady(page);
       await reflectChecks(page);
       await passChecks(page);
+      await transcriptPickChecks(page);
     } else {
       await checks(page, port);
       await sweepChecks(page);
@@ -2003,6 +2057,7 @@ async function main() {
       await filterChecks(page);
       await reflectChecks(page);
       await passChecks(page);
+      await transcriptPickChecks(page);
       await crashChecks(page);
       await rootChecks(context, page, port);
       await page.screenshot({ path: path.join(ARTIFACTS, "vscode-second-window.png") }).catch(() => undefined);
