@@ -1057,7 +1057,22 @@ async function reviewOffer(page, text) {
 
 /** Clicks `label` on the review's notification `text` (in its toast, or in the notification center). */
 async function choose(page, text, label) {
-  const { item, close } = await notice(page, text);
+  // A toast VS Code hid (after a while, or on Escape) waits in the center, which the status bar's
+  // "proposal waiting" item opens.
+  const inToast = page.locator(".notifications-toasts .notification-list-item", { hasText: text }).first();
+  const center = page.locator(".notifications-center.visible");
+  const waiting = page.locator(".statusbar-item", { hasText: "Kin Memory: proposal waiting" }).first();
+  let opened = false;
+  if (!(await inToast.isVisible()) && !(await center.count()) && await waiting.isVisible()) {
+    await waiting.click();
+    opened = true;
+  }
+  const found = await notice(page, text);
+  const item = found.item;
+  const close = async () => {
+    await found.close();
+    if (opened && await center.count()) await page.locator("#status\\.notifications").first().click().catch(() => undefined);
+  };
   const button = item.locator(".monaco-button", { hasText: new RegExp(`^${escapeRe(label)}$`) }).first();
   // A notification in the center may be collapsed, its buttons hidden until it is expanded.
   if (!(await button.isVisible())) await item.locator(".codicon-notifications-expand").first().click().catch(() => undefined);
@@ -1345,7 +1360,7 @@ async function passChecks(page) {
     // The window's folder is the store itself: the command asks for the repository.
     const question = await passReview(page, "Kin Memory: Initialize memories from this repository", "the initialization",
       () => pickFile(page, "Initialize memories from repository", repo, "Initialize"));
-    if (!question.includes("proposes 1 change.") || !question.includes("Read 3 documents") || !question.includes("• create /memories/facts/widget-build.md")) {
+    if (!question.includes("proposes 1 change; the diffs are open.") || !question.includes("Read 3 documents") || !question.includes("• create /memories/facts/widget-build.md")) {
       throw new Error(`the question reads "${question}"`);
     }
     const modified = (await diffSides(page)).map((s) => s.modified).join("\n");
