@@ -50,7 +50,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     return (await client.exec("kin.memory.consolidationCandidates", {})).candidates ?? [];
   });
   const refresh = () => tree.reload();
-  const startQuietly = () => client.ensure().then(() => undefined, () => undefined); // the client reports its own failure
+  // A quiet start (the view shown, a memory opened) never brings back a server that is down for a cause
+  // the person was told (a crash loop, a missing server): Restart does, or any command. The client reports
+  // its own failure.
+  const startQuietly = () => (client.downReason !== undefined ? Promise.resolve() : client.ensure().then(() => undefined, () => undefined));
   let settle: NodeJS.Timeout | undefined;
   context.subscriptions.push(client, root, status, tree, candidates, { dispose: () => clearTimeout(settle) });
 
