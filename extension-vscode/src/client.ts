@@ -14,6 +14,9 @@ import { bootstrapClaims, CONVENTIONAL_PATTERN } from "./paths";
 import { CRASH_WINDOW_MS, CrashCounter, type DownCause, downMessage, OPEN_SETTINGS, RESTART, SHOW_OUTPUT } from "./server_down";
 import { configurationItem, SECTION, serverSection, userLevel } from "./settings";
 
+/** The pause before a crashed server is started again. */
+const RESTART_DELAY_MS = 500;
+
 /** A start that failed, already told to the person (once per cause): callers do not tell it again. */
 export class ServerDown extends Error {}
 
@@ -46,6 +49,8 @@ export class ServerClient implements vscode.Disposable {
   /** The explicit roots of the running client's document selector. */
   private attachedRoots: string[] = [];
   private readonly crashes = new CrashCounter();
+  /** The restart after a crash, a moment later (never from inside the old client's close handling). */
+  private restartTimer: NodeJS.Timeout | undefined;
   /** The cause last told (a message per cause, not per failed call); cleared when the server runs. */
   private toldDown: string | undefined;
   /** Why the server is down now (undefined while it runs or starts): the view says it instead of old data. */
@@ -58,6 +63,7 @@ export class ServerClient implements vscode.Disposable {
   }
 
   dispose(): void {
+    clearTimeout(this.restartTimer);
     this.stateChanged.dispose();
     this.started.dispose();
     this.output.dispose();
@@ -80,9 +86,14 @@ export class ServerClient implements vscode.Disposable {
   };
 
   async stop(): Promise<void> {
+    clearTimeout(this.restartTimer);
     const c = this.client;
     this.client = undefined;
-    if (c) await c.dispose();
+    try {
+      if (c) await c.dispose();
+    } catch {
+      // it had stopped already (a crash it was not restarted from)
+    }
   }
 
   async restart(): Promise<void> {
@@ -90,6 +101,23 @@ export class ServerClient implements vscode.Disposable {
     this.toldDown = undefined; // asked for again: a failure now is news
     this.crashes.reset();
     await this.ensure();
+  }
+
+  /**
+   * The running (or starting) client's server stopped unexpectedly: started again as a new client a moment
+   * later, until it has stopped CRASH_LIMIT times within CRASH_WINDOW_MS; then one message with Restart.
+   * A crash while starting counts the same (a server that dies on every start is the usual crash loop).
+   */
+  private crashed(client: LanguageClient): void {
+    if (!this.crashes.crashed(Date.now())) {
+      this.tellDown({ kind: "crashed", count: this.crashes.count, minutes: Math.round(CRASH_WINDOW_MS / 60_000) });
+      return;
+    }
+    this.output.warn("the server stopped unexpectedly: restarting it");
+    clearTimeout(this.restartTimer);
+    this.restartTimer = setTimeout(() => {
+      if (this.client === client) void this.ensure().catch(() => undefined); // a failure is told by start()
+    }, RESTART_DELAY_MS);
   }
 
   /** Says why the server is down, once per cause, with the actions that fix it; the view follows. */
@@ -197,6 +225,7 @@ export class ServerClient implements vscode.Disposable {
       throw new ServerDown(detail);
     }
     const roots = this.options.selectorRoots();
+    let crashedWhileStarting = false;
     this.output.info(`starting ${server.command} ${server.args.join(" ")} (from ${server.source})`);
     const serverOptions: ServerOptions = {
       command: server.command, args: server.args, transport: TransportKind.stdio,
@@ -225,17 +254,15 @@ export class ServerClient implements vscode.Disposable {
           },
         },
       },
-      // Our own crash handling: restarted quietly a few times, then one message with Restart (the
-      // default one says "will not be restarted" and offers only the output).
+      // Our own crash handling (see crashed()): the client's own restart does not cover a crash while
+      // it starts (it gave up silently), and its message says "will not be restarted" with no Restart.
       errorHandler: {
         error: () => ({ action: ErrorAction.Continue, handled: true }),
         closed: () => {
-          if (this.client !== client) return { action: CloseAction.DoNotRestart, handled: true }; // stopped on purpose
-          if (this.crashes.crashed(Date.now())) {
-            this.output.warn("the server stopped unexpectedly: restarting it");
-            return { action: CloseAction.Restart, handled: true };
+          if (this.client === client) { // else stopped on purpose
+            crashedWhileStarting = client.state === State.Starting;
+            this.crashed(client);
           }
-          this.tellDown({ kind: "crashed", count: this.crashes.count, minutes: Math.round(CRASH_WINDOW_MS / 60_000) });
           return { action: CloseAction.DoNotRestart, handled: true };
         },
       },
@@ -255,7 +282,8 @@ export class ServerClient implements vscode.Disposable {
       await client.start();
     } catch (err) {
       this.output.error(`the server did not start: ${String(err)}`);
-      this.tellDown({ kind: "failed", command: server.command });
+      // A crash while starting is a crash (restarted, or told once the loop is clear), not a failed start.
+      if (!crashedWhileStarting) this.tellDown({ kind: "failed", command: server.command });
       throw new ServerDown(String(err));
     }
     try {

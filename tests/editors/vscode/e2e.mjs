@@ -1531,7 +1531,9 @@ async function crashChecks(page) {
         try { process.kill(pid, "SIGKILL"); } catch { /* gone already */ }
       }
       return false;
-    }, (done) => done, `no "${crashed}" message after ${killed.size} kills`, 4 * STEP_TIMEOUT);
+    }, (done) => done, `no "${crashed}" message`, 4 * STEP_TIMEOUT).catch((err) => {
+      throw new Error(`${err.message.replace(/ \(last seen.*$/, "")} after ${killed.size} kills`);
+    });
     const { item, close } = await notice(page, crashed);
     const said = (await item.innerText()).replace(/\s+/g, " ");
     const buttons = (await item.locator(".monaco-button").allInnerTexts()).map((b) => b.trim()).filter((b) => b);
