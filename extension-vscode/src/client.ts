@@ -55,6 +55,8 @@ export class ServerClient implements vscode.Disposable {
   private toldDown: string | undefined;
   /** Why the server is down now (undefined while it runs or starts): the view says it instead of old data. */
   downReason: string | undefined;
+  /** The kind of that cause (the view's text and buttons depend on it). */
+  downKind: DownCause["kind"] | undefined;
   /** Fires once a (re)started server is ready, after `onStarted`. */
   readonly onDidStart = this.started.event;
 
@@ -124,6 +126,7 @@ export class ServerClient implements vscode.Disposable {
   private tellDown(cause: DownCause): void {
     const { key, message, actions } = downMessage(cause);
     this.downReason = message.replace(/^Kin Memory: /, "");
+    this.downKind = cause.kind;
     this.stateChanged.fire("stopped");
     if (this.toldDown === key) {
       void vscode.window.setStatusBarMessage("Kin Memory: the server is not running", 4000);
@@ -273,6 +276,7 @@ export class ServerClient implements vscode.Disposable {
     client.onDidChangeState((e) => {
       if (e.newState === State.Running) {
         this.downReason = undefined;
+        this.downKind = undefined;
         this.toldDown = undefined;
         this.stateChanged.fire("running");
       }

@@ -59,7 +59,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   context.subscriptions.push(
     client.onDidChangeState((state) => (state === "running" ? status.running() : status.stopped())),
-    client.onDidChangeState((state) => tree.serverDown(state === "running" ? undefined : client.downReason)),
+    client.onDidChangeState((state) => tree.serverDown(state === "running" ? undefined : client.downKind)),
     client.onDidStart(refresh),
     tree.onDidLoad((memories) => status.update(memories)),
     tree.onDidLoad(() => candidates.reloadSoon()),

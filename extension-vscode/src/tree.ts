@@ -81,13 +81,13 @@ export class MemoryTree implements vscode.TreeDataProvider<Node>, vscode.Disposa
   }
 
   /**
-   * The server is down (`reason`) or runs again (undefined). While it is down the view shows why and the
-   * actions that fix it (the view's welcome content), never the last listing as if it were current.
+   * The server is down for a cause the person was told (`kind`), or runs again (undefined). While it is
+   * down the view shows what happened and the actions that fix it (its welcome content for that kind),
+   * never the last listing as if it were current.
    */
-  serverDown(reason: string | undefined): void {
-    const down = reason !== undefined;
-    void vscode.commands.executeCommand("setContext", "kinMemory.serverDown", down);
-    if (!down) {
+  serverDown(kind: string | undefined): void {
+    void vscode.commands.executeCommand("setContext", "kinMemory.serverDown", kind ?? false);
+    if (kind === undefined) {
       if (this.down) {
         this.down = false;
         this.view.message = this.rootMessage;
@@ -99,7 +99,7 @@ export class MemoryTree implements vscode.TreeDataProvider<Node>, vscode.Disposa
     this.memories = [];
     this.changes = [];
     this.view.badge = undefined;
-    this.view.message = reason;
+    this.view.message = undefined; // a message would hide the welcome content that has the buttons
     this.changed.fire(undefined);
   }
 

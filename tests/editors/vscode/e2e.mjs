@@ -1548,7 +1548,7 @@ async function crashChecks(page) {
     // The view: why, and what fixes it, instead of the last listing as if it were current.
     await page.locator(".statusbar-item", { hasText: "Kin Memory: stopped" }).first().click();
     const view = memoriesPane(page);
-    await poll(() => view.innerText(), (t) => t.includes("The Kin Memory server is not running"), "the view does not say the server is down");
+    await poll(() => view.innerText(), (t) => t.includes("The Kin Memory server stopped unexpectedly several times"), "the view does not say the server is down");
     const rows = await view.locator(".monaco-list-row", { hasText: ".md" }).count();
     if (rows) throw new Error(`the view still lists ${rows} memories while the server is down`);
     if (!(await view.locator("a, .monaco-button", { hasText: "Restart server" }).count())) throw new Error("the view offers no Restart");
@@ -1565,7 +1565,7 @@ async function crashChecks(page) {
     const view = memoriesPane(page);
     await view.locator(".monaco-list-row", { hasText: "rollback-drill.md" }).first().waitFor({ timeout: STEP_TIMEOUT })
       .catch(() => { throw new Error("the view lists no memories after Restart"); });
-    if ((await view.innerText()).includes("The Kin Memory server is not running")) throw new Error("the view still says the server is down");
+    if ((await view.innerText()).includes("The Kin Memory server stopped unexpectedly")) throw new Error("the view still says the server is down");
   });
 }
 
