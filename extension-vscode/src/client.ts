@@ -257,6 +257,12 @@ export class ServerClient implements vscode.Disposable {
           },
         },
       },
+      // Logged, not shown: start() tells a failed start once, in the editor's words (the client would show
+      // the raw "Pending response rejected since connection got disposed").
+      initializationFailedHandler: (error) => {
+        this.output.error(`the server's initialization failed: ${error instanceof Error ? error.message : String(error)}`);
+        return false;
+      },
       // Our own crash handling (see crashed()): the client's own restart does not cover a crash while
       // it starts (it gave up silently), and its message says "will not be restarted" with no Restart.
       errorHandler: {
@@ -271,6 +277,7 @@ export class ServerClient implements vscode.Disposable {
       },
     };
     const client = new LanguageClient("kinMemory", "Kin Memory", serverOptions, clientOptions);
+    quietWhileNotRunning(client);
     this.client = client;
     this.attachedRoots = roots;
     client.onDidChangeState((e) => {
@@ -306,6 +313,19 @@ export class ServerClient implements vscode.Disposable {
     this.started.fire();
     return client;
   }
+}
+
+/**
+ * The language client's own notifications while its server is not running (a start that failed, a
+ * connection that closed) would be a second and third message for one cause, with the client's words:
+ * start() and crashed() tell the cause once, with its actions. They still go to the output. The client
+ * has no option for this; its notifications while running are left as they are.
+ */
+function quietWhileNotRunning(client: LanguageClient): void {
+  const target = client as unknown as { showNotificationMessage?: (...args: unknown[]) => unknown };
+  const shown = target.showNotificationMessage;
+  if (typeof shown !== "function") return;
+  target.showNotificationMessage = (...args: unknown[]) => (client.state === State.Running ? shown.apply(client, args) : undefined);
 }
 
 /** Markdown files by path: the conventional store's shape and `*.md` below each explicit root. */

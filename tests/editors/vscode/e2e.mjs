@@ -1555,6 +1555,12 @@ async function crashChecks(page) {
     await page.screenshot({ path: path.join(ARTIFACTS, "vscode-server-down.png") }).catch(() => undefined);
     const messages = await page.locator(".notifications-toasts .notification-list-item", { hasText: crashed }).count();
     if (messages > 1) throw new Error(`${messages} crash messages for one cause`);
+    // One message for the cause: none of the language client's own (its words, raw protocol errors).
+    const toasts = (await page.locator(".notifications-toasts .notification-list-item").allInnerTexts()).map((t) => t.replace(/\s+/g, " "));
+    const others = toasts.filter((t) => !t.includes(crashed));
+    if (others.some((t) => /Pending response|couldn't create connection|Server will not be restarted|Restarting server failed|Kin Memory client/.test(t))) {
+      throw new Error(`the crash loop also shows ${JSON.stringify(others)}`);
+    }
   });
 
   await step("a crash loop: Restart on the message starts the server again; the view and the status bar are current again", async () => {
