@@ -830,16 +830,14 @@ async function bulkChecks(page) {
     fs.writeFileSync(casing, "---\ncategory: Project-Fact\nworkspace: global\n---\n\n# Casing\n");
     fs.writeFileSync(typo, "---\ncategory: epsiodic\nworkspace: global\n---\n\n# Typo\n");
     await runCommand(page, "Kin Memory: Fix all safe problems in the store");
-    const dialog = page.locator(".monaco-dialog-box", { hasText: "the bulk fix proposes" }).first();
-    await dialog.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
-    const listed = await dialog.innerText();
+    const listed = await reviewOffer(page, "the bulk fix proposes");
     if (!listed.includes("/memories/facts/casing.md") || !listed.includes("/memories/episodes/typo.md") || listed.includes("deploy-pipeline")) {
       throw new Error(`the review lists ${JSON.stringify(listed.slice(0, 400))}`);
     }
     const sides = await poll(() => diffSides(page), (all) => all.some((d) => /category: episodic/.test(d.modified)),
       "the review does not show the typo's fix");
     if (!sides.some((d) => /category: project-fact/.test(d.modified))) throw new Error("the review does not show the casing fix");
-    await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Apply all$/ }).first().click();
+    await choose(page, "the bulk fix proposes", "Apply all");
     await toast(page, "Kin Memory: applied");
     await poll(() => fs.readFileSync(typo, "utf8"), (t) => t.includes("category: episodic\n"), "the typo was not fixed on disk");
     if (!fs.readFileSync(casing, "utf8").includes("category: project-fact\n")) throw new Error("the casing was not fixed on disk");
