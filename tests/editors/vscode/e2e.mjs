@@ -1268,12 +1268,14 @@ async function reflectChecks(page) {
     await reflectOn(page, transcript);
     const requests = (await modelState()).requests;
     // The person scrolls the diffs with the keyboard: neither key may write (a notification has no default).
+    const dirtyBefore = (await page.locator(".tabs-container .tab.dirty").allInnerTexts()).sort();
     await page.locator(".part.editor .monaco-diff-editor .editor.modified .view-line").first().click();
     await page.keyboard.press("Enter");
     await page.keyboard.press("Escape");
     await page.waitForTimeout(1000);
     if (JSON.stringify(storeSnapshot()) !== JSON.stringify(before)) throw new Error("Enter or Escape on the review wrote to the store");
-    if (await page.locator(".tabs-container .tab.dirty").count()) throw new Error("Enter in the review left a dirty editor");
+    const dirtyAfter = (await page.locator(".tabs-container .tab.dirty").allInnerTexts()).sort();
+    if (JSON.stringify(dirtyAfter) !== JSON.stringify(dirtyBefore)) throw new Error(`Enter in the review left a dirty editor: ${dirtyAfter.join(", ")}`);
     await page.locator(".tabs-container .tab.active", { hasText: "Kin Memory proposal" }).waitFor({ timeout: STEP_TIMEOUT })
       .catch(() => { throw new Error("after Enter and Escape the review is not open any more"); });
     // Escape hid the question into the notification center: the status bar says a proposal waits, and
