@@ -5,7 +5,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import {
-  CloseAction, type DocumentSelector, ErrorAction, ExecuteCommandRequest, LanguageClient, type LanguageClientOptions, type ResponseError, type ServerOptions, State, TransportKind,
+  CloseAction, type DocumentSelector, ErrorAction, ExecuteCommandRequest, LanguageClient, type LanguageClientOptions, type ResponseError, RevealOutputChannelOn, type ServerOptions, State, TransportKind,
 } from "vscode-languageclient/node";
 import { findServer, pickWheel, type ServerCommand, shapeArgs } from "./discovery";
 import { InstallError, installBundledServer, runProcess } from "./install";
@@ -238,6 +238,9 @@ export class ServerClient implements vscode.Disposable {
       // By path, whatever the language (memory files stay markdown): see root.ts's header.
       documentSelector: documentSelector(roots),
       outputChannel: this.output,
+      // A failed request is logged, not a toast in the client's words ("Request textDocument/documentLink
+      // failed … Code: -32099" while a crashed server restarts): our commands report their own errors.
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
       // A settings change makes the server pull the section again (`settings: null`), so every value it gets
       // goes through the configuration middleware below, never VS Code's raw section.
       synchronize: { configurationSection: SECTION },

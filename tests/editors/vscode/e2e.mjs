@@ -1574,6 +1574,10 @@ async function crashChecks(page) {
     await view.locator(".monaco-list-row", { hasText: "rollback-drill.md" }).first().waitFor({ timeout: STEP_TIMEOUT })
       .catch(() => { throw new Error("the view lists no memories after Restart"); });
     if ((await view.innerText()).includes("The Kin Memory server stopped unexpectedly")) throw new Error("the view still says the server is down");
+    await page.waitForTimeout(1000); // a request that failed while the server was down would be told by now
+    const raw = (await page.locator(".notifications-toasts .notification-list-item").allInnerTexts()).map((t) => t.replace(/\s+/g, " "))
+      .filter((t) => /Request \S+ failed|Code: -320|Pending response/.test(t));
+    if (raw.length) throw new Error(`the language client's own errors are shown: ${JSON.stringify(raw)}`);
   });
 }
 
