@@ -5,7 +5,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import {
-  CloseAction, type DocumentSelector, ErrorAction, ExecuteCommandRequest, LanguageClient, type LanguageClientOptions, type ResponseError, type ServerOptions, State, TransportKind,
+  CloseAction, type DocumentSelector, ErrorAction, ExecuteCommandRequest, LanguageClient, type LanguageClientOptions, type ResponseError, RevealOutputChannelOn, type ServerOptions, State, TransportKind,
 } from "vscode-languageclient/node";
 import { findServer, pickWheel, type ServerCommand, shapeArgs } from "./discovery";
 import { InstallError, installBundledServer, runProcess } from "./install";
@@ -13,6 +13,9 @@ import type { CommandName, ParamsOf, ResultOf } from "./protocol";
 import { bootstrapClaims, CONVENTIONAL_PATTERN } from "./paths";
 import { CRASH_WINDOW_MS, CrashCounter, type DownCause, downMessage, OPEN_SETTINGS, RESTART, SHOW_OUTPUT } from "./server_down";
 import { configurationItem, SECTION, serverSection, userLevel } from "./settings";
+
+/** The pause before a crashed server is started again. */
+const RESTART_DELAY_MS = 500;
 
 /** A start that failed, already told to the person (once per cause): callers do not tell it again. */
 export class ServerDown extends Error {}
@@ -46,10 +49,14 @@ export class ServerClient implements vscode.Disposable {
   /** The explicit roots of the running client's document selector. */
   private attachedRoots: string[] = [];
   private readonly crashes = new CrashCounter();
+  /** The restart after a crash, a moment later (never from inside the old client's close handling). */
+  private restartTimer: NodeJS.Timeout | undefined;
   /** The cause last told (a message per cause, not per failed call); cleared when the server runs. */
   private toldDown: string | undefined;
   /** Why the server is down now (undefined while it runs or starts): the view says it instead of old data. */
   downReason: string | undefined;
+  /** The kind of that cause (the view's text and buttons depend on it). */
+  downKind: DownCause["kind"] | undefined;
   /** Fires once a (re)started server is ready, after `onStarted`. */
   readonly onDidStart = this.started.event;
 
@@ -58,6 +65,7 @@ export class ServerClient implements vscode.Disposable {
   }
 
   dispose(): void {
+    clearTimeout(this.restartTimer);
     this.stateChanged.dispose();
     this.started.dispose();
     this.output.dispose();
@@ -80,9 +88,14 @@ export class ServerClient implements vscode.Disposable {
   };
 
   async stop(): Promise<void> {
+    clearTimeout(this.restartTimer);
     const c = this.client;
     this.client = undefined;
-    if (c) await c.dispose();
+    try {
+      if (c) await c.dispose();
+    } catch {
+      // it had stopped already (a crash it was not restarted from)
+    }
   }
 
   async restart(): Promise<void> {
@@ -92,10 +105,28 @@ export class ServerClient implements vscode.Disposable {
     await this.ensure();
   }
 
+  /**
+   * The running (or starting) client's server stopped unexpectedly: started again as a new client a moment
+   * later, until it has stopped CRASH_LIMIT times within CRASH_WINDOW_MS; then one message with Restart.
+   * A crash while starting counts the same (a server that dies on every start is the usual crash loop).
+   */
+  private crashed(client: LanguageClient): void {
+    if (!this.crashes.crashed(Date.now())) {
+      this.tellDown({ kind: "crashed", count: this.crashes.count, minutes: Math.round(CRASH_WINDOW_MS / 60_000) });
+      return;
+    }
+    this.output.warn("the server stopped unexpectedly: restarting it");
+    clearTimeout(this.restartTimer);
+    this.restartTimer = setTimeout(() => {
+      if (this.client === client) void this.ensure().catch(() => undefined); // a failure is told by start()
+    }, RESTART_DELAY_MS);
+  }
+
   /** Says why the server is down, once per cause, with the actions that fix it; the view follows. */
   private tellDown(cause: DownCause): void {
     const { key, message, actions } = downMessage(cause);
     this.downReason = message.replace(/^Kin Memory: /, "");
+    this.downKind = cause.kind;
     this.stateChanged.fire("stopped");
     if (this.toldDown === key) {
       void vscode.window.setStatusBarMessage("Kin Memory: the server is not running", 4000);
@@ -197,6 +228,7 @@ export class ServerClient implements vscode.Disposable {
       throw new ServerDown(detail);
     }
     const roots = this.options.selectorRoots();
+    let crashedWhileStarting = false;
     this.output.info(`starting ${server.command} ${server.args.join(" ")} (from ${server.source})`);
     const serverOptions: ServerOptions = {
       command: server.command, args: server.args, transport: TransportKind.stdio,
@@ -206,6 +238,9 @@ export class ServerClient implements vscode.Disposable {
       // By path, whatever the language (memory files stay markdown): see root.ts's header.
       documentSelector: documentSelector(roots),
       outputChannel: this.output,
+      // A failed request is logged, not a toast in the client's words ("Request textDocument/documentLink
+      // failed … Code: -32099" while a crashed server restarts): our commands report their own errors.
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
       // A settings change makes the server pull the section again (`settings: null`), so every value it gets
       // goes through the configuration middleware below, never VS Code's raw section.
       synchronize: { configurationSection: SECTION },
@@ -225,27 +260,33 @@ export class ServerClient implements vscode.Disposable {
           },
         },
       },
-      // Our own crash handling: restarted quietly a few times, then one message with Restart (the
-      // default one says "will not be restarted" and offers only the output).
+      // Logged, not shown: start() tells a failed start once, in the editor's words (the client would show
+      // the raw "Pending response rejected since connection got disposed").
+      initializationFailedHandler: (error) => {
+        this.output.error(`the server's initialization failed: ${error instanceof Error ? error.message : String(error)}`);
+        return false;
+      },
+      // Our own crash handling (see crashed()): the client's own restart does not cover a crash while
+      // it starts (it gave up silently), and its message says "will not be restarted" with no Restart.
       errorHandler: {
         error: () => ({ action: ErrorAction.Continue, handled: true }),
         closed: () => {
-          if (this.client !== client) return { action: CloseAction.DoNotRestart, handled: true }; // stopped on purpose
-          if (this.crashes.crashed(Date.now())) {
-            this.output.warn("the server stopped unexpectedly: restarting it");
-            return { action: CloseAction.Restart, handled: true };
+          if (this.client === client) { // else stopped on purpose
+            crashedWhileStarting = client.state === State.Starting;
+            this.crashed(client);
           }
-          this.tellDown({ kind: "crashed", count: this.crashes.count, minutes: Math.round(CRASH_WINDOW_MS / 60_000) });
           return { action: CloseAction.DoNotRestart, handled: true };
         },
       },
     };
     const client = new LanguageClient("kinMemory", "Kin Memory", serverOptions, clientOptions);
+    quietWhileNotRunning(client);
     this.client = client;
     this.attachedRoots = roots;
     client.onDidChangeState((e) => {
       if (e.newState === State.Running) {
         this.downReason = undefined;
+        this.downKind = undefined;
         this.toldDown = undefined;
         this.stateChanged.fire("running");
       }
@@ -255,7 +296,8 @@ export class ServerClient implements vscode.Disposable {
       await client.start();
     } catch (err) {
       this.output.error(`the server did not start: ${String(err)}`);
-      this.tellDown({ kind: "failed", command: server.command });
+      // A crash while starting is a crash (restarted, or told once the loop is clear), not a failed start.
+      if (!crashedWhileStarting) this.tellDown({ kind: "failed", command: server.command });
       throw new ServerDown(String(err));
     }
     try {
@@ -274,6 +316,19 @@ export class ServerClient implements vscode.Disposable {
     this.started.fire();
     return client;
   }
+}
+
+/**
+ * The language client's own notifications while its server is not running (a start that failed, a
+ * connection that closed) would be a second and third message for one cause, with the client's words:
+ * start() and crashed() tell the cause once, with its actions. They still go to the output. The client
+ * has no option for this; its notifications while running are left as they are.
+ */
+function quietWhileNotRunning(client: LanguageClient): void {
+  const target = client as unknown as { showNotificationMessage?: (...args: unknown[]) => unknown };
+  const shown = target.showNotificationMessage;
+  if (typeof shown !== "function") return;
+  target.showNotificationMessage = (...args: unknown[]) => (client.state === State.Running ? shown.apply(client, args) : undefined);
 }
 
 /** Markdown files by path: the conventional store's shape and `*.md` below each explicit root. */

@@ -50,13 +50,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     return (await client.exec("kin.memory.consolidationCandidates", {})).candidates ?? [];
   });
   const refresh = () => tree.reload();
-  const startQuietly = () => client.ensure().then(() => undefined, () => undefined); // the client reports its own failure
+  // A quiet start (the view shown, a memory opened) never brings back a server that is down for a cause
+  // the person was told (a crash loop, a missing server): Restart does, or any command. The client reports
+  // its own failure.
+  const startQuietly = () => (client.downReason !== undefined ? Promise.resolve() : client.ensure().then(() => undefined, () => undefined));
   let settle: NodeJS.Timeout | undefined;
   context.subscriptions.push(client, root, status, tree, candidates, { dispose: () => clearTimeout(settle) });
 
   context.subscriptions.push(
     client.onDidChangeState((state) => (state === "running" ? status.running() : status.stopped())),
-    client.onDidChangeState((state) => tree.serverDown(state === "running" ? undefined : client.downReason)),
+    client.onDidChangeState((state) => tree.serverDown(state === "running" ? undefined : client.downKind)),
     client.onDidStart(refresh),
     tree.onDidLoad((memories) => status.update(memories)),
     tree.onDidLoad(() => candidates.reloadSoon()),

@@ -1,7 +1,7 @@
 // How the server's results read in the UI: quick-pick items, tree badges, status bar text, summaries.
 // No `vscode` import (unit-tested in plain Node); the UI layer turns these plain values into widgets.
 import * as path from "node:path";
-import type { Category, Conflict, HistoryVersion, IndexPreviewResult, MemoryEntry, ProposalChange, QueueEntry, SearchHit } from "./protocol";
+import type { Category, Conflict, HistoryVersion, IndexPreviewResult, LatestSessionResult, MemoryEntry, ProposalChange, QueueEntry, SearchHit } from "./protocol";
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
@@ -54,7 +54,11 @@ export interface Badge {
   contextValue: string;
 }
 
-/** The tree item decoration for one memory: lifecycle badge, visibility and age. */
+/**
+ * The tree item decoration for one memory. The sidebar cuts the description off at its edge, so the most
+ * useful word leads: what needs action (stale, expiring, expired), that it is not visible from here, then
+ * its age; whether it is global or this workspace's comes last.
+ */
 export function memoryBadge(m: MemoryEntry): Badge {
   const parts: string[] = [];
   let icon = "note";
@@ -75,13 +79,10 @@ export function memoryBadge(m: MemoryEntry): Badge {
   if (!m.visible) {
     parts.push("other workspace");
     if (icon === "note") icon = "eye-closed";
-  } else if (m.workspace && m.workspace !== "global") {
-    parts.push("this workspace");
-  } else {
-    parts.push("global");
   }
   const age = formatAge(m.ageDays);
   if (age) parts.push(age);
+  if (m.visible) parts.push(m.workspace && m.workspace !== "global" ? "this workspace" : "global");
   return { description: parts.join(" · "), icon, contextValue: `memory.${m.status}` };
 }
 
@@ -220,22 +221,26 @@ export function passName(source: string): string {
   return names[source] ?? "the proposal";
 }
 
+/** VS Code shows at most this many characters of a notification (and its newlines as spaces). */
+const NOTICE_MAX = 1000;
+
 /**
- * The modal question over the review: how many changes, that nothing is written yet, then the model's
- * summary and the changes it covers (the first `max`, then how many more), as plain text.
+ * The notification beside the review's diffs: how many changes, that nothing is written until the person
+ * chooses, the model's summary with a consolidation's reason per change, and the changes (the first `max`,
+ * then how many more), on one line of plain text that fits a notification.
  */
-export function reviewQuestion(
-  p: { summary: string; source?: string; changes: readonly Pick<ProposalChange, "kind" | "path" | "newPath">[] }, max = 12,
-): { message: string; detail: string } {
+export function reviewNotice(
+  p: { summary: string; source?: string; changes: readonly Pick<ProposalChange, "kind" | "path" | "newPath">[] }, max = 6,
+): string {
   const listed = p.changes.slice(0, max).map((c) => "• " + changeLabel(c));
   if (p.changes.length > max) listed.push(`…and ${p.changes.length - max} more`);
-  // A consolidation explains each change on a line of its own ("\n- edits …; read …"): keep those lines.
+  // A consolidation explains each change on a line of its own ("\n- edits …; read …"): keep each reason.
   const [head, ...lines] = p.summary.split("\n- ");
   const why = lines.slice(0, max).map((l) => "– " + plainSnippet(l, 300));
-  return {
-    message: `Kin Memory: ${passName(p.source ?? "reflect")} proposes ${plural(p.changes.length, "change", "changes")}. Their diffs are open; nothing is written until you apply.`,
-    detail: `${[plainSnippet(head, 600), ...why].join("\n")}\n\n${listed.join("\n")}`,
-  };
+  const lead = `Kin Memory: ${passName(p.source ?? "reflect")} proposes ${plural(p.changes.length, "change", "changes")}; `
+    + "the diffs are open. Nothing is written until you choose.";
+  const text = [lead, plainSnippet(head, 300), ...why, ...listed].filter((t) => t).join(" ");
+  return text.length <= NOTICE_MAX ? text : text.slice(0, NOTICE_MAX - 1) + "…";
 }
 
 /** What was not applied and why, as a sentence appended to the summary ("" when everything was). */
@@ -282,8 +287,16 @@ export function versionItems(versions: readonly HistoryVersion[], current: numbe
   }));
 }
 
-/** The tree's line for one queued change: what happened, by whom, since when. */
-export function changeDescription(c: Pick<QueueEntry, "kind" | "by" | "since">, nowMs: number = Date.now()): string {
+/**
+ * The tree's short line for one queued change: by whom, since when (its icon shows what happened; the
+ * sidebar cuts the line off at its edge, so who leads).
+ */
+export function changeDescription(c: Pick<QueueEntry, "by" | "since">, nowMs: number = Date.now()): string {
+  return `${c.by} · ${formatSince(c.since, nowMs)}`;
+}
+
+/** The whole sentence of one queued change (its tooltip): what happened, by whom, since when. */
+export function changeSentence(c: Pick<QueueEntry, "kind" | "by" | "since">, nowMs: number = Date.now()): string {
   return `${c.kind} ${c.by} · ${formatSince(c.since, nowMs)}`;
 }
 
@@ -355,4 +368,29 @@ export function filterFrom(picked: readonly Pick<FilterPick, "group" | "value">[
     else if (p.group === "age") f.maxAgeDays ??= Number(p.value);
   }
   return f;
+}
+
+/** A size for a line of text: "48 KB", "3 MB", "120 bytes". */
+export function formatSize(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+  if (bytes >= 1024) return `${Math.round(bytes / 1024)} KB`;
+  return `${bytes} bytes`;
+}
+
+/**
+ * The newest session in the reflect pick: which agent, when it was last written and how big it is, and
+ * what the person asked first (untrusted text: plain, one line), so the person knows which session it is.
+ */
+export function sessionPick(
+  s: Pick<LatestSessionResult, "agent" | "path" | "modified" | "size" | "firstPrompt">, nowMs: number = Date.now(),
+): { label: string; description: string; detail: string } {
+  // An older server (a Server Path setting) sends none of them: then the path alone.
+  const when = typeof s.modified === "number" ? `${new Date(s.modified * 1000).toLocaleString()} (${formatSince(s.modified, nowMs)})` : "";
+  const description = [when, typeof s.size === "number" ? formatSize(s.size) : ""].filter((t) => t).join(" · ");
+  const prompt = plainSnippet(s.firstPrompt, 160);
+  return {
+    label: `Newest ${s.agent ?? "agent"} session of this workspace`,
+    description,
+    detail: prompt ? `“${prompt}” · ${printablePath(s.path ?? "")}` : printablePath(s.path ?? ""),
+  };
 }

@@ -109,6 +109,12 @@ export interface LatestSessionResult {
   agent: string | null;
   /** the folders looked in (what to tell the user when nothing was found) */
   searched: string[];
+  /** the session file's mtime (epoch seconds) */
+  modified: number | null;
+  /** the session file's size in bytes */
+  size: number | null;
+  /** the first user prompt within the file's first 64 KB, one line */
+  firstPrompt: string | null;
 }
 
 export interface InitParams {

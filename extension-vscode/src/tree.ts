@@ -5,7 +5,7 @@ import * as os from "node:os";
 import * as vscode from "vscode";
 import { displayRoot } from "./paths";
 import {
-  changeDescription, changesBadgeTooltip, countStatuses, describeFilter, filterMemories, groupByCategory, isFiltering,
+  changeDescription, changeSentence, changesBadgeTooltip, countStatuses, describeFilter, filterMemories, groupByCategory, isFiltering,
   memoryBadge, NO_FILTER, type TreeFilter,
 } from "./present";
 import type { MemoryEntry, QueueEntry } from "./protocol";
@@ -81,13 +81,13 @@ export class MemoryTree implements vscode.TreeDataProvider<Node>, vscode.Disposa
   }
 
   /**
-   * The server is down (`reason`) or runs again (undefined). While it is down the view shows why and the
-   * actions that fix it (the view's welcome content), never the last listing as if it were current.
+   * The server is down for a cause the person was told (`kind`), or runs again (undefined). While it is
+   * down the view shows what happened and the actions that fix it (its welcome content for that kind),
+   * never the last listing as if it were current.
    */
-  serverDown(reason: string | undefined): void {
-    const down = reason !== undefined;
-    void vscode.commands.executeCommand("setContext", "kinMemory.serverDown", down);
-    if (!down) {
+  serverDown(kind: string | undefined): void {
+    void vscode.commands.executeCommand("setContext", "kinMemory.serverDown", kind ?? false);
+    if (kind === undefined) {
       if (this.down) {
         this.down = false;
         this.view.message = this.rootMessage;
@@ -99,7 +99,7 @@ export class MemoryTree implements vscode.TreeDataProvider<Node>, vscode.Disposa
     this.memories = [];
     this.changes = [];
     this.view.badge = undefined;
-    this.view.message = reason;
+    this.view.message = undefined; // a message would hide the welcome content that has the buttons
     this.changed.fire(undefined);
   }
 
@@ -162,8 +162,8 @@ export class MemoryTree implements vscode.TreeDataProvider<Node>, vscode.Disposa
     }
     if (node.kind === "change") {
       const c = node.change;
-      // The file's name, then who changed it (cut off last at a narrow sidebar), then its folder: the
-      // memory's own row below keeps the full path.
+      // The file's name, then who changed it and when (the icon says created, changed or deleted), then
+      // its folder, cut off first at a narrow sidebar: the memory's own row below keeps the full path.
       const rel = c.path.replace(/^\/memories\//, "");
       const slash = rel.lastIndexOf("/");
       const item = new vscode.TreeItem(rel.slice(slash + 1), vscode.TreeItemCollapsibleState.None);
@@ -171,7 +171,8 @@ export class MemoryTree implements vscode.TreeDataProvider<Node>, vscode.Disposa
       item.description = changeDescription(c) + (slash >= 0 ? ` · in ${rel.slice(0, slash)}` : "");
       item.contextValue = "change";
       item.iconPath = new vscode.ThemeIcon(c.kind === "created" ? "diff-added" : c.kind === "deleted" ? "diff-removed" : "diff-modified");
-      item.tooltip = `${c.path}\n${changeDescription(c)}`;
+      item.tooltip = `${c.path}\n${changeSentence(c)}`;
+      item.accessibilityInformation = { label: `${rel}, ${changeSentence(c)}` };
       item.command = { command: "kinMemory.openChange", title: "Show the change", arguments: [node] };
       return item;
     }

@@ -2,8 +2,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   countStatuses, formatAge, groupByCategory, memoryBadge, plainSnippet, previewSummary, searchItems, printablePath, statusBarText, sweepQuestion, sweepSummary, sweptReport,
-  changeLabel, conflictSummary, applyReport, proposalTitle, reviewQuestion, candidateLabel, passName,
-  versionItems, changeDescription, changesBadgeTooltip, filterMemories, filterFrom, filterItems, describeFilter, isFiltering,
+  changeLabel, conflictSummary, applyReport, proposalTitle, reviewNotice, candidateLabel, passName,
+  versionItems, changeDescription, changeSentence, sessionPick, formatSize, changesBadgeTooltip, filterMemories, filterFrom, filterItems, describeFilter, isFiltering,
 } from "../src/present";
 import type { MemoryEntry, Status } from "../src/protocol";
 
@@ -26,13 +26,13 @@ test("search results become plain one-line items in the server's order", () => {
 
 test("badges: lifecycle status, visibility and age", () => {
   assert.deepEqual(memoryBadge(mem("/memories/a.md", "project-fact", "stale", { ageDays: 200 })),
-    { description: "stale · global · 7 mo", icon: "warning", contextValue: "memory.stale" });
+    { description: "stale · 7 mo · global", icon: "warning", contextValue: "memory.stale" });
   assert.deepEqual(memoryBadge(mem("/memories/b.md", "episodic", "expiring", { workspace: "/src/kin", ageDays: 38 })),
-    { description: "expiring · this workspace · 38 d", icon: "watch", contextValue: "memory.expiring" });
+    { description: "expiring · 38 d · this workspace", icon: "watch", contextValue: "memory.expiring" });
   assert.deepEqual(memoryBadge(mem("/memories/c.md", "episodic", "expired", { visible: false, workspace: "/gone" })).description,
     "expired · other workspace · 3 d");
   assert.equal(memoryBadge(mem("/memories/d.md", "preference", "ok", { visible: false, workspace: "/x" })).icon, "eye-closed");
-  assert.equal(memoryBadge(mem("/memories/e.md", "session", "ok", { ageDays: 0.5 })).description, "global · 12 h");
+  assert.equal(memoryBadge(mem("/memories/e.md", "session", "ok", { ageDays: 0.5 })).description, "12 h · global");
   assert.equal(formatAge(0.001), "just now");
   assert.equal(formatAge(Number.NaN), "");
 });
@@ -102,11 +102,14 @@ test("the review: a title per proposal, a question counting and listing its chan
     { kind: "edit" as const, path: "/memories/prefs/review-style.md", newPath: null },
   ];
   assert.equal(proposalTitle({ id: "5578872f40910940" }), "Kin Memory proposal 5578872f");
-  const q = reviewQuestion({ summary: "Proposed: 1 created,\n1 edited.", changes });
-  assert.equal(q.message, "Kin Memory: the reflection proposes 2 changes. Their diffs are open; nothing is written until you apply.");
-  assert.equal(q.detail, "Proposed: 1 created, 1 edited.\n\n• create /memories/prefs/pr-titles.md\n• edit /memories/prefs/review-style.md");
-  const many = reviewQuestion({ summary: "", changes: Array.from({ length: 15 }, (_, i) => ({ kind: "delete" as const, path: `/memories/${i}.md`, newPath: null })) }, 12);
-  assert.match(many.detail, /• delete \/memories\/11\.md\n…and 3 more$/);
+  const q = reviewNotice({ summary: "Proposed: 1 created,\n1 edited.", changes });
+  assert.equal(q, "Kin Memory: the reflection proposes 2 changes; the diffs are open. Nothing is written until you choose. "
+    + "Proposed: 1 created, 1 edited. • create /memories/prefs/pr-titles.md • edit /memories/prefs/review-style.md");
+  const many = reviewNotice({ summary: "", changes: Array.from({ length: 15 }, (_, i) => ({ kind: "delete" as const, path: `/memories/${i}.md`, newPath: null })) }, 12);
+  assert.match(many, /choose\. • delete \/memories\/0\.md .*• delete \/memories\/11\.md …and 3 more$/);
+  // A notification shows at most 1000 characters: a long proposal is cut there, visibly.
+  const long = reviewNotice({ summary: "x".repeat(300), changes: Array.from({ length: 9 }, (_, i) => ({ kind: "edit" as const, path: `/memories/${"d".repeat(150)}/${i}.md`, newPath: null })) });
+  assert.ok(long.length === 1000 && long.endsWith("…"), `${long.length}`);
   assert.equal(applyReport(2, 2, []), "Kin Memory: applied 2 of 2 changes.");
   assert.equal(applyReport(1, 1, [], 3), "Kin Memory: applied 1 of 3 changes; 2 left out.");
   assert.equal(applyReport(0, 2, [{ path: "/memories/a.md", reason: "it changed" }], 3),
@@ -118,9 +121,9 @@ test("other passes: named by their source, a consolidation's one line per change
   assert.equal(passName("init"), "the initialization");
   assert.equal(passName("consolidate"), "the consolidation");
   const changes = [{ kind: "delete" as const, path: "/memories/facts/b.md", newPath: null }];
-  const q = reviewQuestion({ source: "consolidate", summary: "1 candidate group given to the model.\n- deletes /memories/facts/b.md (duplicate: …); read /memories/facts/a.md", changes });
-  assert.equal(q.message, "Kin Memory: the consolidation proposes 1 change. Their diffs are open; nothing is written until you apply.");
-  assert.equal(q.detail, "1 candidate group given to the model.\n– deletes /memories/facts/b.md (duplicate: …); read /memories/facts/a.md\n\n• delete /memories/facts/b.md");
+  const q = reviewNotice({ source: "consolidate", summary: "1 candidate group given to the model.\n- deletes /memories/facts/b.md (duplicate: …); read /memories/facts/a.md", changes });
+  assert.equal(q, "Kin Memory: the consolidation proposes 1 change; the diffs are open. Nothing is written until you choose. "
+    + "1 candidate group given to the model. – deletes /memories/facts/b.md (duplicate: …); read /memories/facts/a.md • delete /memories/facts/b.md");
   const item = candidateLabel({ kind: "contradiction", paths: ["/memories/facts/db.md", "/memories/facts/x\n.md"], reason: "they disagree:\nport 1 vs 2" });
   assert.equal(item.label, "contradiction: db.md, x\\x0a.md");
   assert.equal(item.detail, "they disagree: port 1 vs 2");
@@ -147,8 +150,10 @@ test("versionItems: newest first, deleted versions say so, with who wrote it and
 
 test("changeDescription and the badge tooltip read as sentences", () => {
   const now = 1_000_000_000_000;
-  assert.equal(changeDescription({ kind: "changed", by: "outside the editor", since: now / 1000 - 7200 }, now), "changed outside the editor · 2 h ago");
-  assert.equal(changeDescription({ kind: "deleted", by: "by the agent", since: now / 1000 - 60 }, now), "deleted by the agent · 1 min ago");
+  // Who leads the short line (the sidebar cuts it off); the icon says what happened, the tooltip says all.
+  assert.equal(changeDescription({ by: "outside the editor", since: now / 1000 - 7200 }, now), "outside the editor · 2 h ago");
+  assert.equal(changeSentence({ kind: "changed", by: "outside the editor", since: now / 1000 - 7200 }, now), "changed outside the editor · 2 h ago");
+  assert.equal(changeSentence({ kind: "deleted", by: "by the agent", since: now / 1000 - 60 }, now), "deleted by the agent · 1 min ago");
   assert.equal(changesBadgeTooltip(1), "1 memory changed since your last review");
   assert.equal(changesBadgeTooltip(3), "3 memories changed since your last review");
 });
@@ -174,4 +179,17 @@ test("filterMemories: any chosen value of a kind, every kind; describeFilter and
   assert.equal(isFiltering(byPaths), true);
   assert.equal(describeFilter(byPaths), "filtered: preference, fine");
   assert.deepEqual(paths({ categories: [], statuses: [], paths: [] }), []);
+});
+
+test("the newest session in the reflect pick: agent, date and size, then the first prompt as plain text", () => {
+  const now = 1_000_000_000_000;
+  const pick = sessionPick({ agent: "Claude Code", path: "/h/.claude/projects/-r/s.jsonl", modified: now / 1000 - 7200, size: 49_500, firstPrompt: "Fix the\nflaky \x1b[31mtest" }, now);
+  assert.equal(pick.label, "Newest Claude Code session of this workspace");
+  assert.match(pick.description, /^.+ \(2 h ago\) · 48 KB$/);
+  assert.equal(pick.detail, "“Fix the flaky [31mtest” · /h/.claude/projects/-r/s.jsonl");
+  // An older server sends none of them: the path alone, as before.
+  assert.deepEqual(sessionPick({ agent: null, path: "/s.jsonl", modified: null, size: null, firstPrompt: null }, now),
+    { label: "Newest agent session of this workspace", description: "", detail: "/s.jsonl" });
+  assert.equal(formatSize(3 * 1024 * 1024), "3.0 MB");
+  assert.equal(formatSize(120), "120 bytes");
 });

@@ -10,12 +10,16 @@ interface Manifest {
     untrustedWorkspaces?: { supported?: unknown; restrictedConfigurations?: string[] };
     virtualWorkspaces?: { supported?: unknown; description?: string };
   };
-  contributes: { configuration: { properties: Record<string, Property> }; configurationDefaults?: Record<string, Record<string, unknown>> };
+  contributes: {
+    configuration: { title: string; order?: number; properties: Record<string, Property & { order?: number }> }[];
+    configurationDefaults?: Record<string, Record<string, unknown>>;
+  };
 }
 
 // Compiled to out/test/: the manifest is two folders up from here, as from the sources.
 const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8")) as Manifest;
-const properties = manifest.contributes.configuration.properties;
+const sections = manifest.contributes.configuration;
+const properties: Record<string, Property> = Object.fromEntries(sections.flatMap((s) => Object.entries(s.properties)));
 
 /** What a cloned repository's `.vscode/settings.json` tries. */
 const HOSTILE = ["memoryDir", "server.path", "server.args", "toolMode", "severity", "reflection.provider", "reflection.model",
@@ -33,6 +37,17 @@ test("settings a repository cannot steer are machine or application scope, and r
   assert.deepEqual(locked, [...USER_LEVEL_KEYS].sort());
   assert.equal(properties["kinMemory.server.path"]?.scope, "machine");
   assert.equal(properties["kinMemory.memoryDir"]?.scope, "machine");
+});
+
+test("settings are grouped by what they decide, the store first, each group in its own order", () => {
+  assert.deepEqual(sections.map((s) => s.title), ["Store", "Lifecycle and checks", "Agent and recall", "Reflection", "History", "Sync", "Server"]);
+  assert.deepEqual(sections.map((s) => s.order), sections.map((_, i) => i));
+  assert.deepEqual(Object.keys(sections[0].properties), ["kinMemory.memoryDir", "kinMemory.workspace"]);
+  for (const s of sections) {
+    const orders = Object.values(s.properties).map((p) => p.order);
+    assert.deepEqual(orders, orders.map((_, i) => i), `${s.title}: every setting has its place`);
+  }
+  assert.ok(Object.keys(sections[3].properties).every((k) => k.startsWith("kinMemory.reflection.")));
 });
 
 test("the manifest declares limited support in untrusted workspaces and none in virtual ones", () => {

@@ -99,6 +99,9 @@ class LatestSessionResult:
     path: str | None  # the newest Claude Code or Codex session of the active workspace; None when none
     agent: str | None  # "Claude Code" or "Codex"
     searched: list[str]  # the folders looked in (what to tell the user when nothing was found)
+    modified: float | None = None  # the session file's mtime (epoch seconds)
+    size: int | None = None  # the session file's size in bytes
+    first_prompt: str | None = None  # the first user prompt within the file's first 64 KB, one line
 
 
 @attrs.frozen

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kin_memory.reflect.sessions import CLAUDE_CODE, CODEX, claude_folders, latest_session
+from kin_memory.reflect.sessions import CLAUDE_CODE, CODEX, claude_folders, first_prompt, latest_session
 
 WS = "/srv/repos/my.app"
 
@@ -163,3 +163,52 @@ def test_the_language_server_names_the_newest_session_of_its_workspace(tmp_path:
     result = reply["result"]
     assert result["path"] == str(folder / "new.jsonl") and result["agent"] == "Claude Code"
     assert str(folder) in result["searched"]
+    # What tells sessions apart in the editors' pick: its date, its size and what the person asked first.
+    new = folder / "new.jsonl"
+    assert result["modified"] == new.stat().st_mtime and result["size"] == new.stat().st_size
+    assert result["firstPrompt"] == "y"
+
+
+def _records(path: Path, *records: object, tail: str = "") -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records) + tail, encoding="utf-8")
+    return path
+
+
+def test_first_prompt_of_a_claude_code_session_skips_the_agents_own_tags(tmp_path: Path) -> None:
+    user = lambda text: {"type": "user", "message": {"role": "user", "content": text}}  # noqa: E731
+    session = _records(
+        tmp_path / "s.jsonl",
+        {"type": "summary", "summary": "earlier"},
+        user("<command-name>/clear</command-name>"),
+        user("Fix the  flaky\nlogin test\x1b[31m"),
+        user("second"),
+    )
+    assert first_prompt(session) == "Fix the flaky login test [31m"  # one line, the escape character gone
+
+
+def test_first_prompt_of_a_codex_rollout_skips_its_environment_context(tmp_path: Path) -> None:
+    said = lambda text: {  # noqa: E731
+        "type": "response_item",
+        "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]},
+    }
+    rollout = _records(
+        tmp_path / "rollout-1.jsonl",
+        {"type": "session_meta", "payload": {"cwd": WS}},
+        said("<environment_context>cwd</environment_context>"),
+        said("Rename the widget"),
+    )
+    assert first_prompt(rollout) == "Rename the widget"
+
+
+def test_first_prompt_is_read_within_its_bound_and_cut_to_one_short_line(tmp_path: Path) -> None:
+    chat = lambda text: {"role": "user", "content": text}  # noqa: E731
+    # The only prompt lies past the bound: none is found (the file is not read further).
+    late = _records(tmp_path / "late.jsonl", {"role": "assistant", "content": "x" * 5000}, chat("late"))
+    assert first_prompt(late, limit=1000) is None
+    long = _records(tmp_path / "long.jsonl", chat("word " * 100))
+    got = first_prompt(long)
+    assert got is not None and len(got) == 200 and got.endswith("…") and "\n" not in got
+    # A FIFO, a folder or a missing file is no session: no prompt, and no wait for a writer.
+    os.mkfifo(tmp_path / "fifo.jsonl")
+    assert first_prompt(tmp_path / "fifo.jsonl") is None
+    assert first_prompt(tmp_path / "missing.jsonl") is None

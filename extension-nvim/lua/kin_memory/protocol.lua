@@ -75,6 +75,9 @@
 ---@field path string|nil # the newest Claude Code or Codex session of the active workspace; None when none
 ---@field agent string|nil # "Claude Code" or "Codex"
 ---@field searched string[] # the folders looked in (what to tell the user when nothing was found)
+---@field modified number|nil # the session file's mtime (epoch seconds)
+---@field size integer|nil # the session file's size in bytes
+---@field firstPrompt string|nil # the first user prompt within the file's first 64 KB, one line
 
 ---@class KinMemory.InitParams
 ---@field folder? string|nil # a path or a file URI; the active workspace's folder when absent

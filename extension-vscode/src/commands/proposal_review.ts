@@ -1,16 +1,20 @@
 // The review of a proposal, shared by every pass (reflection, initialization, consolidation) and the bulk
-// fixes: every change opens at once in one changes editor (read-only virtual documents), then one modal
-// asks Review the diffs first (its default: nothing is written), Apply all, Apply selected… (chosen by
-// index, never by path), or Discard. Reviewing first or Cancel keeps the proposal for a longer look: a
-// notification beside the diffs offers the same choices until the user makes one.
+// fixes: every change opens at once in one changes editor (read-only virtual documents), and then a
+// notification beside the diffs (not a modal over them: the person reads the diffs while choosing)
+// offers Apply all, Apply selected… (chosen by index, never by path) or Discard. A notification has no
+// default button: Enter and Escape write nothing (Escape hides it into the notification center; a status
+// bar item says a proposal waits and opens the center), and a notification closed without a choice keeps
+// the proposal (the server keeps it 7 days).
 import * as vscode from "vscode";
-import { applyReport, changeLabel, passName, proposalTitle, reviewQuestion } from "../present";
+import { applyReport, changeLabel, passName, proposalTitle, reviewNotice } from "../present";
 import type { ProposalChange, ProposalResult } from "../protocol";
 import type { Client } from "./command";
 
 const SCHEME = "kin-memory-proposal";
 export const REVIEW_PROPOSAL = "kinMemory.reviewProposal";
-const REVIEW_FIRST = "Review the diffs first";
+const APPLY_ALL = "Apply all";
+const APPLY_SELECTED = "Apply selected…";
+const DISCARD = "Discard";
 
 /** The review's virtual documents and the two things a review does with them. */
 export function createReview(): { review: Review; disposables: vscode.Disposable[] } {
@@ -49,7 +53,7 @@ export async function configured(): Promise<boolean> {
 
 /**
  * The review of any model pass's proposal (reflection, initialization, consolidation): every diff open
- * at once, then Apply all, Apply selected…, or Discard; Cancel keeps the proposal for a longer look.
+ * at once, then Apply all, Apply selected…, or Discard beside them; no choice keeps the proposal.
  */
 export async function decide(
   { client, refresh }: { client: Client; refresh: () => void }, review: Review, proposal: ProposalResult,
@@ -61,27 +65,35 @@ export async function decide(
   await reviewProposal({ client, refresh }, review, proposal);
 }
 
-/** Shows a proposal's diffs and asks: Apply all, Apply selected…, Discard (Cancel keeps it for later). */
+/** Shows a proposal's diffs, then asks beside them: Apply all, Apply selected…, Discard. */
 export async function reviewProposal(
   { client, refresh }: { client: Client; refresh: () => void }, review: Review, proposal: ProposalResult,
 ): Promise<void> {
-  await review.show(proposal);
-  const question = reviewQuestion(proposal);
-  // "Review the diffs first" leads: the default button (Enter) writes nothing and leaves the diffs in
-  // view, with the same choices in a notification beside them.
-  let choice: string | undefined = await vscode.window.showInformationMessage(
-    question.message, { modal: true, detail: question.detail }, REVIEW_FIRST, "Apply all", "Apply selected…", "Discard",
-  );
+  await review.show(proposal); // the diffs first: the question is about them
+  const question = reviewNotice(proposal);
+  // Escape hides the notification into the notification center without an answer: while the question is
+  // open, a status bar item says so and opens the center, where its buttons still wait.
+  const waiting = vscode.window.createStatusBarItem("kinMemory.proposalWaiting", vscode.StatusBarAlignment.Left, 49);
+  waiting.name = "Kin Memory proposal";
+  waiting.text = "$(diff) Kin Memory: proposal waiting";
+  waiting.tooltip = "Kin Memory: a proposal's diffs are open and nothing is written yet. Click to choose: Apply all, Apply selected… or Discard.";
+  waiting.command = "notifications.showList";
+  waiting.show();
+  try {
+    await decideShown({ client, refresh }, review, proposal, question);
+  } finally {
+    waiting.dispose();
+  }
+}
+
+/** The question beside the shown diffs, until the person applies, discards or closes it. */
+async function decideShown(
+  { client, refresh }: { client: Client; refresh: () => void }, review: Review, proposal: ProposalResult, question: string,
+): Promise<void> {
   for (;;) {
-    if (choice === undefined || choice === REVIEW_FIRST) {
-      // Cancel: the diffs stay open and nothing is written; the same choices wait in a notification.
-      choice = await vscode.window.showInformationMessage(
-        `Kin Memory: nothing is written yet. Review the ${proposal.changes.length === 1 ? "proposed change" : `${proposal.changes.length} proposed changes`}, then choose.`,
-        "Apply all", "Apply selected…", "Discard",
-      );
-      if (choice === undefined) return; // dismissed: the proposal stays (the server keeps it 7 days)
-    }
-    if (choice === "Discard") {
+    const choice = await vscode.window.showInformationMessage(question, APPLY_ALL, APPLY_SELECTED, DISCARD);
+    if (choice === undefined) return; // closed without a choice: nothing written, the proposal stays
+    if (choice === DISCARD) {
       await client.exec("kin.memory.discardProposal", { id: proposal.id });
       await review.close(proposal);
       void vscode.window.showInformationMessage("Kin Memory: proposal discarded; nothing was written.");
@@ -89,16 +101,13 @@ export async function reviewProposal(
     }
     // Changes are chosen by their index, never by path: a rename and a create can share one.
     let changes: number[] | undefined;
-    if (choice === "Apply selected…") {
+    if (choice === APPLY_SELECTED) {
       const picks = await vscode.window.showQuickPick(
         proposal.changes.map((c, index) => ({ label: changeLabel(c), picked: true, index })),
         // The diffs stay usable while choosing (scroll them, then come back to the list).
         { canPickMany: true, title: "Apply which changes?", ignoreFocusOut: true },
       );
-      if (!picks) {
-        choice = undefined; // back to the choices; nothing written
-        continue;
-      }
+      if (!picks?.length) continue; // back to the choices; nothing written
       changes = picks.map((p) => p.index);
     }
     const result = await client.exec("kin.memory.applyProposal", changes ? { id: proposal.id, changes } : { id: proposal.id });

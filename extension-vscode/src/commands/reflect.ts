@@ -1,11 +1,11 @@
 // "Reflect on transcript…": one reflection pass over a transcript the user picks, returned by the server
 // as a proposal. Nothing is written until the user has seen the diffs and chosen. Every change opens at
-// once in one changes editor (read-only virtual documents), so the modal that asks is over all of them:
-// Apply all, Apply selected…, or Discard. Cancel keeps the proposal for a longer look: a notification
-// offers the same choices until the user makes one. Applying writes exactly the reviewed text on disk
-// (no model request); an open editor that is not modified follows the file, as VS Code reloads it.
+// once in one changes editor (read-only virtual documents), and a notification beside it asks: Apply
+// all, Apply selected…, or Discard (see proposal_review.ts). Applying writes exactly the reviewed text on
+// disk (no model request); an open editor that is not modified follows the file, as VS Code reloads it.
 import * as vscode from "vscode";
 import { reflectArgs } from "../args";
+import { sessionPick } from "../present";
 import type { ProposalResult } from "../protocol";
 import type { StoreRoot } from "../root";
 import { type Client, command } from "./command";
@@ -26,10 +26,11 @@ export function register(deps: { client: Client; root: StoreRoot; refresh: () =>
 
 async function pickTranscript(client: Client, arg: unknown): Promise<vscode.Uri | undefined> {
   if (arg instanceof vscode.Uri) return arg; // "Reflect on this file" from the Explorer
-  // The newest Claude Code or Codex session of this workspace first, as `kin-memory reflect --latest`.
+  // The newest Claude Code or Codex session of this workspace first, as `kin-memory reflect --latest`,
+  // with its date, size and first prompt (the server reads them, bounded).
   const latest = await client.exec("kin.memory.latestSession", {}).catch(() => undefined);
   if (latest?.path) {
-    const newest = { label: `Newest ${latest.agent ?? "agent"} session of this workspace`, detail: latest.path };
+    const newest = sessionPick(latest);
     const choice = await vscode.window.showQuickPick([newest, { label: "Choose a transcript file…", detail: "" }], {
       title: "Reflect on transcript",
     });

@@ -28,8 +28,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..store.reader import Refused, read_file
+from .transcript_content import Tally
+from .transcript_formats import render_record
 
 META_READ = 1024 * 1024  # a session_meta record carries the base instructions: tens of KB
+PROMPT_READ = 64 * 1024  # the first prompt is looked for in this much of the session's start
+PROMPT_CHARS = 200
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _CWD = re.compile(r'"cwd"\s*:\s*("(?:[^"\\]|\\.)*")')
 
 CLAUDE_CODE = "Claude Code"
@@ -189,4 +194,31 @@ def claude_cwd(path: Path, within: Path, lines: int = 50) -> str | None:
         cwd = record.get("cwd") if isinstance(record, dict) else None
         if isinstance(cwd, str):
             return cwd
+    return None
+
+
+def first_prompt(path: Path, limit: int = PROMPT_READ) -> str | None:
+    """The first thing the person asked in a session (what the editors show to tell sessions apart), from
+    its first `limit` bytes only, on one line of at most PROMPT_CHARS characters; None when there is none.
+    Tags an agent wraps around its own context (`<environment_context>`, `<command-name>`) are not it."""
+    try:
+        got = read_file(path, limit, within=path.parent, truncate=True)
+    except (OSError, Refused):
+        return None
+    lines = got.data.split(b"\n")
+    if got.truncated:
+        lines = lines[:-1]  # the cut fell inside a record
+    tally = Tally()
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        turn = render_record(record, tally) if isinstance(record, dict) else None
+        if not turn or not turn.startswith("user: "):
+            continue
+        # One line of plain text: no control character (an escape sequence) reaches the editor.
+        text = " ".join(_CONTROL.sub(" ", turn[len("user: ") :]).split())
+        if text and not text.startswith("<"):
+            return text if len(text) <= PROMPT_CHARS else text[: PROMPT_CHARS - 1] + "…"
     return None

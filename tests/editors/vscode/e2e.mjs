@@ -245,6 +245,14 @@ async function openStore(page, port) {
   });
 }
 
+/** A subset's first step: the server started (the first start installs the bundled one) and counted the store. */
+async function serverReady(page) {
+  await step("the server starts and counts the store", async () => {
+    await page.locator(".statusbar-item", { hasText: /stale/ }).first().waitFor({ timeout: 4 * STEP_TIMEOUT })
+      .catch(() => { throw new Error("the status bar shows no counts: the server did not start"); });
+  });
+}
+
 async function expectMarkdown(page) {
   await page.waitForFunction(() => /^\s*Markdown\s*$/.test(document.getElementById("status.editor.mode")?.textContent ?? ""),
     null, { timeout: STEP_TIMEOUT }).catch(async () => {
@@ -252,6 +260,9 @@ async function expectMarkdown(page) {
     throw new Error(`the memory's language is "${mode.trim()}", not Markdown`);
   });
 }
+
+/** The Kin Memory container's "Memories" view (its pane, header and rows). */
+const memoriesPane = (page) => page.locator(".part.sidebar .pane", { has: page.locator(".pane-header", { hasText: /^\s*Memories/i }) }).first();
 
 /** The text of the webviews (nested frames such as the Markdown preview's), not of the workbench itself. */
 async function framesText(page) {
@@ -352,7 +363,7 @@ async function healthChecks(page) {
   await step("Memory health: a number filters the Kin Memory view to the memories behind it", async () => {
     const frame = await healthFrame(page);
     await frame.locator('td[data-category="project-fact"][data-status="stale"] button').click();
-    const view = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /Kin Memory/i }) }).first();
+    const view = memoriesPane(page);
     await poll(() => view.innerText(), (t) => t.includes("filtered: project-fact, stale"), "the view does not say it is filtered");
     await poll(() => view.locator(".monaco-list-row", { hasText: ".md" }).allInnerTexts(),
       (rows) => rows.length === 1 && rows[0].includes("facts/deploy-pipeline.md"), "the view does not list exactly the stale fact");
@@ -378,7 +389,7 @@ async function healthChecks(page) {
     // The page is keyboard-driven too: focus the first button and press Enter on a number.
     await frame.locator('td[data-category="episodic"][data-status="expiring"] button').focus();
     await page.keyboard.press("Enter");
-    const view = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /Kin Memory/i }) }).first();
+    const view = memoriesPane(page);
     await poll(() => view.innerText(), (t) => t.includes("filtered: episodic, expiring"), "Enter on a number did not filter the view");
     await runCommand(page, "Kin Memory: Clear the tree filter");
     await page.locator(".tabs-container .tab", { hasText: "Memory health" }).first().click();
@@ -549,7 +560,7 @@ async function checks(page, port) {
 
   await step("status bar click opens the Kin Memory tree, grouped by category with badges", async () => {
     await page.locator(".statusbar-item", { hasText: /1 stale/ }).first().click();
-    const view = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /Kin Memory/i }) }).first();
+    const view = memoriesPane(page);
     await view.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
     for (const label of ["project-fact", "episodic", "preference"]) {
       await view.locator(".monaco-list-row", { hasText: new RegExp("^" + escapeRe(label)) }).first().waitFor({ timeout: STEP_TIMEOUT });
@@ -745,8 +756,8 @@ async function sweepChecks(page) {
 async function historyChecks(page) {
   const file = path.join(dirs.store, "facts", "deploy-pipeline.md");
   const original = fs.readFileSync(file, "utf8");
-  const view = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /Kin Memory/i }) }).first();
-  const changeRow = view.locator(".monaco-list-row", { hasText: "deploy-pipeline.md" }).filter({ hasText: /changed (by|outside) / }).first();
+  const view = memoriesPane(page);
+  const changeRow = view.locator(".monaco-list-row", { hasText: "deploy-pipeline.md" }).filter({ has: page.locator(".codicon-diff-modified") }).first();
 
   await step("changes: Accept all empties the Changes section and its badge", async () => {
     if (!(await view.isVisible().catch(() => false))) { // a run of these checks alone: open a memory, then the view
@@ -766,7 +777,10 @@ async function historyChecks(page) {
   await step("changes: an external write appears in Changes with a count badge", async () => {
     fs.writeFileSync(file, original + "\nThe agent added: canaries now run for twenty minutes.\n");
     await changeRow.waitFor({ timeout: STEP_TIMEOUT });
-    if (!/changed outside the editor/.test(await changeRow.innerText())) throw new Error(`the change reads "${await changeRow.innerText()}"`);
+    // Who leads the row's line (a narrow sidebar cuts it off); the icon says it was changed.
+    if (!/^deploy-pipeline\.md\s*outside the editor/.test(await changeRow.innerText())) {
+      throw new Error(`the change reads "${await changeRow.innerText()}"`);
+    }
     const badge = page.locator(".activitybar .action-item .badge-content").filter({ hasText: /^1$/ }).first();
     await badge.waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {
       const all = await page.locator(".activitybar .badge-content").allInnerTexts().catch(() => []);
@@ -799,7 +813,7 @@ async function historyChecks(page) {
     const rel = "episodes/agent-note.md";
     agent({ command: "create", path: `/memories/${rel}`, file_text: "# Agent note\n\nThe canary ran for twenty minutes.\n" });
     const written = Date.now();
-    const row = view.locator(".monaco-list-row", { hasText: "agent-note.md" }).filter({ hasText: /created by the agent/ }).first();
+    const row = view.locator(".monaco-list-row", { hasText: "agent-note.md" }).filter({ hasText: /by the agent/ }).filter({ has: page.locator(".codicon-diff-added") }).first();
     await row.waitFor({ timeout: STEP_TIMEOUT });
     console.log(`    (shown ${Date.now() - written} ms after the agent's write returned)`);
     agent({ command: "delete", path: `/memories/${rel}` }); // created and deleted since the review: nothing left to review
@@ -854,7 +868,7 @@ async function saveChecks(page, view) {
   await step("save: a quick fix saved with Ctrl+S is a version by you in the editor within 2 s", async () => {
     fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("category: preference", "category: preferenc"));
     // The misspelling written above is someone else's change: once it is listed, accept it (reviewed).
-    const written = view.locator(".monaco-list-row", { hasText: "review-style.md" }).filter({ hasText: /changed outside the editor/ }).first();
+    const written = view.locator(".monaco-list-row", { hasText: "review-style.md" }).filter({ hasText: /outside the editor/ }).filter({ has: page.locator(".codicon-diff-modified") }).first();
     await written.waitFor({ timeout: STEP_TIMEOUT });
     await runCommand(page, "Kin Memory: Accept all changes");
     await poll(() => written.count(), (n) => n === 0, "the misspelling is still listed after Accept all");
@@ -900,16 +914,14 @@ async function bulkChecks(page) {
     fs.writeFileSync(casing, "---\ncategory: Project-Fact\nworkspace: global\n---\n\n# Casing\n");
     fs.writeFileSync(typo, "---\ncategory: epsiodic\nworkspace: global\n---\n\n# Typo\n");
     await runCommand(page, "Kin Memory: Fix all safe problems in the store");
-    const dialog = page.locator(".monaco-dialog-box", { hasText: "the bulk fix proposes" }).first();
-    await dialog.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
-    const listed = await dialog.innerText();
+    const listed = await reviewOffer(page, "the bulk fix proposes");
     if (!listed.includes("/memories/facts/casing.md") || !listed.includes("/memories/episodes/typo.md") || listed.includes("deploy-pipeline")) {
       throw new Error(`the review lists ${JSON.stringify(listed.slice(0, 400))}`);
     }
     const sides = await poll(() => diffSides(page), (all) => all.some((d) => /category: episodic/.test(d.modified)),
       "the review does not show the typo's fix");
     if (!sides.some((d) => /category: project-fact/.test(d.modified))) throw new Error("the review does not show the casing fix");
-    await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Apply all$/ }).first().click();
+    await choose(page, "the bulk fix proposes", "Apply all");
     await toast(page, "Kin Memory: applied");
     await poll(() => fs.readFileSync(typo, "utf8"), (t) => t.includes("category: episodic\n"), "the typo was not fixed on disk");
     if (!fs.readFileSync(casing, "utf8").includes("category: project-fact\n")) throw new Error("the casing was not fixed on disk");
@@ -959,7 +971,7 @@ async function filterChecks(page) {
     fs.rmSync(theirs);
   });
   await step("tree: Filter the tree… keeps the chosen category; Clear shows everything again", async () => {
-    const view = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /Kin Memory/i }) }).first();
+    const view = memoriesPane(page);
     const category = (name) => view.locator(".monaco-list-row", { hasText: new RegExp("^" + escapeRe(name)) }).first();
     await category("project-fact").waitFor({ timeout: STEP_TIMEOUT });
     await runCommand(page, "Kin Memory: Filter the tree");
@@ -1099,16 +1111,55 @@ async function diffSides(page) {
   }));
 }
 
-/** Runs "Reflect on transcript…" on `transcript`; returns the review's modal once it asks. */
+/** Runs "Reflect on transcript…" on `transcript`; returns the review's question once it asks. */
 async function reflectOn(page, transcript) {
   await runCommand(page, "Kin Memory: Reflect on transcript");
   await pickFile(page, "Reflect on transcript", transcript, "Reflect");
-  const dialog = page.locator(".monaco-dialog-box", { hasText: "the reflection proposes" }).first();
-  await dialog.waitFor({ state: "visible", timeout: 2 * STEP_TIMEOUT }).catch(async () => {
-    const toasts = await page.locator(".notifications-toasts").innerText().catch(() => "");
-    throw new Error(`no review was offered; the toasts read "${toasts.replace(/\s+/g, " ").slice(0, 300)}"`);
-  });
-  return dialog;
+  return reviewOffer(page, "the reflection proposes");
+}
+
+/**
+ * The review's question: a notification beside the diffs it asks about, never a modal over them, whose
+ * only buttons write or discard (so no key is a default that writes). Returns its text, flattened.
+ */
+async function reviewOffer(page, text) {
+  const { item, close } = await notice(page, text, 2 * STEP_TIMEOUT);
+  const said = (await item.innerText()).replace(/\s+/g, " ");
+  const buttons = (await item.locator(".monaco-button").allInnerTexts()).map((b) => b.trim()).filter((b) => b);
+  await close();
+  if (await page.locator(".monaco-dialog-box").count()) throw new Error("a modal dialog covers the review's diffs");
+  if (JSON.stringify(buttons) !== JSON.stringify(["Apply all", "Apply selected…", "Discard"])) {
+    throw new Error(`the review offers ${JSON.stringify(buttons)}`);
+  }
+  if (!(await page.locator(".tabs-container .tab.active", { hasText: "Kin Memory proposal" }).count())) {
+    throw new Error("the review asks before its diffs are in view");
+  }
+  return said;
+}
+
+/** Clicks `label` on the review's notification `text` (in its toast, or in the notification center). */
+async function choose(page, text, label) {
+  // A toast VS Code hid (after a while, or on Escape) waits in the center, which the status bar's
+  // "proposal waiting" item opens.
+  const inToast = page.locator(".notifications-toasts .notification-list-item", { hasText: text }).first();
+  const center = page.locator(".notifications-center.visible");
+  const waiting = page.locator(".statusbar-item", { hasText: "Kin Memory: proposal waiting" }).first();
+  let opened = false;
+  if (!(await inToast.isVisible()) && !(await center.count()) && await waiting.isVisible()) {
+    await waiting.click();
+    opened = true;
+  }
+  const found = await notice(page, text);
+  const item = found.item;
+  const close = async () => {
+    await found.close();
+    if (opened && await center.count()) await page.locator("#status\\.notifications").first().click().catch(() => undefined);
+  };
+  const button = item.locator(".monaco-button", { hasText: new RegExp(`^${escapeRe(label)}$`) }).first();
+  // A notification in the center may be collapsed, its buttons hidden until it is expanded.
+  if (!(await button.isVisible())) await item.locator(".codicon-notifications-expand").first().click().catch(() => undefined);
+  await button.click({ timeout: STEP_TIMEOUT });
+  await close();
 }
 
 /**
@@ -1117,22 +1168,25 @@ async function reflectOn(page, transcript) {
  * its progress), its row there, the center opened from the status bar's bell. Returns the item and a
  * function that closes the center again when it was opened for it.
  */
-async function notice(page, text) {
+async function notice(page, text, timeout = STEP_TIMEOUT) {
   const inToast = page.locator(".notifications-toasts .notification-list-item", { hasText: text }).first();
   const inCenter = page.locator(".notifications-center .notification-list-item", { hasText: text }).first();
   const center = page.locator(".notifications-center.visible");
   const bell = page.locator("#status\\.notifications").first();
   let opened = false;
+  const started = Date.now();
   const found = await poll(async () => {
     if (await inToast.isVisible().catch(() => false)) return inToast;
     if (await inCenter.isVisible().catch(() => false)) return inCenter;
-    // Unread notifications without a toast: look in the center.
-    if (!(await center.count()) && await bell.locator(".codicon-bell-dot").count()) {
+    // Unread notifications without a toast: look in the center. Also after a moment without a dot: a
+    // notification that came while the center was open (the review's question was answered there) is
+    // not unread, and no toast shows it.
+    if (!(await center.count()) && (await bell.locator(".codicon-bell-dot").count() || Date.now() - started > 2000)) {
       await bell.click().catch(() => undefined);
       opened = true;
     }
     return undefined;
-  }, (item) => item !== undefined, `no "${text}" message`).catch(async (err) => {
+  }, (item) => item !== undefined, `no "${text}" message`, timeout).catch(async (err) => {
     const all = await page.locator(".notifications-toasts, .notifications-center").allInnerTexts().catch(() => []);
     throw new Error(`${err.message.replace(/ \(last seen.*$/, "")}; the notifications read "${all.join(" ").replace(/\s+/g, " ").slice(0, 300)}"`);
   });
@@ -1185,9 +1239,8 @@ async function reflectChecks(page) {
     if (expectedEdit === before) throw new Error(`the fixture ${edited} lacks "${REFLECT.edit.old_str}"`);
     await openFile(page, "review-style.md"); // the edited memory is open in an editor, unmodified
     await runCommand(page, "View: Keep Editor");
-    const dialog = await reflectOn(page, transcript);
-    const question = (await dialog.innerText()).replace(/\s+/g, " ");
-    if (!/proposes 2 changes\. Their diffs are open; nothing is written until you apply\./.test(question)
+    const question = await reflectOn(page, transcript);
+    if (!/proposes 2 changes; the diffs are open\. Nothing is written until you choose\./.test(question)
       || !question.includes("• create /memories/prefs/pr-titles.md") || !question.includes("• edit /memories/prefs/review-style.md")) {
       throw new Error(`the question reads "${question}"`);
     }
@@ -1213,11 +1266,12 @@ async function reflectChecks(page) {
   });
 
   await step("reflect: Apply all writes exactly the reviewed texts, asks the model nothing, and leaves no dirty editor", async () => {
-    const dialog = page.locator(".monaco-dialog-box", { hasText: "the reflection proposes" }).first();
     const requests = (await modelState()).requests;
-    await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Apply all$/ }).first().click();
-    const report = await toast(page, "Kin Memory: applied");
-    if (!/applied 2 of 2 changes\./.test(report)) throw new Error(`the report reads "${report}"`);
+    await choose(page, "the reflection proposes", "Apply all");
+    // This apply's own report: an earlier one (the bulk fix's) may still be on screen, as nothing modal
+    // hides the toasts any more.
+    const report = await toast(page, "Kin Memory: applied 2 of 2 changes.");
+    if (/Not applied/.test(report)) throw new Error(`the report reads "${report}"`);
     await page.locator(".tabs-container .tab", { hasText: "Kin Memory proposal" }).first()
       .waitFor({ state: "detached", timeout: STEP_TIMEOUT }).catch(() => { throw new Error("the applied proposal's review stayed open"); });
     const after = await modelState();
@@ -1240,13 +1294,13 @@ async function reflectChecks(page) {
   await step("reflect: a second pass, Discard: nothing is written", async () => {
     const before = storeSnapshot();
     const requests0 = (await modelState()).requests;
-    const dialog = await reflectOn(page, transcript);
+    await reflectOn(page, transcript);
     const sides = await diffSides(page);
     if (!sides.some((s) => s.modified.includes("# Flaky login test") || s.modified.includes("ten percent"))) {
       throw new Error(`the second review shows neither change: ${JSON.stringify(sides).slice(0, 300)}`);
     }
     const requests = (await modelState()).requests;
-    await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Discard$/ }).first().click();
+    await choose(page, "the reflection proposes", "Discard");
     await toast(page, "proposal discarded; nothing was written");
     await page.locator(".tabs-container .tab", { hasText: "Kin Memory proposal" }).first()
       .waitFor({ state: "detached", timeout: STEP_TIMEOUT }).catch(() => { throw new Error("the discarded proposal's review stayed open"); });
@@ -1262,13 +1316,13 @@ async function reflectChecks(page) {
 
   await step("reflect: a target changed on disk before Apply is reported as a conflict and left untouched", async () => {
     const requests0 = (await modelState()).requests;
-    const dialog = await reflectOn(page, transcript);
+    await reflectOn(page, transcript);
     const requests = (await modelState()).requests;
     // The agent rewrites the memory while the user reads the review.
     const theirs = fs.readFileSync(edited, "utf8").replace("Reviews are short", "Reviews are terse");
     fs.writeFileSync(edited, theirs);
     await page.waitForTimeout(2500); // the user reads on; VS Code has long reloaded the open editor by then
-    await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Apply all$/ }).first().click();
+    await choose(page, "the reflection proposes", "Apply all");
     // The level is read on the message itself, wherever VS Code shows it (a toast, or the notification
     // center when it held the toast back).
     const applied = await notice(page, "Kin Memory: applied 0 of 1");
@@ -1292,25 +1346,34 @@ async function reflectChecks(page) {
     reflectNumbers.push(`conflict: ${requests - requests0} model requests for the pass, ${state.requests - requests} for the apply; 0 files written; 1 conflict: ${report}`);
   });
 
-  await step("reflect: Enter (the default) writes nothing and keeps the review; Apply selected… writes only the chosen change and says what was left out", async () => {
+  await step("reflect: Enter and Escape write nothing and keep the review; Apply selected… writes only the chosen change and says what was left out", async () => {
     const freeze = path.join(dirs.store, "episodes", "release-freeze.md");
     const pipeline = path.join(dirs.store, "facts", "deploy-pipeline.md");
     const before = storeSnapshot();
     const expected = before["facts/deploy-pipeline.md"].replace("five percent", "ten percent");
     const requests0 = (await modelState()).requests;
-    const dialog = await reflectOn(page, transcript);
+    await reflectOn(page, transcript);
     const requests = (await modelState()).requests;
-    if (!(await dialog.locator(".dialog-buttons .monaco-button", { hasText: "Review the diffs first" }).count())) {
-      throw new Error("the review offers no way to look at the diffs first");
-    }
-    await page.keyboard.press("Enter"); // the default button: it must write nothing
-    const later = page.locator(".notifications-toasts .notification-list-item", { hasText: "nothing is written yet" }).first();
-    await later.waitFor({ timeout: STEP_TIMEOUT }).catch(() => { throw new Error("after Enter no message offers the choices beside the diffs"); });
-    if (JSON.stringify(storeSnapshot()) !== JSON.stringify(before)) throw new Error("Enter on the review wrote to the store");
+    // The person scrolls the diffs with the keyboard: neither key may write (a notification has no default).
+    const dirtyBefore = (await page.locator(".tabs-container .tab.dirty").allInnerTexts()).sort();
+    await page.locator(".part.editor .monaco-diff-editor .editor.modified .view-line").first().click();
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("Escape");
+    await page.waitForTimeout(1000);
+    if (JSON.stringify(storeSnapshot()) !== JSON.stringify(before)) throw new Error("Enter or Escape on the review wrote to the store");
+    const dirtyAfter = (await page.locator(".tabs-container .tab.dirty").allInnerTexts()).sort();
+    if (JSON.stringify(dirtyAfter) !== JSON.stringify(dirtyBefore)) throw new Error(`Enter in the review left a dirty editor: ${dirtyAfter.join(", ")}`);
     await page.locator(".tabs-container .tab.active", { hasText: "Kin Memory proposal" }).waitFor({ timeout: STEP_TIMEOUT })
-      .catch(() => { throw new Error("after Cancel the review is not open any more"); });
+      .catch(() => { throw new Error("after Enter and Escape the review is not open any more"); });
+    // Escape hid the question into the notification center: the status bar says a proposal waits, and
+    // opens the center where its buttons still are.
+    const waiting = page.locator(".statusbar-item", { hasText: "Kin Memory: proposal waiting" }).first();
+    await waiting.waitFor({ timeout: STEP_TIMEOUT }).catch(() => { throw new Error("nothing on screen says a proposal waits"); });
+    if (!(await page.locator(".notifications-center.visible").count())) await waiting.click();
+    await page.locator(".notifications-center.visible .notification-list-item", { hasText: "the reflection proposes" }).first()
+      .waitFor({ timeout: STEP_TIMEOUT }).catch(() => { throw new Error("the status bar item does not lead to the question"); });
     await page.screenshot({ path: path.join(ARTIFACTS, "vscode-reflect-kept.png") }).catch(() => undefined);
-    await later.locator(".monaco-button", { hasText: "Apply selected…" }).first().click();
+    await choose(page, "the reflection proposes", "Apply selected…");
     const pick = page.locator(".quick-input-widget", { has: page.locator(".quick-input-title", { hasText: "Apply which changes?" }) }).first();
     await pick.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
     const row = pick.locator(".monaco-list-row", { hasText: "create /memories/episodes/release-freeze.md" }).first();
@@ -1321,6 +1384,8 @@ async function reflectChecks(page) {
     await pick.locator("input").first().press("Enter");
     const report = await toast(page, "Kin Memory: applied 1 of 2 changes; 1 left out.");
     if (/Not applied/.test(report)) throw new Error(`the report reads "${report}"`);
+    await waiting.waitFor({ state: "detached", timeout: STEP_TIMEOUT }).catch(() => { throw new Error("the status bar still says a proposal waits"); });
+    if (await page.locator(".notifications-center.visible").count()) await page.locator("#status\\.notifications").first().click();
     if (fs.existsSync(freeze)) throw new Error("the change left out was written");
     if (fs.readFileSync(pipeline, "utf8") !== expected) throw new Error(`${pipeline} is not the reviewed text`);
     const state = await modelState();
@@ -1336,8 +1401,8 @@ async function reflectChecks(page) {
     const titles = path.join(dirs.store, "prefs", "pr-titles.md");
     const moved = path.join(dirs.store, "prefs", "pr-titles-old.md");
     const original = fs.readFileSync(titles, "utf8");
-    const dialog = await reflectOn(page, transcript);
-    await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Apply selected…$/ }).first().click();
+    await reflectOn(page, transcript);
+    await choose(page, "the reflection proposes", "Apply selected…");
     const pick = page.locator(".quick-input-widget", { has: page.locator(".quick-input-title", { hasText: "Apply which changes?" }) }).first();
     await pick.waitFor({ state: "visible", timeout: STEP_TIMEOUT });
     const rename = pick.locator(".monaco-list-row", { hasText: "rename /memories/prefs/pr-titles.md" }).first();
@@ -1363,16 +1428,11 @@ async function reflectChecks(page) {
   });
 }
 
-/** Runs a pass's palette command; returns the review's modal once it asks. */
+/** Runs a pass's palette command; returns the review's question once it asks. */
 async function passReview(page, label, pass, pick) {
   await runCommand(page, label);
   if (pick) await pick();
-  const dialog = page.locator(".monaco-dialog-box", { hasText: `${pass} proposes` }).first();
-  await dialog.waitFor({ state: "visible", timeout: 2 * STEP_TIMEOUT }).catch(async () => {
-    const toasts = await page.locator(".notifications-toasts").innerText().catch(() => "");
-    throw new Error(`no review was offered; the toasts read "${toasts.replace(/\s+/g, " ").slice(0, 300)}"`);
-  });
-  return dialog;
+  return reviewOffer(page, `${pass} proposes`);
 }
 
 async function passChecks(page) {
@@ -1387,10 +1447,9 @@ async function passChecks(page) {
   await step("init: the repository's documents become a reviewed proposal; Apply all writes the stamped fact", async () => {
     const requests0 = (await modelState()).requests;
     // The window's folder is the store itself: the command asks for the repository.
-    const dialog = await passReview(page, "Kin Memory: Initialize memories from this repository", "the initialization",
+    const question = await passReview(page, "Kin Memory: Initialize memories from this repository", "the initialization",
       () => pickFile(page, "Initialize memories from repository", repo, "Initialize"));
-    const question = (await dialog.innerText()).replace(/\s+/g, " ");
-    if (!question.includes("proposes 1 change.") || !question.includes("Read 3 documents") || !question.includes("• create /memories/facts/widget-build.md")) {
+    if (!question.includes("proposes 1 change; the diffs are open.") || !question.includes("Read 3 documents") || !question.includes("• create /memories/facts/widget-build.md")) {
       throw new Error(`the question reads "${question}"`);
     }
     const modified = (await diffSides(page)).map((s) => s.modified).join("\n");
@@ -1400,7 +1459,7 @@ async function passChecks(page) {
     if (fs.existsSync(widget)) throw new Error("the fact was written before Apply");
     await page.screenshot({ path: path.join(ARTIFACTS, "vscode-init-review.png") }).catch(() => undefined);
     const requests = (await modelState()).requests;
-    await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Apply all$/ }).first().click();
+    await choose(page, "the initialization proposes", "Apply all");
     const expected = WIDGET_BUILD.replace("category: project-fact\n", `category: project-fact\nworkspace: ${realRepo}\n`);
     // The file itself, not a toast: an earlier step's "applied 1 of 1 change." may still be on screen.
     await poll(() => (fs.existsSync(widget) ? fs.readFileSync(widget, "utf8") : ""), (t) => t === expected,
@@ -1497,16 +1556,15 @@ async function passChecks(page) {
   await step("consolidate: one proposal merges the duplicate and fixes the port, explained per change; Apply all writes it", async () => {
     const before = storeSnapshot();
     const requests0 = (await modelState()).requests;
-    const dialog = await passReview(page, "Kin Memory: Consolidate memories", "the consolidation");
-    const question = await dialog.innerText();
+    const question = await passReview(page, "Kin Memory: Consolidate memories", "the consolidation");
     if (!/– edits \/memories\/facts\/db-old\.md \(contradiction: .*\); read \/memories\/facts\/db-old\.md, \/memories\/facts\/db\.md/.test(question)
       || !question.includes("– deletes /memories/prefs/review-style-copy.md (duplicate: ")) {
-      throw new Error(`the question does not explain each change: "${question.replace(/\s+/g, " ")}"`);
+      throw new Error(`the question does not explain each change: "${question}"`);
     }
     if (JSON.stringify(storeSnapshot()) !== JSON.stringify(before)) throw new Error("the pass wrote to the store");
     await page.screenshot({ path: path.join(ARTIFACTS, "vscode-consolidate-review.png") }).catch(() => undefined);
     const requests = (await modelState()).requests;
-    await dialog.locator(".dialog-buttons .monaco-button", { hasText: /^Apply all$/ }).first().click();
+    await choose(page, "the consolidation proposes", "Apply all");
     const report = await toast(page, "Kin Memory: applied 2 of 2 changes.");
     if (/Not applied/.test(report)) throw new Error(`the report reads "${report}"`);
     const expected = { ...before, "facts/db-old.md": DB_OLD.replace("5433", "5432") };
@@ -1520,6 +1578,139 @@ async function passChecks(page) {
     if (state.requests !== requests) throw new Error(`applying made ${state.requests - requests} model request(s)`);
     if (state.remaining !== 0) throw new Error(`the model script has ${state.remaining} unused steps`);
     reflectNumbers.push(`consolidate: ${requests - requests0} model requests for the pass, 0 for the apply; 2 files changed; 0 conflicts`);
+  });
+}
+
+/**
+ * The language server of this test's code-server: a process whose command line runs kin-memory-lsp, in
+ * code-server's process group (or, bundled, installed under this test's folder), its own forks aside.
+ */
+function languageServerPids() {
+  const found = [];
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const argv = fs.readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
+      if (!argv.some((a) => a.endsWith("kin-memory-lsp"))) continue;
+      const stat = fs.readFileSync(`/proc/${name}/stat`, "utf8");
+      const [state, ppid, pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (state === "Z") continue;
+      if (Number(pgrp) !== serverProc?.pid && !argv.some((a) => a.startsWith(tmp))) continue;
+      found.push({ pid: Number(name), ppid: Number(ppid) });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const pids = new Set(found.map((p) => p.pid));
+  return found.filter((p) => !pids.has(p.ppid)).map((p) => p.pid);
+}
+
+/** The server killed again and again: the extension restarts it a few times, then says so once and offers Restart. */
+async function crashChecks(page) {
+  const crashed = "stopped unexpectedly";
+  await step("a crash loop: the server killed 4 times, one message offers Restart, and the view says the server is down", async () => {
+    await poll(() => languageServerPids().length, (n) => n === 1, "no running language server of this window to kill");
+    const killed = new Set();
+    const told = page.locator(".notifications-toasts .notification-list-item, .notifications-center .notification-list-item", { hasText: crashed });
+    await poll(async () => {
+      if (await told.count()) return true;
+      for (const pid of languageServerPids()) {
+        if (killed.has(pid)) continue;
+        killed.add(pid); // each (re)started server once: the next kill waits for the restart
+        try { process.kill(pid, "SIGKILL"); } catch { /* gone already */ }
+      }
+      return false;
+    }, (done) => done, `no "${crashed}" message`, 4 * STEP_TIMEOUT).catch((err) => {
+      throw new Error(`${err.message.replace(/ \(last seen.*$/, "")} after ${killed.size} kills`);
+    });
+    const { item, close } = await notice(page, crashed);
+    const said = (await item.innerText()).replace(/\s+/g, " ");
+    const buttons = (await item.locator(".monaco-button").allInnerTexts()).map((b) => b.trim()).filter((b) => b);
+    await close();
+    if (!said.includes(`the language server stopped unexpectedly ${killed.size} times in 3 minutes, so it is not restarted automatically`)) {
+      throw new Error(`after ${killed.size} kills the message reads "${said}"`);
+    }
+    if (killed.size !== 4) throw new Error(`the message came after ${killed.size} kills, not 4`);
+    if (!buttons.includes("Restart")) throw new Error(`the message offers ${JSON.stringify(buttons)}, no Restart`);
+    await page.waitForTimeout(1000);
+    if (languageServerPids().length) throw new Error("the server was restarted after the message said it would not be");
+    // The view: why, and what fixes it, instead of the last listing as if it were current.
+    await page.locator(".statusbar-item", { hasText: "Kin Memory: stopped" }).first().click();
+    const view = memoriesPane(page);
+    await poll(() => view.innerText(), (t) => t.includes("The Kin Memory server stopped unexpectedly several times"), "the view does not say the server is down");
+    const rows = await view.locator(".monaco-list-row", { hasText: ".md" }).count();
+    if (rows) throw new Error(`the view still lists ${rows} memories while the server is down`);
+    if (!(await view.locator("a, .monaco-button", { hasText: "Restart server" }).count())) throw new Error("the view offers no Restart");
+    await page.screenshot({ path: path.join(ARTIFACTS, "vscode-server-down.png") }).catch(() => undefined);
+    const messages = await page.locator(".notifications-toasts .notification-list-item", { hasText: crashed }).count();
+    if (messages > 1) throw new Error(`${messages} crash messages for one cause`);
+    // One message for the cause: none of the language client's own (its words, raw protocol errors).
+    const toasts = (await page.locator(".notifications-toasts .notification-list-item").allInnerTexts()).map((t) => t.replace(/\s+/g, " "));
+    const others = toasts.filter((t) => !t.includes(crashed));
+    if (others.some((t) => /Pending response|couldn't create connection|Server will not be restarted|Restarting server failed|Kin Memory client/.test(t))) {
+      throw new Error(`the crash loop also shows ${JSON.stringify(others)}`);
+    }
+  });
+
+  await step("a crash loop: Restart on the message starts the server again; the view and the status bar are current again", async () => {
+    await choose(page, crashed, "Restart");
+    await poll(() => languageServerPids().length, (n) => n === 1, "Restart started no server");
+    await page.locator(".statusbar-item", { hasText: /stale/ }).first().waitFor({ timeout: 2 * STEP_TIMEOUT })
+      .catch(() => { throw new Error("the status bar shows no counts after Restart"); });
+    const view = memoriesPane(page);
+    await view.locator(".monaco-list-row", { hasText: "rollback-drill.md" }).first().waitFor({ timeout: STEP_TIMEOUT })
+      .catch(() => { throw new Error("the view lists no memories after Restart"); });
+    if ((await view.innerText()).includes("The Kin Memory server stopped unexpectedly")) throw new Error("the view still says the server is down");
+    await page.waitForTimeout(1000); // a request that failed while the server was down would be told by now
+    const raw = (await page.locator(".notifications-toasts .notification-list-item").allInnerTexts()).map((t) => t.replace(/\s+/g, " "))
+      .filter((t) => /Request \S+ failed|Code: -320|Pending response/.test(t));
+    if (raw.length) throw new Error(`the language client's own errors are shown: ${JSON.stringify(raw)}`);
+  });
+}
+
+/**
+ * The reflect command's first pick names the newest agent session of the workspace by what tells it apart:
+ * its date, its size and the first thing the person asked (a Claude Code session under this test's HOME;
+ * the window counts as that repository's through the Workspace setting for the length of the step).
+ */
+async function transcriptPickChecks(page) {
+  await step("reflect: the newest session is offered with its date, size and first prompt", async () => {
+    const repo = path.join(tmp, "session-repo");
+    fs.mkdirSync(repo, { recursive: true });
+    const real = fs.realpathSync(repo);
+    const folder = path.join(dirs.home, ".claude", "projects", real.replace(/[/.]/g, "-"));
+    fs.mkdirSync(folder, { recursive: true });
+    const session = path.join(folder, "5f1c2a.jsonl");
+    const records = [
+      { type: "user", cwd: real, message: { role: "user", content: "<command-name>/clear</command-name>" } },
+      { type: "user", cwd: real, message: { role: "user", content: "Why does the billing export time out after\nten minutes?" } },
+      { type: "assistant", cwd: real, message: { role: "assistant", content: "x".repeat(3000) } },
+    ];
+    fs.writeFileSync(session, records.map((r) => JSON.stringify(r)).join("\n") + "\n");
+    const when = Date.now() / 1000 - 2 * 3600;
+    fs.utimesSync(session, when, when);
+    const kb = `${Math.round(fs.statSync(session).size / 1024)} KB`;
+    writeSettings({ ...reflectionSettings(), "kinMemory.workspace": real });
+    try {
+      const pick = page.locator(".quick-input-widget", { has: page.locator(".quick-input-title", { hasText: "Reflect on transcript" }) }).first();
+      const row = pick.locator(".monaco-list-row", { hasText: "Newest Claude Code session of this workspace" }).first();
+      // The server hears of the setting from the settings file: ask again until it names the session.
+      await poll(async () => {
+        await runCommand(page, "Kin Memory: Reflect on transcript");
+        const seen = await row.waitFor({ timeout: 3000 }).then(() => true, () => false);
+        if (!seen) await page.keyboard.press("Escape");
+        return seen;
+      }, (seen) => seen, "the pick never offered the newest session");
+      const text = (await row.innerText()).replace(/\s+/g, " ");
+      if (!text.includes("“Why does the billing export time out after ten minutes?”") || !text.includes("(2 h ago)") || !text.includes(kb)) {
+        throw new Error(`the newest session reads "${text}"`);
+      }
+      await page.screenshot({ path: path.join(ARTIFACTS, "vscode-reflect-session-pick.png") }).catch(() => undefined);
+      await page.keyboard.press("Escape");
+      await pick.waitFor({ state: "hidden", timeout: STEP_TIMEOUT });
+    } finally {
+      writeSettings(reflectionSettings());
+    }
   });
 }
 
@@ -1833,7 +2024,7 @@ async function syncChecks(page, port) {
 
   await step("sync: the Changes section lists the fact as created by sync from laptop", async () => {
     await showView();
-    const row = view.locator(".monaco-list-row", { hasText: "api-deploy.md" }).filter({ hasText: /created by sync from laptop/ }).first();
+    const row = view.locator(".monaco-list-row", { hasText: "api-deploy.md" }).filter({ hasText: /by sync from laptop/ }).filter({ has: page.locator(".codicon-diff-added") }).first();
     await row.waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {
       const listed = await view.locator(".monaco-list-row", { hasText: "api-deploy.md" }).allInnerTexts();
       throw new Error(`the view lists the fact as ${JSON.stringify(listed)}`);
@@ -1967,11 +2158,18 @@ async function main() {
       await secretFixChecks(page);
     } else if (env.KIN_E2E_ONLY === "secret") {
       await openStore(page, port);
+      await serverReady(page);
       await secretFixChecks(page);
+    } else if (env.KIN_E2E_ONLY === "crash") {
+      await openStore(page, port);
+      await serverReady(page);
+      await crashChecks(page);
     } else if (env.KIN_E2E_ONLY === "reflect") {
       await openStore(page, port);
+      await serverReady(page);
       await reflectChecks(page);
       await passChecks(page);
+      await transcriptPickChecks(page);
     } else {
       await checks(page, port);
       await secretFixChecks(page);
@@ -1981,6 +2179,8 @@ async function main() {
       await filterChecks(page);
       await reflectChecks(page);
       await passChecks(page);
+      await transcriptPickChecks(page);
+      await crashChecks(page);
       await rootChecks(context, page, port);
       await page.screenshot({ path: path.join(ARTIFACTS, "vscode-second-window.png") }).catch(() => undefined);
       await hostileChecks(context, page, port);

@@ -8,7 +8,7 @@
 #                    the wheel bundled in the .vsix; anything else is the `kinMemory.server.path`
 #                    setting, e.g. the checkout's .venv/bin/kin-memory-lsp, or `false` to see it fail.
 #   KIN_E2E_KEEP=1   keep the temporary folder (code-server logs, profile) for inspection.
-#   KIN_E2E_ONLY=core|reflect|history|sync|secret  after the first window is up, run only those checks (a quick loop
+#   KIN_E2E_ONLY=core|reflect|history|sync|secret|crash  after the first window is up, run only those checks (a quick loop
 #                    while working on them; the full run is the test).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -1,8 +1,11 @@
 """`kin.memory.latestSession`: the newest Claude Code or Codex session of the active workspace, which the
-editors' reflect command offers first (as `kin-memory reflect --latest` takes it). Reads the disk, off the
-event loop; the rule of where sessions live and which is newest is reflect/sessions.py's."""
+editors' reflect command offers first (as `kin-memory reflect --latest` takes it), with its date, size and
+first prompt so the person knows which session it is. Reads the disk, off the event loop; the rule of
+where sessions live and which is newest is reflect/sessions.py's."""
 
 from __future__ import annotations
+
+import os
 
 from pygls.lsp.server import LanguageServer
 
@@ -38,4 +41,15 @@ def _latest(workspaces: list[str]) -> protocol.LatestSessionResult:
     if not found:
         return protocol.LatestSessionResult(path=None, agent=None, searched=searched)
     best = max(found, key=lambda s: s.mtime)
-    return protocol.LatestSessionResult(path=str(best.path), agent=best.agent, searched=searched)
+    try:
+        size: int | None = os.lstat(best.path).st_size
+    except OSError:
+        size = None
+    return protocol.LatestSessionResult(
+        path=str(best.path),
+        agent=best.agent,
+        searched=searched,
+        modified=best.mtime,
+        size=size,
+        first_prompt=sessions.first_prompt(best.path),
+    )
