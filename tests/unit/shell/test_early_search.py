@@ -17,7 +17,7 @@ import pytest
 from kin_memory import protocol
 from kin_memory.lsp.scheduler import Scheduler
 from kin_memory.lsp.session import Session
-from kin_memory.lsp.startup.early import EarlySearch
+from kin_memory.lsp.startup.early import LOADING_NOTE, EarlySearch
 from kin_memory.lsp.wire import FdReader, Outlet, frame, next_body
 from kin_memory.recall.results import answer_search
 from kin_memory.recall.service import Recall
@@ -90,7 +90,9 @@ def expected(e: Early, query: str, **more: object) -> dict:
     params = protocol.parse(protocol.SearchParams, {"query": query, **more})
     s = e.session
     active = s.active() if params.workspace is None else workspace_value(params.workspace)
-    return protocol.dump(answer_search(Recall(s.root), params, active, s.context(), s.uri_of, True))
+    # The front ranks by words (the model is not loaded that early) and says so while the layer is wanted.
+    note = LOADING_NOTE if s.semantic_wanted() else None
+    return protocol.dump(answer_search(Recall(s.root), params, active, s.context(), s.uri_of, True, note))
 
 
 def test_a_search_waits_for_the_check_and_is_answered_as_the_server_would(root: Path) -> None:
