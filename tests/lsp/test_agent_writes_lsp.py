@@ -4,9 +4,7 @@ once the server's watcher has seen the file too."""
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,17 +21,6 @@ def store(tmp_path: Path) -> Path:
     root = tmp_path / "memory"
     write(root, "facts/db.md", FACT)
     return root
-
-
-@pytest.fixture
-def client(store: Path, tmp_path: Path) -> Iterator[RawClient]:
-    c = RawClient({**os.environ, "KIN_MEMORY_DIR": str(store), "HOME": str(tmp_path)})
-    try:
-        c.initialize()
-        c.wait_checked()
-        yield c
-    finally:
-        assert "Traceback" not in c.close()
 
 
 def changes(client: RawClient) -> dict[str, tuple[str, str]]:

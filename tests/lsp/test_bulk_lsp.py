@@ -4,8 +4,6 @@ store-wide re-stamp as an editor command."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,17 +21,6 @@ def store(tmp_path: Path) -> Path:
     write(root, "facts/b.md", "---\ncategory: epsiodic\nworkspace: /gone/repo\n---\n# B\n")
     write(root, "facts/ok.md", "---\ncategory: project-fact\nworkspace: global\n---\n# OK\n")
     return root
-
-
-@pytest.fixture
-def client(store: Path, tmp_path: Path) -> Iterator[RawClient]:
-    c = RawClient({**os.environ, "KIN_MEMORY_DIR": str(store), "HOME": str(tmp_path)})
-    try:
-        c.initialize()
-        c.wait_checked()
-        yield c
-    finally:
-        assert "Traceback" not in c.close()
 
 
 def execute(client: RawClient, command: str, arg: object) -> dict:

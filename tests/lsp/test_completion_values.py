@@ -5,7 +5,6 @@ offered (a gone repository, a path that is not canonical, an unsafe label, KM301
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,17 +30,6 @@ def store(tmp_path: Path, repo: Path) -> Path:
     write(root, "facts/label.md", memory("project-fact", "# Label\n\nlabel\n", "team-infra"))
     write(root, "facts/bidi.md", memory("project-fact", "# Bidi\n\nbidi\n", '"team\\u202einfra"'))
     return root
-
-
-@pytest.fixture
-def client(store: Path, tmp_path: Path) -> Iterator[RawClient]:
-    c = RawClient({**os.environ, "KIN_MEMORY_DIR": str(store), "HOME": str(tmp_path)})
-    try:
-        c.initialize()
-        c.wait_checked()
-        yield c
-    finally:
-        assert "Traceback" not in c.close()
 
 
 def complete(client: RawClient, store: Path, rel: str, text: str, line: int, col: int) -> list[dict]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,17 +26,6 @@ def store(tmp_path: Path) -> Path:
     write(root, "facts/stale.md", memory("project-fact", "# Stale\n\nold fact\n", "global"), age_days=400)
     write(root, "prefs/tone.md", memory("preference", "# Tone\n\nterse\n"), age_days=400)
     return root
-
-
-@pytest.fixture
-def client(store: Path, tmp_path: Path) -> Iterator[RawClient]:
-    c = RawClient({**os.environ, "KIN_MEMORY_DIR": str(store), "HOME": str(tmp_path)})
-    try:
-        c.initialize()
-        c.wait_checked()
-        yield c
-    finally:
-        assert "Traceback" not in c.close()
 
 
 def execute(client: RawClient, command: str, arg: object) -> dict:

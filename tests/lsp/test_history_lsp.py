@@ -4,9 +4,7 @@ their diff, and accept clears them; restore and revert write through the tool's 
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,17 +21,6 @@ def store(tmp_path: Path) -> Path:
     write(root, "facts/db.md", FACT)
     write(root, "prefs/tone.md", memory("preference", "# Tone\n\nterse\n"))
     return root
-
-
-@pytest.fixture
-def client(store: Path, tmp_path: Path) -> Iterator[RawClient]:
-    c = RawClient({**os.environ, "KIN_MEMORY_DIR": str(store), "HOME": str(tmp_path)})
-    try:
-        c.initialize()
-        c.wait_checked()
-        yield c
-    finally:
-        assert "Traceback" not in c.close()
 
 
 def execute(client: RawClient, command: str, arg: object) -> dict:

@@ -5,9 +5,7 @@ the KM602 (and only it). The secret is fabricated (a repeated block)."""
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,17 +25,6 @@ def store(tmp_path: Path) -> Path:
     root = tmp_path / "memory"
     write(root, "facts/access.md", TEXT)
     return root
-
-
-@pytest.fixture
-def client(store: Path, tmp_path: Path) -> Iterator[RawClient]:
-    c = RawClient({**os.environ, "KIN_MEMORY_DIR": str(store), "HOME": str(tmp_path)})
-    try:
-        c.initialize()
-        c.wait_checked()
-        yield c
-    finally:
-        assert "Traceback" not in c.close()
 
 
 def apply(text: str, edits: list[dict]) -> str:
