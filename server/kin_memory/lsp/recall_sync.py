@@ -76,14 +76,13 @@ class RecallSync:
         if self._recall is None or self._recall.root != self.session.root:
             from ..recall.service import Recall
 
-            self._recall = Recall(self.session.root, semantic=self.semantic_wanted(), background_fill=True)
+            self._recall = Recall(
+                self.session.root, semantic=self.session.semantic_wanted(), background_fill=True
+            )
             self._recall.index.on_reset = self._refill
         else:  # the setting can change while the server runs: rankings follow it at once
-            self._recall.semantic_on = self.semantic_wanted()
+            self._recall.semantic_on = self.session.semantic_wanted()
         return self._recall
-
-    def semantic_wanted(self) -> bool:
-        return self.session.semantic_wanted()
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         """After the startup load: bring the index up to date, then follow the store's events."""

@@ -7,14 +7,14 @@ whose int8 weights are cast back to float when it loads). Both files are checked
 SHA-256 before the model is made, so a replaced file is never run; nothing is fetched from the network.
 
 One text per call, no padding: batching int8 makes a text's vector depend on its batch neighbours and
-costs several times the peak memory for no speed.
+costs several times the peak memory for no speed. Texts are cut at 256 tokens; the vector is the mean of
+the token vectors, scaled to unit length, so a dot product is the cosine.
 
 Memory (measured on the 10k bench store, whose texts all reach 256 tokens): onnxruntime keeps a copy of
 model bytes handed to it (21 MB more than a session made from the file), so the session is made from the
 very file whose bytes were checked. Its arena is on and its memory pattern off: one 256-token text then
 peaks 15 MB above the loaded model and keeps 25 MB for the next call, where without the arena each call
-peaked 58 MB above it (every activation malloc'd apart) and was a quarter slower. Texts are cut at 256 tokens; the vector is the mean of
-the token vectors, scaled to unit length, so a dot product is the cosine.
+peaked 58 MB above it (every activation malloc'd apart) and was a quarter slower.
 
 onnxruntime, tokenizers and numpy are imported here only, and this module is imported only when the
 semantic layer is on and something ranks (see layer.py).
