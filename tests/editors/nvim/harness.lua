@@ -397,6 +397,14 @@ function T.ui_type(keys, pred, what, timeout)
   return value
 end
 
+--- What a failed case says: a T.check's own sentence, or any other error with its traceback.
+local function failure(e)
+  if type(e) == 'table' and e.kin_fail then
+    return e.kin_fail
+  end
+  return debug.traceback(tostring(e), 2)
+end
+
 local function run_ui(body)
   -- Neovim's own vim.notify stays (it is what puts a message on the screen); what it echoes is noted.
   local echo = vim.api.nvim_echo
@@ -413,12 +421,7 @@ local function run_ui(body)
     return echo(chunks, history, opts)
   end
   body_co = coroutine.create(function()
-    local ok, err = xpcall(body, function(e)
-      if type(e) == 'table' and e.kin_fail then
-        return e.kin_fail
-      end
-      return debug.traceback(tostring(e), 2)
-    end)
+    local ok, err = xpcall(body, failure)
     verdict(ok, err)
   end)
   _G.kin_ui_start = function() -- by ui.py, once it has told this Neovim its channel
@@ -445,12 +448,7 @@ function T.run(body)
     callback = function()
       vim.schedule(function()
         local t0 = uv.hrtime()
-        local ok, err = xpcall(body, function(e)
-          if type(e) == 'table' and e.kin_fail then
-            return e.kin_fail
-          end
-          return debug.traceback(tostring(e), 2)
-        end)
+        local ok, err = xpcall(body, failure)
         local ms = (uv.hrtime() - t0) / 1e6
         if ok then
           out(('\nPASS %s (%.0f ms)'):format(T.case, ms)) -- on its own line, whatever Neovim printed
