@@ -462,4 +462,28 @@ function T.run(body)
   })
 end
 
+--- Run argv to its end, checking it exited with one of `codes` (default: 0); its standard output.
+function T.system(argv, cwd, env, codes)
+  local out = vim.system(argv, { text = true, cwd = cwd, env = env }):wait()
+  T.check(vim.tbl_contains(codes or { 0 }, out.code), '%s exited with %d: %s%s', table.concat(argv, ' '), out.code,
+    out.stdout or '', out.stderr or '')
+  return out.stdout
+end
+
+--- The other machine of the sync cases ("laptop": {home, store, clone}): its `kin-memory ARGS…`, run in
+--- its clone with its own HOME and store (a sync that reports a conflict exits with 1), and its memory
+--- tool. The clone is read at each call: a case may set it after this.
+function T.other_machine(m)
+  local function cli(...)
+    local out = T.system(vim.list_extend({ 'kin-memory' }, { ... }), m.clone,
+      { HOME = m.home, KIN_MEMORY_DIR = m.store, GIT_CONFIG_GLOBAL = m.home .. '/gitconfig' },
+      select(1, ...) == 'sync' and { 0, 1 } or { 0 })
+    T.log('[' .. (m.name or 'laptop') .. ']', vim.trim(out))
+    return out
+  end
+  return cli, function(call)
+    return cli('tool', vim.json.encode(call))
+  end
+end
+
 return T

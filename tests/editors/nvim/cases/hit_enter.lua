@@ -13,25 +13,9 @@ local laptop = { home = base .. '/laptop-home', store = base .. '/laptop-store',
 local IDENTITY = { GIT_AUTHOR_NAME = 'Test', GIT_AUTHOR_EMAIL = 'test@example.invalid',
   GIT_COMMITTER_NAME = 'Test', GIT_COMMITTER_EMAIL = 'test@example.invalid' }
 
-local function run(argv, cwd, env, codes)
-  local out = vim.system(argv, { text = true, cwd = cwd, env = env }):wait()
-  T.check(vim.tbl_contains(codes or { 0 }, out.code), '%s exited with %d: %s%s', table.concat(argv, ' '), out.code,
-    out.stdout or '', out.stderr or '')
-  return out.stdout
-end
-
+local run = T.system
 --- The other machine ("laptop"): the command line with its own HOME and store.
-local function on_laptop(...)
-  local out = run(vim.list_extend({ 'kin-memory' }, { ... }), laptop.clone,
-    { HOME = laptop.home, KIN_MEMORY_DIR = laptop.store, GIT_CONFIG_GLOBAL = laptop.home .. '/gitconfig' },
-    select(1, ...) == 'sync' and { 0, 1 } or { 0 })
-  T.log('[laptop]', vim.trim(out))
-  return out
-end
-
-local function laptop_tool(call)
-  return on_laptop('tool', vim.json.encode(call))
-end
+local on_laptop, laptop_tool = T.other_machine(laptop)
 
 local prompts = {}
 
