@@ -486,4 +486,19 @@ function T.other_machine(m)
   end
 end
 
+--- The quick fixes the server offers for diagnostic `d` of `buf` (as Neovim's code-action flow asks), and
+--- their titles (logged).
+function T.quick_fixes(buf, d)
+  local actions = T.request(buf, 'textDocument/codeAction', {
+    textDocument = vim.lsp.util.make_text_document_params(buf),
+    range = { start = { line = d.lnum, character = d.col }, ['end'] = { line = d.end_lnum, character = d.end_col } },
+    context = { diagnostics = { d.user_data.lsp }, only = { 'quickfix' } },
+  }) or {}
+  local titles = vim.tbl_map(function(a)
+    return a.title
+  end, actions)
+  T.log('actions:', table.concat(titles, ' | '))
+  return actions, titles
+end
+
 return T

@@ -5,15 +5,7 @@ local T = dofile(vim.env.KIN_NVIM_HARNESS)
 T.run(function()
   local buf, client = T.open('facts/cache.md')
   local d = T.wait_diag(buf, 'KM201')
-  local actions = T.request(buf, 'textDocument/codeAction', {
-    textDocument = vim.lsp.util.make_text_document_params(buf),
-    range = { start = { line = d.lnum, character = d.col }, ['end'] = { line = d.end_lnum, character = d.end_col } },
-    context = { diagnostics = { d.user_data.lsp }, only = { 'quickfix' } },
-  })
-  local titles = vim.tbl_map(function(a)
-    return a.title
-  end, actions or {})
-  T.log('actions:', table.concat(titles, ' | '))
+  local actions, titles = T.quick_fixes(buf, d)
   local preferred = vim.tbl_filter(function(a)
     return a.isPreferred and a.title:find('project%-fact')
   end, actions or {})

@@ -24,11 +24,7 @@ T.run(function()
   local buf = T.open(rel)
   local d = T.wait_diag(buf, 'KM402')
 
-  local actions = T.request(buf, 'textDocument/codeAction', {
-    textDocument = vim.lsp.util.make_text_document_params(buf),
-    range = { start = { line = d.lnum, character = d.col }, ['end'] = { line = d.end_lnum, character = d.end_col } },
-    context = { diagnostics = { d.user_data.lsp }, only = { 'quickfix' } },
-  })
+  local actions = T.quick_fixes(buf, d)
   local delete = vim.tbl_filter(function(a)
     return a.title == 'Delete this memory'
   end, actions or {})[1]

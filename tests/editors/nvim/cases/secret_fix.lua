@@ -14,15 +14,7 @@ T.run(function()
   local buf, client = T.open(REL)
   local d = T.wait_diag(buf, 'KM602')
   T.eq(d.lnum, 6, 'the line of the secret')
-  local actions = T.request(buf, 'textDocument/codeAction', {
-    textDocument = vim.lsp.util.make_text_document_params(buf),
-    range = { start = { line = d.lnum, character = d.col }, ['end'] = { line = d.end_lnum, character = d.end_col } },
-    context = { diagnostics = { d.user_data.lsp }, only = { 'quickfix' } },
-  })
-  local titles = vim.tbl_map(function(a)
-    return a.title
-  end, actions or {})
-  T.log('actions:', table.concat(titles, ' | '))
+  local _, titles = T.quick_fixes(buf, d)
   T.check(vim.tbl_contains(titles, 'Remove the line holding the secret'), 'no remove action in %s', vim.inspect(titles))
   T.check(vim.tbl_contains(titles, 'Mark as not a secret (a comment above the line)'), 'no mark action in %s',
     vim.inspect(titles))
