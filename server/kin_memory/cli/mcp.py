@@ -46,5 +46,9 @@ def handler(args: argparse.Namespace) -> int:
 
     root = resolve_root(args.root).path
     fixed: object = ... if args.workspace is None else cli_workspace(args.workspace, root)
-    serve(AgentStore(root, args.tool_mode), fallback_workspace(root), fixed)
+    store = AgentStore(root, args.tool_mode, watch=True)  # a rename reads only what may name the old path
+    try:
+        serve(store, fallback_workspace(root), fixed)
+    finally:
+        store.close()
     return 0

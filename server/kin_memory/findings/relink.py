@@ -3,33 +3,27 @@ in other memories, rewritten to the new path. Pure text in, edits out; the tool 
 decide where the text comes from and how the edits are written.
 
 A folder moves everything below it: `/memories/facts` → `/memories/kb` rewrites `/memories/facts/a.md`
-too. A reference is a whole path: `/memories/facts/a.mdx` is not a reference to `/memories/facts/a.md`,
-and a sentence's final period is not part of the path.
+too. What a reference is: store/references.py.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from ..store.frontmatter import Span, split_lines
 from ..store.memory import from_text
 from ..store.paths import rel_of_virtual
+from ..store.references import names, references_in
 from .budget import link_targets
 from .model import TextEdit
-
-_REFERENCE = re.compile(r"/memories/[^\s)\]>\"'`<|,;]+")
-_TRAILING = ".,:;!?"
 
 
 def moved(vpath: str, old: str, new: str) -> str | None:
     """Where `vpath` is after `old` became `new` (a file, or a folder and everything in it); None when
     the rename does not concern it."""
-    if vpath == old:
-        return new
-    if vpath.startswith(old.rstrip("/") + "/"):
-        return new.rstrip("/") + vpath[len(old.rstrip("/")) :]
-    return None
+    if not names(vpath, old):
+        return None
+    return new if vpath == old else new.rstrip("/") + vpath[len(old.rstrip("/")) :]
 
 
 def mentions(text: str, old: str) -> bool:
@@ -54,12 +48,11 @@ def _link_edits(vpath: str, text: str, old: str, new: str) -> list[TextEdit]:
 def _reference_edits(lines: list[str], old: str, new: str, taken: set[tuple[int, int]]) -> list[TextEdit]:
     edits = []
     for n, line in enumerate(lines):
-        for m in _REFERENCE.finditer(line):
-            path = m.group(0).rstrip(_TRAILING)
+        for col, path in references_in(line):
             to = moved(path, old, new)
-            if to is None or (n, m.start()) in taken:
+            if to is None or (n, col) in taken:
                 continue
-            edits.append(TextEdit(Span(n, m.start(), n, m.start() + len(path)), to))
+            edits.append(TextEdit(Span(n, col, n, col + len(path)), to))
     return edits
 
 

@@ -29,6 +29,7 @@ from ..tool.commands.base import MODES, MUTATIONS
 if TYPE_CHECKING:
     from ..recall.service import Recall
     from .listed import Listed
+    from .rename_reads import RenameReads
 
 SOURCE = "agent"  # the history and audit label of every write an agent makes
 RESYNC_SECONDS = 2.0  # how old the recall index may be for writes made by others (the editor, the CLI)
@@ -80,7 +81,12 @@ class AgentStore:
 
     root: Path
     mode: str = "auto"
+    # Whether this process watches the store, so a rename reads only the memories that may name the old
+    # path (mcp/rename_reads.py): the MCP server does; the SDK class, living in the agent's own process,
+    # does not start a thread there and looks at every file.
+    watch: bool = False
     _recall: Recall | None = field(default=None, repr=False, compare=False)
+    _renames: RenameReads | None = field(default=None, repr=False, compare=False)
     _synced_at: float | None = field(default=None, repr=False, compare=False)
     _listed: Listed | None = field(default=None, repr=False, compare=False)
 
@@ -94,11 +100,35 @@ class AgentStore:
             self._recall = Recall(self.root, semantic=settings_for(None).recall_semantic)
         now = time.monotonic()
         if self._synced_at is None or now - self._synced_at > RESYNC_SECONDS:
-            from ..recall.service import sync_quietly
-
-            sync_quietly(self._recall)  # an index that cannot be written: the answer says it is incomplete
+            if self._renames is not None:  # the moment the index is up to date from, for the next rename
+                with self._renames.lock:
+                    self._renames.synced_now()
+            else:
+                self._sync_index()  # an index that cannot be written: the answer says it is incomplete
             self._synced_at = now
         return self._recall
+
+    def _sync_index(self) -> bool:
+        from ..recall.service import sync_quietly
+
+        assert self._recall is not None
+        return sync_quietly(self._recall)
+
+    def _rename_reads(self, old: str) -> list[tuple[str, str, bool]] | None:
+        """The memories a rename of `old` must read, when the watch can tell (None: every file)."""
+        if not self.watch:
+            return None
+        if self._renames is None:
+            from .rename_reads import RenameReads
+
+            self.recall()  # opened (and brought up to date) before the watch's first moment
+            self._renames = RenameReads(self.root, self._sync_index)
+        return self._renames.files(old)
+
+    def close(self) -> None:
+        """Stop the watch, if there is one (the process is ending)."""
+        if self._renames is not None:
+            self._renames.stop()
 
     def _indexed(self, input: dict[str, object]) -> None:  # noqa: A002
         """After a write of this process: the written file re-indexed at once; a delete or a rename
@@ -137,6 +167,7 @@ class AgentStore:
             confirm=confirm,
             source=SOURCE,
             cancelled=cancelled,
+            rename_reads=self._rename_reads,
         )
         result = run_tool(input, ctx)
         if not result.is_error and isinstance(input, dict) and input.get("command") in MUTATIONS:

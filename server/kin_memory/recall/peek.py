@@ -210,6 +210,27 @@ def mentioning(root: Path | str, text: str) -> tuple[set[str], dict[str, tuple[i
     return {v for (v,) in hits}, {v: (k, s, c) for v, k, s, c in rows}
 
 
+def naming(root: Path | str, old: str) -> tuple[set[str], set[str]] | None:
+    """(the memories whose references name `old` or a path below it, the memories whose references the
+    index does not know): two index lookups, whatever the store's size. None when there is no usable
+    index or it keeps no references yet (an earlier build made it)."""
+    conn = _open_read_only(root)
+    if conn is None:
+        return None
+    base = old.rstrip("/") + "/"
+    with closing(conn):
+        try:
+            named = conn.execute(
+                "SELECT DISTINCT d.vpath FROM refs r JOIN docs d ON d.id = r.id "
+                "WHERE r.target = ? OR (r.target >= ? AND r.target < ?)",
+                (old, base, base[:-1] + "0"),  # "0" is the character after "/": every path below the folder
+            ).fetchall()
+            unknown = conn.execute("SELECT vpath FROM docs WHERE refs_read = 0").fetchall()
+        except sqlite3.Error:
+            return None
+    return {v for (v,) in named}, {v for (v,) in unknown}
+
+
 def listed_docs(
     root: Path | str,
 ) -> list[tuple[str, int, str, str, str | None, str | None, float, int]] | None:

@@ -8,6 +8,7 @@ from ..store.categories import SESSION
 from ..store.freshness import UNSURE
 from ..store.memory import BODY_CAP, Memory
 from ..store.paths import rel_of_virtual
+from ..store.references import references
 from ..store.workspace import GLOBAL, stamp_kind
 
 OVERLAY_SIZE = -1  # the size recorded for an unsaved editor buffer: never matches a file on disk
@@ -24,6 +25,10 @@ class RecallDoc:
     mtime: float
     size: int
     key: int  # the file's freshness key (store/freshness.py); UNSURE for an editor buffer
+    # The `/memories/…` paths its text refers to (store/references.py), sessions and text past the body's
+    # cap included, so a rename asks the index which memories name the old path; None: not known (an
+    # editor buffer, whose file on disk may say otherwise).
+    refs: frozenset[str] | None = None
 
     @property
     def indexed(self) -> bool:
@@ -74,4 +79,5 @@ def doc_from_memory(memory: Memory, *, overlay: bool = False) -> RecallDoc | Non
         mtime=memory.mtime,
         size=OVERLAY_SIZE if overlay else memory.size,
         key=UNSURE if overlay else memory.key,
+        refs=None if overlay or memory.compact else references(memory.text),
     )

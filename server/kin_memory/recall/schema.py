@@ -57,6 +57,20 @@ VECTOR_TABLES = (
     "CREATE TRIGGER IF NOT EXISTS docs_vectors AFTER DELETE ON docs "
     "BEGIN DELETE FROM vectors WHERE id = old.id; END",
 )
+# `refs`: the `/memories/…` paths each memory's text names (store/references.py), so a rename reads only
+# the memories that name the old path. `docs.refs_read` says a row's references are known: 0 for a row
+# another build wrote or an editor buffer's, and put back to 0 by any writer's update of the row's `key`
+# (the trigger), so a row whose file changed is never taken to name nothing.
+REFS_COLUMN = "ALTER TABLE docs ADD COLUMN refs_read INTEGER NOT NULL DEFAULT 0"
+REFS_TABLES = (
+    "CREATE TABLE IF NOT EXISTS refs(id INTEGER NOT NULL, target TEXT NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS refs_target ON refs(target)",
+    "CREATE INDEX IF NOT EXISTS refs_id ON refs(id)",
+    "CREATE INDEX IF NOT EXISTS docs_refs_unread ON docs(id) WHERE refs_read = 0",
+    "CREATE TRIGGER IF NOT EXISTS docs_refs AFTER DELETE ON docs BEGIN DELETE FROM refs WHERE id = old.id; END",
+    "CREATE TRIGGER IF NOT EXISTS docs_refs_stale AFTER UPDATE OF key ON docs "
+    "BEGIN UPDATE docs SET refs_read = 0 WHERE id = new.id; END",
+)
 _CORE = (
     """CREATE TABLE docs(
   id INTEGER PRIMARY KEY,
@@ -90,7 +104,7 @@ def create_schema(conn: sqlite3.Connection) -> bool:
     try:
         version, tables = schema_state(conn)
         if version == 0 and not tables:
-            for statement in (*_CORE, SEAL_TABLE, *VOCAB_TABLES, *VECTOR_TABLES):
+            for statement in (*_CORE, SEAL_TABLE, *VOCAB_TABLES, *VECTOR_TABLES, REFS_COLUMN, *REFS_TABLES):
                 conn.execute(statement)
             conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         conn.execute("COMMIT")
@@ -118,6 +132,11 @@ def upgrade(conn: sqlite3.Connection, tables: set[str]) -> None:
         conn.execute(SEAL_TABLE)
     if not {"vectors", "vector_gen"} <= tables:  # the trigger on `docs` must exist before any write
         for statement in VECTOR_TABLES:
+            conn.execute(statement)
+    if "refs" not in tables:  # like the vectors': the triggers must exist before any write
+        if "refs_read" not in {row[1] for row in conn.execute("PRAGMA table_info(docs)")}:
+            conn.execute(REFS_COLUMN)
+        for statement in REFS_TABLES:
             conn.execute(statement)
     try:
         if not {"vocab_gen", "vocab_saved"} <= tables:

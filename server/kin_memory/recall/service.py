@@ -356,13 +356,15 @@ def incomplete(reason: str) -> str:
     return f"the recall index cannot be used ({reason}): this search could not look at every memory"
 
 
-def sync_quietly(recall: Recall) -> None:
-    """Bring the index up to date with the disk when it can be: when it cannot (unwritable, locked),
-    recall.unavailable() says why and the answers that follow are marked incomplete."""
+def sync_quietly(recall: Recall) -> bool:
+    """Bring the index up to date with the disk when it can be, and say whether it was: when it cannot
+    (unwritable, locked), recall.unavailable() says why and the answers that follow are marked incomplete."""
     try:
         recall.sync_disk()
     except (IndexUnavailable, sqlite3.Error, OSError) as exc:
         log.warning("recall index not brought up to date: %s", exc)
+        return False
+    return recall.unavailable() is None
 
 
 def _masked_title(hit: Hit) -> Hit:

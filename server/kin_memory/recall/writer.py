@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..caches.recall_seals import seal_missing, unseal
 from ..caches.recall_vocab import Vocabulary, count_written
-from ..store.freshness import Key, unchanged
+from ..store.freshness import UNSURE, Key, unchanged
 from .database import Database
 from .records import RecallDoc, path_text
 
@@ -34,9 +34,13 @@ class Writer:
         self.vocab = vocab
 
     def known(self) -> dict[str, Key]:
-        """Each indexed memory's freshness key."""
+        """Each indexed memory's freshness key; UNSURE for a row whose references are not known yet (one
+        an earlier build wrote), so a sync reads its file again once (its row and vector are kept)."""
         rows: list[tuple[str, Key]] = self.db.run(
-            lambda c: c.execute("SELECT vpath, key FROM docs").fetchall(), []
+            lambda c: c.execute(
+                f"SELECT vpath, CASE WHEN refs_read THEN key ELSE {UNSURE} END FROM docs"
+            ).fetchall(),
+            [],
         )
         return dict(rows)
 
@@ -147,6 +151,8 @@ def _kept_row(c: sqlite3.Connection, d: RecallDoc) -> bool:
     if (row[5] is not None) != d.indexed or (d.indexed and row[5] != d.body):
         return False
     c.execute("UPDATE docs SET mtime = ?, size = ?, key = ? WHERE id = ?", (d.mtime, d.size, d.key, row[0]))
+    c.execute("DELETE FROM refs WHERE id = ?", (row[0],))  # past the body's cap they may have changed
+    _put_refs(c, row[0], d)
     return True
 
 
@@ -168,3 +174,13 @@ def _put(c: sqlite3.Connection, d: RecallDoc) -> None:
             "INSERT INTO fts(rowid,path,title,body) VALUES(?,?,?,?)",
             (cur.lastrowid, path_text(d.vpath), d.title, d.body),
         )
+    _put_refs(c, cur.lastrowid, d)
+
+
+def _put_refs(c: sqlite3.Connection, doc_id: int | None, d: RecallDoc) -> None:
+    """The memory's references, then the mark that says they are known (after them: a `key` update by any
+    writer clears the mark, see schema.REFS_TABLES)."""
+    if d.refs is None:
+        return
+    c.executemany("INSERT INTO refs(id, target) VALUES(?, ?)", [(doc_id, t) for t in sorted(d.refs)])
+    c.execute("UPDATE docs SET refs_read = 1 WHERE id = ?", (doc_id,))

@@ -71,14 +71,23 @@ def _need_reading(root: Path, old: str) -> Callable[[str, str, bool], bool]:
     return need
 
 
+def _may_name(ctx: ToolContext, root: Path, old: str) -> list[tuple[str, str, bool]]:
+    """The files that may refer to `old`: what the caller can tell (a watched store), else those of the
+    store's listing that the index cannot rule out."""
+    told = ctx.rename_reads(old) if ctx.rename_reads is not None else None
+    if told is not None:
+        return told
+    need = _need_reading(root, old)
+    return [f for f in scan_names(root)[0] if need(*f)]
+
+
 def follow_rename(ctx: ToolContext, old: str, new: str) -> list[str]:
     """Rewrite every link and reference to `old` so it names `new`; the memories changed."""
     planned = []
     needles = (old.encode(), rel_of_virtual(old).encode())
     root = Path(os.path.realpath(ctx.root))
-    need = _need_reading(root, old)
-    for path, vpath, is_index in scan_names(root)[0]:
-        if not need(path, vpath, is_index) or not _names(Path(path), needles):
+    for path, vpath, is_index in _may_name(ctx, root, old):
+        if not _names(Path(path), needles):
             continue
         try:
             t = resolve(ctx.root, vpath)

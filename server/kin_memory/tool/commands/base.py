@@ -41,6 +41,9 @@ class ToolContext:
     # Whether the caller cancelled this call (an MCP `notifications/cancelled`): a write that has not
     # begun is then not made; one that has begun completes (see check_cancelled).
     cancelled: Callable[[], bool] | None = None
+    # Which files a rename of a path must read to relink references to it, when the caller can tell
+    # without a look at every file (the MCP server's watch: mcp/rename_reads.py); None: it cannot.
+    rename_reads: Callable[[str], list[tuple[str, str, bool]] | None] | None = None
 
     @property
     def active(self) -> tuple[str, ...]:

@@ -1,0 +1,135 @@
+"""Which of a store's paths changed on disk since a moment, told by a watcher (watchfiles, in a thread): what
+lets a long-lived process (the MCP server) know which memories may differ from what the recall index
+holds without a stat of every file.
+
+A moment is a report number. `flush()` writes a marker file in the hidden folder and waits for the watcher
+to report it: the kernel reports a watch's events in the order they happened, so by then every change made
+before the call has been reported too. Whoever cannot get that assurance (the watcher did not start, the
+store folder was replaced, a report took too long) gets None and looks at the files itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from pathlib import Path
+
+from .paths import HIDDEN_DIR, HiddenRefused, open_hidden_dir, open_hidden_file
+
+log = logging.getLogger("kin_memory.store")
+
+# How long a flush waits for the watcher to report its marker before the answer is "cannot say". The
+# watcher reports a few milliseconds after a change (STEP_MS quiet), at most DEBOUNCE_MS after the first.
+FLUSH_TIMEOUT = 2.0
+ARM_TIMEOUT = 2.0
+STEP_MS = 5
+DEBOUNCE_MS = 50
+TICK_MS = 100  # how often the watcher looks at its stop flag when nothing changes
+
+
+class DiskChanges:
+    """A watch on one store folder and the report number of each path's last change."""
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = os.path.realpath(root)
+        self._marker = os.path.join(self.root, HIDDEN_DIR, f"changes-mark-{os.getpid()}-{id(self):x}")
+        self._cond = threading.Condition()
+        self._reports = 0
+        self._changed: dict[str, int] = {}  # path → the report that last named it
+        self._armed = False
+        self._stopped = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="kin-memory-disk-changes", daemon=True)
+        self._thread.start()
+
+    # -- the watcher's side -----------------------------------------------------------------------
+    def _watch(self) -> None:
+        try:
+            from watchfiles import watch
+
+            for changes in watch(self.root, stop_event=self._stop, debounce=DEBOUNCE_MS, step=STEP_MS,
+                                 rust_timeout=TICK_MS, yield_on_timeout=True, raise_interrupt=False,
+                                 watch_filter=None):  # fmt: skip
+                self._report({path for _, path in changes})
+        except Exception as exc:  # noqa: BLE001 - no watch: every caller looks at the files itself
+            log.info("store watch stopped: %s", exc)
+        finally:
+            with self._cond:
+                self._stopped = True
+                self._cond.notify_all()
+
+    def _report(self, paths: set[str]) -> None:
+        hidden = os.path.join(self.root, HIDDEN_DIR) + os.sep
+        with self._cond:
+            self._reports += 1
+            for path in paths:
+                if path == self._marker or not path.startswith(hidden):  # the index's own churn: not ours
+                    self._changed[path] = self._reports
+            self._armed = True
+            self._cond.notify_all()
+
+    # -- the asker's side -------------------------------------------------------------------------
+    @property
+    def usable(self) -> bool:
+        with self._cond:
+            return not self._stopped
+
+    def flush(self) -> int | None:
+        """The report by which every change made before this call has been reported; None when the watch
+        cannot say (it stopped or did not report the marker in time: it is then stopped for good)."""
+        with self._cond:
+            if not self._cond.wait_for(lambda: self._armed or self._stopped, ARM_TIMEOUT) or self._stopped:
+                return None
+            before = self._reports
+        if not self._touch_marker():
+            return None
+        with self._cond:
+            if self._cond.wait_for(lambda: self._changed.get(self._marker, 0) > before or self._stopped,
+                                   FLUSH_TIMEOUT) and not self._stopped:  # fmt: skip
+                return self._reports
+        self.stop()
+        return None
+
+    def changed_since(self, report: int) -> set[str] | None:
+        """The paths (files and folders, created, changed or removed) reported after `report`, every change
+        made before this call included; None when the watch cannot say."""
+        if self.flush() is None:
+            return None
+        with self._cond:
+            return {p for p, n in self._changed.items() if n > report and p != self._marker}
+
+    def forget(self, report: int) -> None:
+        """Drop what was reported up to `report` (what the caller has taken in since)."""
+        with self._cond:
+            self._changed = {p: n for p, n in self._changed.items() if n > report}
+
+    def stop(self) -> None:
+        self._stop.set()
+        with self._cond:
+            self._stopped = True
+            self._cond.notify_all()
+        try:
+            os.unlink(self._marker)
+        except OSError:
+            pass
+
+    def _touch_marker(self) -> bool:
+        """Write the marker through the hidden folder's guard (never through a link)."""
+        try:
+            dir_fd = open_hidden_dir(self.root, create=True)
+        except (HiddenRefused, OSError):
+            return False
+        try:
+            fd = open_hidden_file(
+                dir_fd, os.path.basename(self._marker), os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+            )
+            try:
+                os.write(fd, str(self._reports).encode())
+            finally:
+                os.close(fd)
+        except OSError:
+            return False
+        finally:
+            os.close(dir_fd)
+        return True
