@@ -41,6 +41,7 @@ from .generate import GeneratedStore, generate, parse_size  # noqa: E402
 from .stats import latency_summary  # noqa: E402
 
 VIEW = json.dumps({"command": "view", "path": "/memories"})
+SMALL_STORE = 200  # memories in the store whose rename is the floor of "flat in the store's size"
 
 
 def cli_view(root: Path, home: Path, workspace: str, runs: int) -> float:
@@ -59,7 +60,9 @@ def cli_view(root: Path, home: Path, workspace: str, runs: int) -> float:
     return round(statistics.median(times), 1)
 
 
-async def mcp_measures(root: Path, home: Path, alpha: Path, files: list[str], calls: int) -> dict:
+async def mcp_measures(
+    root: Path, home: Path, alpha: Path, files: list[str], calls: int, renames_only: bool = False
+) -> dict:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "kin_memory", "mcp"],
@@ -70,7 +73,12 @@ async def mcp_measures(root: Path, home: Path, alpha: Path, files: list[str], ca
     async def roots(_ctx: object) -> types.ListRootsResult:
         return types.ListRootsResult(roots=[types.Root(uri=alpha.as_uri())])
 
-    timings: dict[str, list[float]] = {"first view": [], "view": [], "rename": [], "prompt-block": []}
+    kinds = (
+        ("first rename", "rename")
+        if renames_only
+        else ("first view", "view", "first rename", "rename", "prompt-block")
+    )
+    timings: dict[str, list[float]] = {kind: [] for kind in kinds}
 
     async def timed(kind: str, call) -> object:
         started = time.perf_counter()
@@ -82,18 +90,23 @@ async def mcp_measures(root: Path, home: Path, alpha: Path, files: list[str], ca
 
     rnd = random.Random(5)
     async with Client(params, list_roots_callback=roots) as client:
-        await timed("first view", client.call_tool("memory", {"command": "view", "path": "/memories"}))
-        for _ in range(calls):
-            await timed("view", client.call_tool("memory", {"command": "view", "path": "/memories"}))
-        for n in range(calls):
+        if not renames_only:
+            await timed("first view", client.call_tool("memory", {"command": "view", "path": "/memories"}))
+            for _ in range(calls):
+                await timed("view", client.call_tool("memory", {"command": "view", "path": "/memories"}))
+        # The first rename of a process brings the recall index up to date (a stat per memory), as the
+        # first search does: timed apart from the warm ones.
+        for n in range(calls + 1):
             rel = rnd.choice(files)
             old, new = "/memories/" + rel, f"/memories/{rel[:-3]}-moved{n}.md"
             await timed(
-                "rename", client.call_tool("memory", {"command": "rename", "old_path": old, "new_path": new})
+                "first rename" if n == 0 else "rename",
+                client.call_tool("memory", {"command": "rename", "old_path": old, "new_path": new}),
             )
             await client.call_tool("memory", {"command": "rename", "old_path": new, "new_path": old})
-        for _ in range(calls):
-            await timed("prompt-block", client.read_resource("memory://prompt-block"))
+        if not renames_only:
+            for _ in range(calls):
+                await timed("prompt-block", client.read_resource("memory://prompt-block"))
     return {k: latency_summary(v) for k, v in timings.items()}
 
 
@@ -112,10 +125,26 @@ def first_look(store: GeneratedStore, runs: int = 5, calls: int = 20) -> dict:
         filtered = cli_view(root, home, alpha, runs)
         mine = [f for f in store.two_kb if f"workspace: {alpha}\n" in (root / f).read_text()]
         mcp = asyncio.run(mcp_measures(root, home, store.alpha, mine, calls))
+        # Flat in the store's size: the same renames in a store of SMALL_STORE of the same memories.
+        small = Path(tmp) / "small"
+        small_copy(root, small, mine)
+        catch_up(small)
+        sync_quietly(Recall(small))
+        small_mcp = asyncio.run(mcp_measures(small, home, store.alpha, mine, calls, renames_only=True))
     return {
         "cli": {"floor_ms": floor, "filtered_ms": filtered, "no_index_ms": cold, "runs": runs},
         "mcp": mcp,
+        "small_store": {"memories": SMALL_STORE, "mcp": small_mcp},
     }
+
+
+def small_copy(root: Path, small: Path, keep: list[str]) -> None:
+    """A store of SMALL_STORE memories: `keep` and the first others of the listing, in their folders."""
+    rels = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.md") if ".kin-index" not in p.parts)
+    picked = list(dict.fromkeys([*keep, *rels]))[:SMALL_STORE]
+    for rel in picked:
+        (small / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(root / rel, small / rel)
 
 
 def print_first_look(label: str, result: dict) -> None:
@@ -128,6 +157,11 @@ def print_first_look(label: str, result: dict) -> None:
     print("  over MCP (the official client, a root in alpha):")
     for kind, s in result["mcp"].items():
         print(f"    {kind:13} p50 {s['p50_ms']:8.2f} ms  p95 {s['p95_ms']:8.2f} ms  (n={s['n']})")
+    small = result["small_store"]
+    s = small["mcp"]["rename"]
+    print(
+        f"    rename in a {small['memories']}-memory store: p50 {s['p50_ms']:8.2f} ms  p95 {s['p95_ms']:8.2f} ms"
+    )
 
 
 def main() -> int:

@@ -94,10 +94,7 @@ class AgentStore:
         """The recall index, opened once per process. Brought up to date with the disk (a stat per memory,
         only new and changed files read: ~0.2 s at 10k memories) when it is older than RESYNC_SECONDS;
         this process's own writes are in it at once (see _indexed)."""
-        if self._recall is None:
-            from ..recall.service import Recall
-
-            self._recall = Recall(self.root, semantic=settings_for(None).recall_semantic)
+        recall = self._open_recall()
         now = time.monotonic()
         if self._synced_at is None or now - self._synced_at > RESYNC_SECONDS:
             if self._renames is not None:  # the moment the index is up to date from, for the next rename
@@ -106,6 +103,13 @@ class AgentStore:
             else:
                 self._sync_index()  # an index that cannot be written: the answer says it is incomplete
             self._synced_at = now
+        return recall
+
+    def _open_recall(self) -> Recall:
+        if self._recall is None:
+            from ..recall.service import Recall
+
+            self._recall = Recall(self.root, semantic=settings_for(None).recall_semantic)
         return self._recall
 
     def _sync_index(self) -> bool:
@@ -121,7 +125,7 @@ class AgentStore:
         if self._renames is None:
             from .rename_reads import RenameReads
 
-            self.recall()  # opened (and brought up to date) before the watch's first moment
+            self._open_recall()  # brought up to date by the first ask, from the watch's first moment
             self._renames = RenameReads(self.root, self._sync_index)
         return self._renames.files(old)
 
