@@ -20,6 +20,7 @@ from typing import TypeVar
 from ..caches.recall_vocab import DF_REFRESH, SAVED_BEHIND, SAVED_SHARE, Vocabulary
 from ..store.freshness import Key
 from .database import BUSY_TIMEOUT, Database, IndexRefused, IndexUnavailable
+from .peek import INDEXED_COUNT
 from .queries import BROAD, MAX_RELATED_TERMS, NO_FLOOR, RELATED_FLOOR, SEARCH_FLOOR, Hit, Queries
 from .query import Phrase
 from .records import RecallDoc
@@ -91,7 +92,7 @@ class RecallIndex:
 
     def count(self) -> int:
         """Memories in the full-text table (session memories are recorded in docs only)."""
-        return int(self.db.run(lambda c: c.execute("SELECT count(*) FROM fts").fetchone()[0], 0))
+        return int(self.db.run(lambda c: c.execute(INDEXED_COUNT).fetchone()[0], 0))
 
     def upsert(self, docs: Iterable[RecallDoc]) -> int:
         return self.writer.upsert(docs)

@@ -301,3 +301,26 @@ def test_search_with_the_layer_off_never_imports_it(store: Path) -> None:
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
     )
     assert "LOADED []" in done.stdout, done.stdout + done.stderr
+
+
+def test_missing_vectors_and_the_total_are_those_of_the_full_text_rows(store: Path) -> None:
+    """What the fill counts (after every write in the server) is asked of `docs` alone: it must be the
+    memories with a full-text row, never a session memory, whatever their category says."""
+    write(store, "sessions/today.md", memory("session", "# Today\n\nWe tried the deploy again.\n"))
+    write(store, "facts/odd.md", "---\ncategory: [not, a, name]\n---\n# Odd\n\nAn odd category.\n")
+    recall = Recall(store, semantic=True)
+    recall.sync_disk()
+    layer = recall.semantic()
+    assert layer is not None and layer.fill() == 0
+
+    def full_text(sql: str) -> list:
+        return layer.db.run(lambda c: c.execute(sql).fetchall(), [])
+
+    with_rows = full_text("SELECT d.id FROM docs d JOIN fts f ON f.rowid = d.id ORDER BY d.id")
+    assert layer.state().total == len(with_rows) == len(full_text("SELECT rowid FROM fts"))
+    assert layer.vectors.missing() == []
+    dropped = with_rows[-1][0]
+    layer.db.transaction(lambda c: c.execute("DELETE FROM vectors WHERE id = ?", (dropped,)))
+    assert [doc_id for doc_id, _ in layer.vectors.missing()] == [dropped]
+    session = full_text("SELECT id FROM docs WHERE vpath = '/memories/sessions/today.md'")
+    assert session and session[0] not in with_rows

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..database import Database
+from ..peek import INDEXED_COUNT
 from .model import Embedder, ModelUnavailable, shared
 from .vectors import Vectors
 
@@ -134,7 +135,7 @@ class SemanticLayer:
         missing = self.vectors.missing()
         self._missing = len(missing)
         self._complete = self._complete or not missing
-        self._total = int(self.db.run(lambda c: c.execute("SELECT count(*) FROM fts").fetchone()[0], 0))
+        self._total = int(self.db.run(lambda c: c.execute(INDEXED_COUNT).fetchone()[0], 0))
         self._counted_at = gen
         return self._missing
 
