@@ -28,6 +28,7 @@ from ..tool.commands.base import MODES, MUTATIONS
 
 if TYPE_CHECKING:
     from ..recall.service import Recall
+    from ..store.disk_changes import SharedWatch
     from .listed import Listed
     from .rename_reads import RenameReads
 
@@ -82,9 +83,10 @@ class AgentStore:
     root: Path
     mode: str = "auto"
     # Whether this process watches the store, so a rename reads only the memories that may name the old
-    # path (mcp/rename_reads.py): the MCP server does; the SDK class, living in the agent's own process,
-    # does not start a thread there and looks at every file.
+    # path (mcp/rename_reads.py) and the prompt block only what changed (mcp/listed.py): the MCP server
+    # does; the SDK class, living in the agent's own process, starts no thread there and stats every file.
     watch: bool = False
+    _watch: SharedWatch | None = field(default=None, repr=False, compare=False)
     _recall: Recall | None = field(default=None, repr=False, compare=False)
     _renames: RenameReads | None = field(default=None, repr=False, compare=False)
     _synced_at: float | None = field(default=None, repr=False, compare=False)
@@ -126,13 +128,20 @@ class AgentStore:
             from .rename_reads import RenameReads
 
             self._open_recall()  # brought up to date by the first ask, from the watch's first moment
-            self._renames = RenameReads(self.root, self._sync_index)
+            self._renames = RenameReads(self.root, self._shared_watch(), self._sync_index)
         return self._renames.files(old)
+
+    def _shared_watch(self) -> SharedWatch:
+        if self._watch is None:
+            from ..store.disk_changes import SharedWatch
+
+            self._watch = SharedWatch(self.root)
+        return self._watch
 
     def close(self) -> None:
         """Stop the watch, if there is one (the process is ending)."""
-        if self._renames is not None:
-            self._renames.stop()
+        if self._watch is not None:
+            self._watch.stop()
 
     def _indexed(self, input: dict[str, object]) -> None:  # noqa: A002
         """After a write of this process: the written file re-indexed at once; a delete or a rename
@@ -228,7 +237,7 @@ class AgentStore:
         from .listed import Listed
 
         if self._listed is None:
-            self._listed = Listed(self.root)
+            self._listed = Listed(self.root, self._shared_watch() if self.watch else None)
         memories, index = self._listed.now()  # only the files changed since the last read are read
         active = with_equivalents((workspace,), self.root)
         block = compose_for_agents(memories, index, active)

@@ -6,6 +6,12 @@ memory with the freshness key of its reading (store/freshness.py, the rule every
 next read, stats each file and reads only those whose key moved. The first read of a process takes what
 the recall index already holds of a memory whose key is the one the index saw, so it too reads only the
 files changed since the index was brought up to date.
+
+Where the process watches the store (the MCP server: store/disk_changes.py), a later read does not even
+stat every file: it takes in only the paths the watch reported since the last read (a file read again or
+dropped; a folder listed again, what was below it dropped first), with the scan's own rule for what is a
+memory file (scan_refuses). When the watch cannot vouch, or reported more than a full pass would cost,
+the read is the full pass above.
 """
 
 from __future__ import annotations
@@ -14,12 +20,16 @@ import os
 import threading
 from pathlib import Path
 
+from ..store.disk_changes import DiskChanges, SharedWatch
 from ..store.freshness import key_at, unchanged
 from ..store.frontmatter import Frontmatter
 from ..store.memory import Memory, load
-from ..store.scan import scan_names
+from ..store.paths import INDEX_NAME, INDEX_VPATH, relative_parts, virtual_of_rel
+from ..store.scan import ScanTree, scan_folder, scan_names, scan_refuses
 
 INVALID = ("invalid",)  # the index's scope None: a stamp no workspace matches
+# Past this many reported paths, a full pass (a stat per memory) costs less than taking each in.
+MAX_CHANGES = 2_000
 
 
 def _from_index(root: Path) -> dict[str, Memory]:
@@ -38,25 +48,98 @@ def _from_index(root: Path) -> dict[str, Memory]:
 class Listed:
     """One store's memories as last seen by this process (compact), brought up to date on each ask."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, watch: SharedWatch | None = None) -> None:
         self.root = Path(os.path.realpath(root))
         self.lock = threading.Lock()
         self.held: dict[str, Memory] | None = None
+        self.index: Memory | None = None
+        self.shared = watch
+        self.seen_by: DiskChanges | None = None  # the watch `baseline` is a report of
+        self.baseline: int | None = None  # the report taken in by the last read
 
     def now(self) -> tuple[list[Memory], Memory | None]:
         """(every memory, MEMORY.md) as the disk holds them now; only changed files are read."""
         with self.lock:
-            held = self.held if self.held is not None else _from_index(self.root)
-            files, _problems = scan_names(self.root)
-            fresh: dict[str, Memory] = {}
-            index = None
-            for path, vpath, is_index in files:
-                if is_index:
-                    index = load(path, vpath, is_index=True)  # read whole: the block shows its lines
-                    continue
-                known = held.get(vpath)
-                if known is None or not unchanged(known.key, key_at(path)):
-                    known = load(path, vpath).compacted()
-                fresh[vpath] = known
-            self.held = fresh
-            return list(fresh.values()), index
+            watch = self.shared.get() if self.shared is not None else None
+            if (
+                watch is not None
+                and watch is self.seen_by
+                and self.held is not None
+                and self.baseline is not None
+            ):
+                since = watch.changed_since(self.baseline)
+                if since is not None and len(since[1]) <= MAX_CHANGES:
+                    for path in sorted(since[1]):
+                        self._take_in(path)
+                    self._taken(watch, since[0])
+                    return list(self.held.values()), self.index
+            mark = watch.flush() if watch is not None else None  # before the pass: nothing slips between
+            self._full_pass()
+            if watch is not None and mark is not None:
+                self._taken(watch, mark)
+            else:
+                self.seen_by, self.baseline = None, None
+            assert self.held is not None
+            return list(self.held.values()), self.index
+
+    def _taken(self, watch: DiskChanges, report: int) -> None:
+        self.seen_by, self.baseline = watch, report
+        watch.hold("prompt block", report)
+
+    def _full_pass(self) -> None:
+        held = self.held if self.held is not None else _from_index(self.root)
+        files, _problems = scan_names(self.root)
+        fresh: dict[str, Memory] = {}
+        index = None
+        for path, vpath, is_index in files:
+            if is_index:
+                index = load(path, vpath, is_index=True)  # read whole: the block shows its lines
+                continue
+            known = held.get(vpath)
+            if known is None or not unchanged(known.key, key_at(path)):
+                known = load(path, vpath).compacted()
+            fresh[vpath] = known
+        self.held, self.index = fresh, index
+
+    def _take_in(self, path: str) -> None:
+        """One reported path: a memory file read again (or dropped), a folder listed again (what it held
+        dropped first, what is still there as it was kept)."""
+        assert self.held is not None
+        parts = relative_parts(self.root, Path(path))
+        if not parts:
+            return
+        vpath = virtual_of_rel("/".join(parts))
+        if parts == (INDEX_NAME,):
+            listed = os.path.isfile(path) and scan_refuses(self.root, Path(path)) is None
+            self.index = load(path, INDEX_VPATH, is_index=True) if listed else None
+            return
+        was_memory = self.held.pop(vpath, None) is not None
+        if os.path.isdir(path) and not os.path.islink(path):
+            self._folder(path, vpath)
+        elif os.path.lexists(path):
+            if path.endswith(".md") and scan_refuses(self.root, Path(path)) is None:
+                self.held[vpath] = load(path, vpath).compacted()
+        elif not was_memory:  # gone, and no memory: perhaps a folder, and what was below it is gone too
+            self._drop_below(vpath)
+
+    def _drop_below(self, vpath: str) -> dict[str, Memory]:
+        assert self.held is not None
+        below = vpath + "/"
+        dropped = {v: m for v, m in self.held.items() if v.startswith(below)}
+        for v in dropped:
+            del self.held[v]
+        return dropped
+
+    def _folder(self, path: str, vpath: str) -> None:
+        assert self.held is not None
+        before = self._drop_below(vpath)
+        if scan_refuses(self.root, Path(path, "x.md")) is not None:
+            return  # hidden, a link on the way, too deep: the scan lists nothing in it
+        found, _problems, _children = scan_folder(self.root, path, set(), ScanTree())
+        for file, file_vpath, is_index in found:
+            if is_index:
+                continue
+            known = before.get(file_vpath)
+            if known is None or not unchanged(known.key, key_at(file)):
+                known = load(file, file_vpath).compacted()
+            self.held[file_vpath] = known

@@ -12,18 +12,16 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ..store.disk_changes import DiskChanges
+from ..store.disk_changes import DiskChanges, SharedWatch
 from ..store.paths import INDEX_VPATH, is_hidden, is_memory_rel, real_path, relative_parts, virtual_of_rel
 from ..store.scan import ScanTree, scan_folder
 
 # Past this many changed paths since the index was brought up to date, bring it up to date again (a stat per
 # memory, once) rather than read them all at each rename.
 RESYNC_AFTER_CHANGES = 500
-REWATCH_AFTER = 10.0  # seconds before a watch that stopped is tried again
 
 Files = list[tuple[str, str, bool]]  # (path, virtual path, is MEMORY.md): what a scan lists
 
@@ -31,12 +29,12 @@ Files = list[tuple[str, str, bool]]  # (path, virtual path, is MEMORY.md): what 
 class RenameReads:
     """The watch and the moment the index was last brought up to date, for one store."""
 
-    def __init__(self, root: Path, sync_index: Callable[[], bool]) -> None:
+    def __init__(self, root: Path, watch: SharedWatch, sync_index: Callable[[], bool]) -> None:
         self.root = Path(os.path.realpath(root))
+        self.shared = watch
         self.sync_index = sync_index  # brings the recall index up to date; whether it could
         self.lock = threading.Lock()
-        self.watch: DiskChanges | None = None
-        self.watch_failed_at = -REWATCH_AFTER
+        self.seen_by: DiskChanges | None = None  # the watch `baseline` is a report of
         self.baseline: int | None = None  # the report after which changes are not in the index
 
     def files(self, old: str) -> Files | None:
@@ -44,19 +42,20 @@ class RenameReads:
         from ..recall.peek import naming
 
         with self.lock:
-            watch = self._watch()
+            watch = self.shared.get()
             if watch is None:
                 return None
-            if self.baseline is None and not self.synced_now():
+            if (watch is not self.seen_by or self.baseline is None) and not self.synced_now():
                 return None
             assert self.baseline is not None
-            changed = watch.changed_since(self.baseline)
-            if changed is not None and len(changed) > RESYNC_AFTER_CHANGES and self.synced_now():
-                changed = watch.changed_since(self.baseline)
-            told = naming(self.root, old) if changed is not None else None
-            if changed is None or told is None:
+            since = watch.changed_since(self.baseline)
+            if since is not None and len(since[1]) > RESYNC_AFTER_CHANGES and self.synced_now():
+                since = watch.changed_since(self.baseline)
+            told = naming(self.root, old) if since is not None else None
+            if since is None or told is None:
                 self.baseline = None
                 return None
+        changed = since[1]
         named, unknown = told
         picked: dict[str, tuple[str, str, bool]] = {}
         for vpath in named | unknown:
@@ -71,27 +70,14 @@ class RenameReads:
     def synced_now(self) -> bool:
         """Bring the index up to date, from a moment the watch vouches for when it can; whether both held
         (the caller holds the lock)."""
-        watch = self._watch()
+        watch = self.shared.get()
         mark = watch.flush() if watch is not None else None
-        if not self.sync_index() or mark is None:
+        if not self.sync_index() or watch is None or mark is None:
             self.baseline = None
             return False
-        self.baseline = mark
-        watch.forget(mark)  # type: ignore[union-attr]
+        self.seen_by, self.baseline = watch, mark
+        watch.hold("recall index", mark)
         return True
-
-    def _watch(self) -> DiskChanges | None:
-        if self.watch is not None and self.watch.usable:
-            return self.watch
-        if (
-            self.watch is not None
-        ):  # it stopped (the folder replaced, a report too late): what it said is void
-            self.watch, self.baseline = None, None
-            self.watch_failed_at = time.monotonic()
-        if time.monotonic() - self.watch_failed_at < REWATCH_AFTER or not self.root.is_dir():
-            return None
-        self.watch = DiskChanges(self.root)
-        return self.watch
 
     def _memories_at(self, path: str) -> Files:
         """The memory files a reported path stands for: itself, or every one below a folder."""
@@ -104,8 +90,3 @@ class RenameReads:
             found, _problems, _children = scan_folder(self.root, path, set(), ScanTree())
             return [f for f in found if not f[2]]
         return []
-
-    def stop(self) -> None:
-        with self.lock:
-            if self.watch is not None:
-                self.watch.stop()

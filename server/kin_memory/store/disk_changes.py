@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from pathlib import Path
 
 from .paths import HIDDEN_DIR, HiddenRefused, open_hidden_dir, open_hidden_file
@@ -26,6 +27,7 @@ ARM_TIMEOUT = 2.0
 STEP_MS = 5
 DEBOUNCE_MS = 50
 TICK_MS = 100  # how often the watcher looks at its stop flag when nothing changes
+REWATCH_AFTER = 10.0  # seconds before a watch that stopped is started again
 
 
 class DiskChanges:
@@ -37,6 +39,7 @@ class DiskChanges:
         self._cond = threading.Condition()
         self._reports = 0
         self._changed: dict[str, int] = {}  # path → the report that last named it
+        self._holds: dict[str, int] = {}  # each asker → the report it has taken in (see hold)
         self._armed = False
         self._stopped = False
         self._stop = threading.Event()
@@ -91,18 +94,21 @@ class DiskChanges:
         self.stop()
         return None
 
-    def changed_since(self, report: int) -> set[str] | None:
-        """The paths (files and folders, created, changed or removed) reported after `report`, every change
-        made before this call included; None when the watch cannot say."""
-        if self.flush() is None:
+    def changed_since(self, report: int) -> tuple[int, set[str]] | None:
+        """(the report reached now, the paths reported after `report`: files and folders created, changed
+        or removed), every change made before this call included; None when the watch cannot say."""
+        now = self.flush()
+        if now is None:
             return None
         with self._cond:
-            return {p for p, n in self._changed.items() if n > report and p != self._marker}
+            return now, {p for p, n in self._changed.items() if report < n <= now and p != self._marker}
 
-    def forget(self, report: int) -> None:
-        """Drop what was reported up to `report` (what the caller has taken in since)."""
+    def hold(self, who: str, report: int) -> None:
+        """`who` has taken in every change up to `report`: what every holder has taken in is dropped."""
         with self._cond:
-            self._changed = {p: n for p, n in self._changed.items() if n > report}
+            self._holds[who] = report
+            upto = min(self._holds.values())
+            self._changed = {p: n for p, n in self._changed.items() if n > upto}
 
     def stop(self) -> None:
         self._stop.set()
@@ -133,3 +139,32 @@ class DiskChanges:
         finally:
             os.close(dir_fd)
         return True
+
+
+class SharedWatch:
+    """One watch on a store for every asker of a process, started at the first ask and started again, after
+    a pause, when it stopped (the store folder replaced, a report too late: what it said is void then, and
+    each asker notices by getting another DiskChanges than the one it holds a report of)."""
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = os.path.realpath(root)
+        self.lock = threading.Lock()
+        self.watch: DiskChanges | None = None
+        self.failed_at = -REWATCH_AFTER
+
+    def get(self) -> DiskChanges | None:
+        with self.lock:
+            if self.watch is not None and self.watch.usable:
+                return self.watch
+            if self.watch is not None:
+                self.watch = None
+                self.failed_at = time.monotonic()
+            if time.monotonic() - self.failed_at < REWATCH_AFTER or not os.path.isdir(self.root):
+                return None
+            self.watch = DiskChanges(self.root)
+            return self.watch
+
+    def stop(self) -> None:
+        with self.lock:
+            if self.watch is not None:
+                self.watch.stop()
