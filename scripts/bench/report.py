@@ -333,6 +333,12 @@ MEASURES = [
         _at("first_look", "mcp", "prompt-block", "p95_ms"),
         Budget(150),
     ),
+    Measure("  p50", "ms", _at("first_look", "mcp", "prompt-block", "p50_ms")),
+    Measure(
+        "  the first read of the process (a full pass)",
+        "ms",
+        _at("first_look", "mcp", "first prompt-block", "p50_ms"),
+    ),
 ]
 
 
