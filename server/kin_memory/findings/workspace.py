@@ -124,19 +124,6 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
         return [Finding("KM304", entry.value_span, f"workspace stamp {why}: it can never match a workspace")]
     assert isinstance(stamp, str)
     findings: list[Finding] = []
-    # Not preferred: a memory whose repository moved may be another repository's (payments, seen from
-    # webapp); re-stamping it to this workspace is a choice the person makes, never the light bulb's default.
-    restamp = (
-        (
-            Fix(
-                f"Re-stamp to this workspace {active} (if this memory is about it)",
-                (replace(entry.value_span, yaml_scalar(active)),),
-            ),
-        )
-        if active
-        else ()
-    )
-    make_global = Fix("Make global (`workspace: global`)", (replace(entry.value_span, GLOBAL),))
     if category == PREFERENCE and kind != "global":  # `global` says what a preference is anyway
         findings.append(
             Finding(
@@ -170,6 +157,20 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
                 )
             )
         elif gone_quiet(stamp, ctx):
+            # Not preferred: a memory whose repository moved may be another repository's (payments, seen
+            # from webapp); re-stamping it to this workspace is a choice the person makes, never the
+            # light bulb's default. (Made here only: every other stamp would pay for fixes it never has.)
+            restamp = (
+                (
+                    Fix(
+                        f"Re-stamp to this workspace {active} (if this memory is about it)",
+                        (replace(entry.value_span, yaml_scalar(active)),),
+                    ),
+                )
+                if active
+                else ()
+            )
+            make_global = Fix("Make global (`workspace: global`)", (replace(entry.value_span, GLOBAL),))
             findings.append(
                 Finding(
                     "KM301",
