@@ -106,7 +106,9 @@ class SecretMatch:
     keep: str  # the non-secret vendor prefix, shown when masked
 
 
-def gated_literals(literals: Iterable[str]) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], tuple[str, ...]]:
+def gated_literals(
+    literals: Iterable[str],
+) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], tuple[str, ...]]:
     """The literals grouped by a *gate*: a character of theirs that prose seldom holds (a capital, a
     digit or `_`), so a text without it is ruled out for the whole group by one `in` (memchr: a few
     nanoseconds for a whole memory, where every search for a short literal steps through the text).
@@ -117,7 +119,9 @@ def gated_literals(literals: Iterable[str]) -> tuple[tuple[tuple[str, tuple[str,
     for literal in unique:
         if any(other != literal and other in literal for other in unique):
             continue  # found wherever it is by the shorter literal it holds (`sk-ant-` by `sk-`)
-        gate = next((ch for ch in literal if ch.isascii() and (ch.isupper() or ch.isdigit() or ch == "_")), "")
+        gate = next(
+            (ch for ch in literal if ch.isascii() and (ch.isupper() or ch.isdigit() or ch == "_")), ""
+        )
         if gate:
             gated.setdefault(gate, []).append(literal)
         else:

@@ -10,7 +10,6 @@ from .edits import replace
 from .lifecycle_messages import lifecycle_message
 from .model import Finding, Fix, line_span
 
-
 # The fixes that hold nothing of the file: made once (a fix is a value).
 DELETE = Fix("Delete this memory", command="delete")
 MARK_REVIEWED = Fix("Mark reviewed (touch the file)", command="markReviewed", preferred=True)

@@ -128,7 +128,9 @@ def test_a_generic_assignment_is_named_by_its_provider() -> None:
 def test_the_gated_literals_are_found_exactly_where_one_occurs(literals: tuple[str, ...]) -> None:
     gated, plain = content.gated_literals(literals)
     texts = [*literals, *(f"xx {a}{b} yy" for a in literals for b in literals), "nothing here", "a b c ( )"]
-    texts += [lit[:-1] for lit in literals] + [lit.lower() for lit in literals] + [lit.upper() for lit in literals]
+    texts += (
+        [lit[:-1] for lit in literals] + [lit.lower() for lit in literals] + [lit.upper() for lit in literals]
+    )
     for text in texts:
         expected = any(lit in text for lit in literals)
         assert content.holds_literal(text, gated, plain) == expected, text
