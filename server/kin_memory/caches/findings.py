@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import quote
 
+from .. import plain_json
 from ..store.context import Context
 from ..store.freshness import Seen, unchanged
 from ..store.paths import (
@@ -420,8 +421,8 @@ def _rows(variant: str, entries: Iterable[Entry]) -> Iterator[tuple[object, ...]
         )
 
 
-# One encoder for every record: `json.dumps` with an option makes a new one per call (half its cost).
-_RECORD_ENCODE = json.JSONEncoder(allow_nan=False).encode
+# One encoder for every record: `json.dumps` makes a new one per call (half its cost).
+_RECORD_ENCODE = plain_json.dumps_finite
 
 
 def record_text(record: Record) -> str | None:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..store.context import Context
+    from ..store.freshness import Seen
     from ..store.memory import StrPath
     from .checked import CachedCheck, Render
 
@@ -96,13 +97,15 @@ def check_sharded(
     count: int,
     timeout: float = 600.0,
     finish: Callable[[CachedCheck], Any] | None = None,
+    stats: dict[str, Seen] | None = None,
 ) -> tuple[CachedCheck, list[Any]] | None:
     """check_files over `count` forked processes, each its shard of `files` through its own connection
     to the findings cache, merged as one process would have made it. Each worker has written its new
     entries and forgotten its files gone (the answer has neither). None when forking or a worker
     failed: the caller checks in-process. With `finish`, each worker also answers what it makes of its
     own check (finish(its CachedCheck), work the parent would otherwise do alone): the second item,
-    one per worker, in shard order."""
+    one per worker, in shard order. `stats`: what a stat of each file says, when the caller has them
+    (check_files' `stats`: the workers then stat nothing again)."""
     if not hasattr(os, "fork") or count < 2:
         return None
     pids: list[int] = []
@@ -115,7 +118,7 @@ def check_sharded(
                 os.close(read_end)
                 for fd in fds:
                     os.close(fd)
-                _worker(files, ctx, form, render, root, (index, count), write_end, finish)
+                _worker(files, ctx, form, render, root, (index, count), write_end, finish, stats)
             os.close(write_end)
             pids.append(pid)
             fds.append(read_end)
@@ -133,7 +136,9 @@ def check_sharded(
     return merge(files, [check for check, _ in parts]), [made for _, made in parts]
 
 
-def _worker(files, ctx, form: str, render, root: Path, shard: tuple[int, int], out: int, finish) -> None:
+def _worker(
+    files, ctx, form: str, render, root: Path, shard: tuple[int, int], out: int, finish, stats=None
+) -> None:
     code = 1
     try:
         from .checked import check_files
@@ -141,7 +146,7 @@ def _worker(files, ctx, form: str, render, root: Path, shard: tuple[int, int], o
 
         cache = FindingsCache.open(root)  # its own connection: the parent's is not used across a fork
         mine = [(path, vpath) for path, vpath in files if in_shard(vpath, shard)]
-        checked = check_files(mine, ctx, form, render, cache, shard=shard)
+        checked = check_files(mine, ctx, form, render, cache, shard=shard, stats=stats)
         assert checked is not None  # nothing to abandon
         # Each worker writes its own new entries (the writes of two wait on each other, not on the
         # parent), before answering: the cache is complete when the parent has every answer.

@@ -175,11 +175,16 @@ def _summarised_store_part(root: Path, ctx, only: Path | None, fmt: str) -> Part
     import hashlib
 
     from ..caches.findings import FindingsCache, variant_key
-    from ..store.freshness import key_at
+    from ..store.freshness import seen_at
 
     cache = FindingsCache.open(root)
     scanned = scan_names_of(root)
-    listing = "\n".join(f"{vpath}\0{key_at(path)}" for path, vpath, _ in sorted(scanned[0], key=_by_vpath))
+    # One stat per file serves both the summary's key and the check's lookups (check_files' `stats`).
+    seen = [(vpath, seen_at(path)) for path, vpath, _ in scanned[0]]
+    stats = {vpath: s for vpath, s in seen if s is not None}
+    listing = "\n".join(
+        f"{vpath}\0{None if s is None else s.key}" for vpath, s in sorted(seen, key=_by_vpath)
+    )
     how = f"{variant_key(ctx, 'cli')}\n{fmt}\n{os.getcwd()}\n{only}\n"
     key = hashlib.sha256((how + listing).encode("utf-8", "surrogatepass")).hexdigest()
     try:
@@ -191,7 +196,7 @@ def _summarised_store_part(root: Path, ctx, only: Path | None, fmt: str) -> Part
         from ..findings.store_level import scan_findings
 
         store, results, checked, rendered = check_through_cache(
-            root, ctx, scanned, cache, partial(_shard_segments, root, only, fmt)
+            root, ctx, scanned, cache, partial(_shard_segments, root, only, fmt), stats
         )
         scan = scan_findings(store.scan_problems())
         if rendered is None:
@@ -208,11 +213,13 @@ def _summarised_store_part(root: Path, ctx, only: Path | None, fmt: str) -> Part
             cache.close()
 
 
-def _shard_segments(root: Path, only: Path | None, fmt: str, checked) -> list[tuple]:
+def _shard_segments(
+    root: Path, only: Path | None, fmt: str, checked, found: dict[str, list[Finding]]
+) -> list[tuple]:
     """A worker's files as printed (the segments `_segments` makes of them, as plain tuples), made in the
-    worker: decoding and rendering every file's findings was the larger part of what the parent of a
-    split check did alone."""
-    results = {c.vpath: _decode(c.payload) for c in checked.checked}
+    worker from the findings its check made (`found`): rendering every file's findings was the larger
+    part of what the parent of a split check did alone."""
+    results = {c.vpath: _findings_of(c, found) for c in checked.checked}
     segments = _segments(root, results, _ages(checked.checked), only, fmt)
     return [(s.vpath, s.until, s.piece, s.severities, s.rows, s.life) for s in segments]
 
@@ -240,8 +247,8 @@ def _segment_vpath(seg: Segment) -> str:
     return seg.vpath
 
 
-def _by_vpath(item: tuple[str, str, bool]) -> str:
-    return item[1]
+def _by_vpath(item: tuple[str, Any]) -> str:
+    return item[0]
 
 
 Ages = dict[str, tuple[float, str, float]]  # vpath -> (valid until, category, mtime)
@@ -362,6 +369,7 @@ def _segments(
     from .check_summary import Segment
 
     prefix = str(root)  # the store's paths by string: a Path per file costs more than the check itself
+    here = _here()
     segments: list[Segment] = []
     for vpath in sorted(results):
         found = results[vpath]
@@ -376,7 +384,7 @@ def _segments(
             Segment(
                 vpath,
                 until,
-                _piece([(path, f) for f in found], fmt),
+                _piece([(path, f) for f in found], fmt, here),
                 [f.severity for f in found],
                 [_row(f) for f in found] if agable else None,
                 [category, mtime] if agable else None,
@@ -404,11 +412,13 @@ def _output(text: str, counts: dict[str, int], files: int, fmt: str) -> Part:
     return Part(text, counts, files)
 
 
-def _piece(rows: list[tuple[str, Finding]], fmt: str) -> str:
+def _piece(rows: list[tuple[str, Finding]], fmt: str, here: str) -> str:
     """What is printed for these findings; in JSON, the objects each followed by a comma."""
+    from .. import plain_json
+
     if fmt == "json":
-        return "".join(json.dumps(_json(path, f)) + "," for path, f in rows)
-    return _render(rows, fmt).out
+        return "".join(plain_json.dumps(_json(path, f)) + "," for path, f in rows)
+    return _text(rows, here)
 
 
 def _render(rows: list[tuple[str, Finding]], fmt: str) -> Part:
@@ -417,14 +427,25 @@ def _render(rows: list[tuple[str, Finding]], fmt: str) -> Part:
         counts[f.severity] = counts.get(f.severity, 0) + 1
     if fmt == "json":
         return Part([_json(path, f) for path, f in rows], counts)
-    here = os.getcwd().rstrip(os.sep) + os.sep
+    return Part(_text(rows, _here()), counts)
+
+
+def _here() -> str:
+    """The current folder as printed paths are cut by (`here` + the rest prints as the rest)."""
+    return os.getcwd().rstrip(os.sep) + os.sep
+
+
+def _text(rows: list[tuple[str, Finding]], here: str) -> str:
+    """The findings as lines `path:line:col: code severity: message`; the path and the message are
+    fields (escaped), asked of the whole line at once: nearly every line has nothing to escape."""
     lines = []
     for path, f in rows:
         shown = path[len(here) :] if path.startswith(here) else path
-        lines.append(
-            f"{terminal.field(shown)}:{f.span.line + 1}:{f.span.col + 1}: {f.code} {f.severity}: {terminal.field(f.message)}\n"
-        )
-    return Part("".join(lines), counts)
+        line = f"{shown}:{f.span.line + 1}:{f.span.col + 1}: {f.code} {f.severity}: {f.message}\n"
+        if not terminal.needs_no_escape(line[:-1]):
+            line = f"{terminal.field(shown)}:{f.span.line + 1}:{f.span.col + 1}: {f.code} {f.severity}: {terminal.field(f.message)}\n"
+        lines.append(line)
+    return "".join(lines)
 
 
 def _add(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
@@ -440,13 +461,19 @@ def _summary(counts: dict[str, int], files: int) -> None:
 
 
 def check_through_cache(
-    root: Path, ctx, scanned, cache=None, shard_render: Callable[[Any], Any] | None = None
+    root: Path,
+    ctx,
+    scanned,
+    cache=None,
+    shard_render: Callable[[Any, dict[str, list[Finding]]], Any] | None = None,
+    stats: dict[str, Any] | None = None,
 ) -> tuple[Any, dict[str, list[Finding]], Any, list[Any] | None]:
     """(the store, vpath → findings, the CachedCheck, None) for every file of `scanned` (a
-    `scan_names`), unchanged files answered by the findings cache (a stat each; `cache` when the caller
-    has it open); what had to be checked is written back for the next run. With `shard_render`, a check
-    split across workers has each of them render its own files (shard_render(its check)): the findings
-    then hold MEMORY.md's alone, and the fourth item is the workers' renderings."""
+    `scan_names`), unchanged files answered by the findings cache (a stat each, or what `stats` says
+    when the caller has stat'ed them; `cache` when the caller has it open); what had to be checked is
+    written back for the next run. With `shard_render`, a check split across workers has each of them
+    render its own files (shard_render(its check, the findings it made)): the findings then hold
+    MEMORY.md's alone, and the fourth item is the workers' renderings."""
     from ..caches.checked import check_files
     from ..caches.findings import FindingsCache
     from ..findings.run import check_memory
@@ -461,12 +488,17 @@ def check_through_cache(
         cache = FindingsCache.open(root)
     try:
         memories = [(path, vpath) for path, vpath, is_index in files if not is_index]
-        split = _check_sharded(root, memories, ctx, cache, shard_render)
-        checked = split[0] if split is not None else check_files(memories, ctx, "cli", _payload, cache)
+        render = _Keeping()
+        finish = None if shard_render is None else partial(_finish, shard_render, render.found)
+        split = _check_sharded(root, memories, ctx, cache, render, finish, stats)
+        checked = (
+            split[0] if split is not None else check_files(memories, ctx, "cli", render, cache, stats=stats)
+        )
         assert checked is not None  # nothing to abandon
         rendered = split[1] if split is not None and shard_render is not None else None
         disk = {c.vpath: c.memory for c in checked.checked}
-        results = {} if rendered is not None else {c.vpath: _decode(c.payload) for c in checked.checked}
+        found = render.found
+        results = {} if rendered is not None else {c.vpath: _findings_of(c, found) for c in checked.checked}
         index_path = next((path for path, _, is_index in files if is_index), None)
         if index_path is not None:
             index = load(index_path, INDEX_VPATH, is_index=True)
@@ -483,7 +515,11 @@ def check_through_cache(
     return store, results, checked, rendered
 
 
-def _check_sharded(root: Path, memories: list[tuple[str, str]], ctx, cache, finish=None):
+def _finish(shard_render, found: dict[str, list[Finding]], checked) -> Any:
+    return shard_render(checked, found)
+
+
+def _check_sharded(root: Path, memories: list[tuple[str, str]], ctx, cache, render, finish=None, stats=None):
     """A first check (the cache holds nothing for it) of a store big enough, split across forked
     processes, a shard each, as the server's cold start splits it: (the CachedCheck one process would
     have made, what `finish` made of each worker's part, in the worker), or None (then one process
@@ -494,18 +530,41 @@ def _check_sharded(root: Path, memories: list[tuple[str, str]], ctx, cache, fini
 
     cold = cache is None or not cache.holds_any(variant_key(ctx, "cli"))
     count = workers_for(len(memories), cold)
-    return check_sharded(memories, ctx, "cli", _payload, root, count, finish=finish) if count > 1 else None
+    if count < 2:
+        return None
+    return check_sharded(memories, ctx, "cli", render, root, count, finish=finish, stats=stats)
 
 
 def _payload(memory, findings: list[Finding]) -> bytes:
     """The CLI's form of a file's findings in the cache: what `check` prints, nothing more."""
+    from .. import plain_json
+
     if not findings:
         return b""
     rows = [
         [f.code, f.severity, f.message, f.span.line, f.span.col, f.span.end_line, f.span.end_col]
         for f in findings
     ]
-    return json.dumps(rows).encode()
+    return plain_json.dumps(rows).encode()
+
+
+class _Keeping:
+    """The CLI's render (`_payload`), keeping each file's findings as its check made them: what this run
+    prints is made from them, not from its own payloads decoded again (a finding made twice per row).
+    They print as their payload's would: only code, severity, message and range are printed."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, list[Finding]] = {}
+
+    def __call__(self, memory, findings: list[Finding]) -> bytes:
+        self.found[memory.vpath] = findings
+        return _payload(memory, findings)
+
+
+def _findings_of(c, found: dict[str, list[Finding]]) -> list[Finding]:
+    """A file's findings: as its check in this process made them, else from its cached payload."""
+    kept = found.get(c.vpath)
+    return kept if kept is not None else _decode(c.payload)
 
 
 def _decode(payload: bytes) -> list[Finding]:

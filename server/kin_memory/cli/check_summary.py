@@ -18,6 +18,8 @@ from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .. import plain_json
+
 MAGIC = b"KMS2"
 _LENGTHS = struct.Struct("<4sQ")  # magic, header length
 
@@ -177,7 +179,7 @@ def _piece_bytes(seg: Segment) -> bytes:
 
 
 def _detail_bytes(seg: Segment) -> bytes:
-    return json.dumps([seg.vpath, seg.severities, seg.rows, seg.life]).encode("utf-8", "surrogatepass")
+    return plain_json.dumps([seg.vpath, seg.severities, seg.rows, seg.life]).encode("utf-8", "surrogatepass")
 
 
 def _ends(parts: list[bytes]) -> array:

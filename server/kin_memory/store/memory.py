@@ -74,7 +74,7 @@ class Memory:
         if self.compact:
             return self.kept_title
         for line in self.lines[self.body_line : self.body_line + 40]:
-            m = _HEADING.match(line)
+            m = _HEADING.match(line) if line[:1] == "#" else None  # a heading starts with `#`
             if m:
                 return m.group(1)
         return self.path.stem
