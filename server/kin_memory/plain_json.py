@@ -24,8 +24,10 @@ def _made_once(allow_nan: bool) -> Callable[[Any], str]:
     """An encoder for plain values, as `json.dumps(value, allow_nan=allow_nan)` encodes them."""
     plain = json.JSONEncoder(allow_nan=allow_nan).encode
     try:
-        from json.encoder import c_make_encoder, encode_basestring_ascii
+        from json import encoder as json_encoder
 
+        c_make_encoder = getattr(json_encoder, "c_make_encoder", None)  # the C accelerator's
+        encode_basestring_ascii = json_encoder.encode_basestring_ascii
         if c_make_encoder is None:
             return plain
         # No markers: the values encoded here are made by this code, never circular.

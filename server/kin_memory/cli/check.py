@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import partial
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..sinks import terminal
 from ..wording import counted
@@ -195,17 +195,18 @@ def _summarised_store_part(root: Path, ctx, only: Path | None, fmt: str) -> Part
                 return part
         from ..findings.store_level import scan_findings
 
-        store, results, checked, rendered = check_through_cache(
-            root, ctx, scanned, cache, partial(_shard_segments, root, only, fmt), stats
+        _, results, checked, rendered = check_through_cache(
+            root, ctx, scanned, cache, partial(_shard_segments, root, only, fmt), stats, whole_store=False
         )
-        scan = scan_findings(store.scan_problems())
+        problems = scanned[1]
+        scan = scan_findings(problems)
         if rendered is None:
             _merge(results, scan)
             segments = _segments(root, results, _ages(checked.checked), only, fmt)
             files = len(results)
         else:
             segments, files = _with_shards(root, results, scan, checked, rendered, only, fmt)
-        if cache is not None and checked.valid_until > ctx.now and not store.scan_problems():
+        if cache is not None and checked.valid_until > ctx.now and not problems:
             _save_summary(cache, key, ctx.now, checked.probes, segments, files)
         return _part_of(segments, files, fmt)
     finally:
@@ -467,13 +468,15 @@ def check_through_cache(
     cache=None,
     shard_render: Callable[[Any, dict[str, list[Finding]]], Any] | None = None,
     stats: dict[str, Any] | None = None,
+    whole_store: bool = True,
 ) -> tuple[Any, dict[str, list[Finding]], Any, list[Any] | None]:
     """(the store, vpath → findings, the CachedCheck, None) for every file of `scanned` (a
     `scan_names`), unchanged files answered by the findings cache (a stat each, or what `stats` says
     when the caller has stat'ed them; `cache` when the caller has it open); what had to be checked is
     written back for the next run. With `shard_render`, a check split across workers has each of them
     render its own files (shard_render(its check, the findings it made)): the findings then hold
-    MEMORY.md's alone, and the fourth item is the workers' renderings."""
+    MEMORY.md's alone, and the fourth item is the workers' renderings. `whole_store` False: the
+    caller only prints, so no Store (and no memory per file) is made: the first item is None."""
     from ..caches.checked import check_files
     from ..caches.findings import FindingsCache
     from ..findings.run import check_memory
@@ -496,7 +499,7 @@ def check_through_cache(
         )
         assert checked is not None  # nothing to abandon
         rendered = split[1] if split is not None and shard_render is not None else None
-        disk = {c.vpath: c.memory for c in checked.checked}
+        disk: dict[str, Any] = {c.vpath: c.memory if whole_store else _listed(c) for c in checked.checked}
         found = render.found
         results = {} if rendered is not None else {c.vpath: _findings_of(c, found) for c in checked.checked}
         index_path = next((path for path, _, is_index in files if is_index), None)
@@ -506,13 +509,33 @@ def check_through_cache(
             block = compose(listed, index, ctx.active)
             results[INDEX_VPATH] = check_memory(index, ctx, block=block, known=set(disk))
             disk[INDEX_VPATH] = index
-        store = Store(root)
-        store.adopt(disk, problems)
+        store = None
+        if whole_store:
+            store = Store(root)
+            store.adopt(disk, problems)
         checked.write_back(cache, ctx.now)
     finally:
         if owned and cache is not None:
             cache.close()
     return store, results, checked, rendered
+
+
+class _Listed(NamedTuple):
+    """What MEMORY.md's check lists of a memory (store.prompt_block.Listable), from its record."""
+
+    vpath: str
+    category: str
+    stamp: object
+    title: str
+
+
+def _listed(c) -> Any:
+    """A checked file as the listing reads it: from its record (the values its compact memory would
+    hold), or its memory when it has none."""
+    if c.record is None:
+        return c.memory
+    category, _, stamp, *_, title = c.record
+    return _Listed(c.vpath, category, stamp, title)
 
 
 def _finish(shard_render, found: dict[str, list[Finding]], checked) -> Any:
