@@ -153,7 +153,7 @@ def _worker(
         # parent), before answering: the cache is complete when the parent has every answer.
         checked.write_back(cache, ctx.now)
         made = finish(checked) if finish is not None else None
-        send_frame(out, _answer(_flat(checked), made))
+        _send_parts(out, _answer(_flat(checked), made))
         os.close(out)
         code = 0
     except BaseException:  # noqa: BLE001 - the parent checks in one process instead
@@ -174,23 +174,32 @@ def _flat(checked: CachedCheck) -> Flat:
     return rows, checked.hits, checked.variant, checked.valid_until, checked.probes
 
 
-def _answer(flat: Flat, made: Any) -> bytes:
+def _answer(flat: Flat, made: Any) -> list[bytes]:
     """A worker's answer as bytes: marshalled when it holds plain values only (a check's rows, records
     and printed segments: several times faster than a pickle both ways, which cost a tenth of a worker's
     time), the memories of odd files (made whole by their check) pickled apart; all of it pickled
     when anything else is in it. The parent and its workers are one Python (forked), the only case
-    marshal's format is made for."""
+    marshal's format is made for. In parts, sent one after the other (joining megabytes only to send
+    them is a copy of each)."""
     rows, *rest = flat
     odd = {n: row[8] for n, row in enumerate(rows) if row[8] is not None}
     if odd:
         rows = [row if row[8] is None else (*row[:8], None) for row in rows]
     try:
-        return b"M" + marshal.dumps(((rows, *rest), made, pickle.dumps(odd) if odd else b""))
+        return [b"M", marshal.dumps(((rows, *rest), made, pickle.dumps(odd) if odd else b""))]
     except ValueError:  # not plain values
-        return b"P" + pickle.dumps((flat, made), protocol=pickle.HIGHEST_PROTOCOL)
+        return [b"P", pickle.dumps((flat, made), protocol=pickle.HIGHEST_PROTOCOL)]
 
 
-def _answered(data: bytes) -> tuple[Flat, Any]:
+def _send_parts(fd: int, parts: list[bytes]) -> None:
+    """One frame (see HEADER) made of these parts, written without joining them."""
+    for part in (HEADER.pack(sum(map(len, parts))), *parts):
+        view = memoryview(part)
+        while view:
+            view = view[os.write(fd, view) :]
+
+
+def _answered(data: bytes | memoryview) -> tuple[Flat, Any]:
     """(flat, made) from a worker's answer (see _answer)."""
     if data[:1] == b"P":
         return pickle.loads(data[1:])
@@ -230,16 +239,37 @@ def read_all(
 
 
 def _gather(fds: list[int], deadline: float) -> list[tuple[CachedCheck, Any]]:
-    """Every worker's answer, read from all at once."""
-    buffers = {fd: bytearray() for fd in fds}
-    for fd, data in read_all(fds, deadline):
-        buffers[fd] += data
+    """Every worker's answer, read from all at once (one left unread would stall its worker on a full
+    pipe), each into a buffer of the size its frame's header says: megabytes are read in place, not
+    gathered in pieces and copied."""
+    heads = {fd: b"" for fd in fds}
+    bodies: dict[int, memoryview] = {}
+    filled = dict.fromkeys(fds, 0)
+    waiting = list(fds)
+    while waiting:
+        wait = deadline - time.monotonic()
+        ready = select.select(waiting, [], [], wait)[0] if wait > 0 else []
+        if not ready:
+            raise TimeoutError("worker did not answer in time")
+        for fd in ready:
+            body = bodies.get(fd)
+            if body is None:
+                data = os.read(fd, HEADER.size - len(heads[fd]))
+                if not data:
+                    raise EOFError("worker exited early")
+                heads[fd] += data
+                if len(heads[fd]) == HEADER.size:
+                    bodies[fd] = body = memoryview(bytearray(HEADER.unpack(heads[fd])[0]))
+            else:
+                got = os.readv(fd, [body[filled[fd] :]])
+                if not got:
+                    raise EOFError("worker exited early")
+                filled[fd] += got
+            if body is not None and filled[fd] == len(body):
+                waiting.remove(fd)
     parts = []
     for fd in fds:
-        data = bytes(buffers[fd])
-        if len(data) < HEADER.size or HEADER.unpack_from(data)[0] != len(data) - HEADER.size:
-            raise EOFError("worker exited early")
-        flat, made = _answered(data[HEADER.size :])
+        flat, made = _answered(bodies[fd])
         parts.append((_unflat(flat), made))
     return parts
 

@@ -242,10 +242,13 @@ def _shard_segments(
 ) -> list[tuple]:
     """A worker's files as printed (the segments `_segments` makes of them, as plain tuples), made in the
     worker from the findings its check made (`found`): rendering every file's findings was the larger
-    part of what the parent of a split check did alone."""
+    part of what the parent of a split check did alone. Each segment's details travel encoded (the
+    bytes the summary keeps), not as rows of findings."""
+    from .check_summary import detail_of
+
     results = {c.vpath: _findings_of(c, found) for c in checked.checked}
     segments = _segments(root, results, _ages(checked.checked), only, fmt)
-    return [(s.vpath, s.until, s.piece, s.severities, s.rows, s.life) for s in segments]
+    return [(s.vpath, s.until, s.piece, s.severities, None, None, detail_of(s)) for s in segments]
 
 
 def _with_shards(root: Path, results, scan, checked, rendered, only: Path | None, fmt: str):

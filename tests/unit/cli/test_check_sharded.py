@@ -126,10 +126,10 @@ def test_a_workers_answer_comes_back_as_it_was_sent() -> None:
     ]  # fmt: skip
     flat = (rows, 1, "variant", 2.5, {"/r": "probe"})
     made = [("/memories/a.md", 3.0, "a:1:1: KM400 warning: old\n", ["warning"], [["KM400"]], ["fact", 1.5])]
-    answer = sharded._answer(flat, made)
+    answer = b"".join(sharded._answer(flat, made))
     assert answer[:1] == b"M"
     assert sharded._answered(answer) == (flat, made)
     unplain = (rows, 1, "variant", 2.5, {"/r": Path("/r")})
-    answer = sharded._answer(unplain, made)
+    answer = b"".join(sharded._answer(unplain, made))
     assert answer[:1] == b"P"
     assert sharded._answered(answer) == (unplain, made)
