@@ -29,7 +29,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import astuple
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
-from urllib.parse import quote
 
 from .. import plain_json
 from ..store.context import Context
@@ -479,6 +478,8 @@ def entries_of_this_code(root: Path, variants: Iterable[str] | None = None) -> i
     if not os.path.isfile(path):
         return 0
     try:
+        from urllib.parse import quote  # here: every `check` imports this module, few ask this
+
         conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, timeout=0.5)
     except sqlite3.Error:
         return 0

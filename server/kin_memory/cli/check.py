@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -52,6 +51,7 @@ def example_root() -> Path:
     import shutil
     import tempfile
     import time
+    from importlib import resources
 
     source = Path(str(resources.files("kin_memory") / "example_store"))
     target = Path(tempfile.mkdtemp(prefix="kin-memory-example-")) / "memory"
@@ -199,6 +199,7 @@ def _summarised(root: Path, ctx, only: Path | None, fmt: str) -> Part:
 
     from ..caches.findings import FindingsCache, variant_key
     from ..store.freshness import seen_at
+    from . import check_summary  # noqa: F401 - before the workers fork: each would import it again
 
     cache = FindingsCache.open(root)
     scanned = scan_names_of(root)

@@ -66,6 +66,9 @@ def listing_line(memory: Listable) -> str:
 
 
 def line_of(vpath: str, category: str, title: str) -> str:
+    line = f"- {vpath} ({category}) — {title}"
+    if prompt.needs_no_escape(line):  # nearly every line: the name and the title as they are
+        return line
     return f"- {prompt.field(vpath)} ({category}) — {prompt.field(title)}"
 
 
