@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from ..store.freshness import Seen
     from ..store.memory import StrPath
     from .checked import CachedCheck, Render
+    from .findings import FindingsCache
 
 log = logging.getLogger("kin_memory.caches")
 
@@ -99,20 +100,27 @@ def check_sharded(
     timeout: float = 600.0,
     finish: Callable[[CachedCheck], Any] | None = None,
     stats: dict[str, Seen] | None = None,
+    cache: FindingsCache | None = None,
 ) -> tuple[CachedCheck, list[Any]] | None:
-    """check_files over `count` forked processes, each its shard of `files` through its own connection
-    to the findings cache, merged as one process would have made it. Each worker has written its new
-    entries and forgotten its files gone (the answer has neither). None when forking or a worker
-    failed: the caller checks in-process. With `finish`, each worker also answers what it makes of its
-    own check (finish(its CachedCheck), work the parent would otherwise do alone): the second item,
-    one per worker, in shard order. `stats`: what a stat of each file says, when the caller has them
-    (check_files' `stats`: the workers then stat nothing again)."""
+    """check_files over `count` processes, each its shard of `files`, merged as one process would have
+    made it: the caller's (shard 0, through `cache`, its connection to the findings cache, when it has
+    one open) and `count - 1` forked workers (each through its own connection). Each has written its
+    new entries and forgotten its files gone (the answer has neither). None when forking or a worker
+    failed: the caller checks in-process. With `finish`, each shard's process also makes what it makes
+    of its own check (finish(its CachedCheck), work the caller would otherwise do alone after the
+    others): the second item, one per shard, in shard order. `stats`: what a stat of each file says,
+    when the caller has them (check_files' `stats`: nothing is stat'ed again).
+
+    The caller checks a shard itself instead of waiting on a worker of its own: a forked process pays
+    again for every page it writes of what it inherited, and the answer of one more worker would be
+    sent, read and decoded (together a tenth of what the shard's check costs)."""
     if not hasattr(os, "fork") or count < 2:
         return None
     pids: list[int] = []
     fds: list[int] = []
+    parts: list[tuple[CachedCheck, Any]] | None = None
     try:
-        for index in range(count):
+        for index in range(1, count):
             read_end, write_end = os.pipe()
             pid = os.fork()
             if pid == 0:  # the worker: never returns
@@ -123,8 +131,9 @@ def check_sharded(
             os.close(write_end)
             pids.append(pid)
             fds.append(read_end)
-        parts = _gather(fds, time.monotonic() + timeout)
-    except (OSError, EOFError, TimeoutError, pickle.UnpicklingError, ValueError, TypeError) as exc:
+        own = _own_shard(files, ctx, form, render, root, count, finish, stats, cache)
+        parts = [own, *_gather(fds, time.monotonic() + timeout)]
+    except Exception as exc:  # noqa: BLE001 - a shard failed (here or in a worker): one process checks
         log.info("check workers failed (%s): checking in one process", exc)
         parts = None
     finally:
@@ -135,6 +144,28 @@ def check_sharded(
     if parts is None:
         return None
     return merge(files, [check for check, _ in parts]), [made for _, made in parts]
+
+
+def _own_shard(
+    files, ctx, form: str, render, root: Path, count: int, finish, stats, cache
+) -> tuple[CachedCheck, Any]:
+    """Shard 0, checked by the caller while the workers check theirs: (its check, what `finish` made)."""
+    from .checked import check_files
+    from .findings import FindingsCache
+
+    owned = cache is None
+    if owned:
+        cache = FindingsCache.open(root)
+    try:
+        mine = [(path, vpath) for path, vpath in files if in_shard(vpath, (0, count))]
+        checked = check_files(mine, ctx, form, render, cache, shard=(0, count), stats=stats)
+        assert checked is not None  # nothing to abandon
+        checked.write_back(cache, ctx.now)
+        checked.pending, checked.gone = [], []  # written: the merged check writes nothing again
+        return checked, finish(checked) if finish is not None else None
+    finally:
+        if owned and cache is not None:
+            cache.close()
 
 
 def _worker(

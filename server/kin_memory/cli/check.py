@@ -582,7 +582,7 @@ def _check_sharded(root: Path, memories: list[tuple[str, str]], ctx, cache, rend
     count = workers_for(len(memories), cold)
     if count < 2:
         return None
-    return check_sharded(memories, ctx, "cli", render, root, count, finish=finish, stats=stats)
+    return check_sharded(memories, ctx, "cli", render, root, count, finish=finish, stats=stats, cache=cache)
 
 
 def _payload(memory, findings: list[Finding]) -> bytes:
