@@ -15,12 +15,14 @@ from .categories import effective_category
 from .freshness import UNSURE, kept_key
 from .frontmatter import Frontmatter, parse_frontmatter, split_lines, workspace_stamp
 from .reader import Refused, read_file
+from .slotted import quick_init
 
 MAX_READ_BYTES = 16 * 1024 * 1024  # beyond this a file is reported, not parsed
 BODY_CAP = 64 * 1024
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Memory:
     # Where the file is, as a string: at 100k memories a Path object each (its parts list included) cost
