@@ -17,7 +17,7 @@ _SAMPLE = ["KM400", "warning", 'caf\u00e9 \ud800 "q" \\ \n', 1, -2.5, 1e300, Non
 
 
 def _refuse(value: object) -> Any:
-    raise TypeError(f"Object of type {value.__class__.__name__} is not JSON serializable")
+    raise TypeError("not a plain value")  # what `json.dumps` raises for it (its callers catch it)
 
 
 def _made_once(allow_nan: bool) -> Callable[[Any], str]:
