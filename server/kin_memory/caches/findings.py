@@ -29,8 +29,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import astuple
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
-from urllib.parse import quote
 
+from .. import plain_json
 from ..store.context import Context
 from ..store.freshness import Seen, unchanged
 from ..store.paths import (
@@ -420,8 +420,8 @@ def _rows(variant: str, entries: Iterable[Entry]) -> Iterator[tuple[object, ...]
         )
 
 
-# One encoder for every record: `json.dumps` with an option makes a new one per call (half its cost).
-_RECORD_ENCODE = json.JSONEncoder(allow_nan=False).encode
+# One encoder for every record: `json.dumps` makes a new one per call (half its cost).
+_RECORD_ENCODE = plain_json.dumps_finite
 
 
 def record_text(record: Record) -> str | None:
@@ -478,6 +478,8 @@ def entries_of_this_code(root: Path, variants: Iterable[str] | None = None) -> i
     if not os.path.isfile(path):
         return 0
     try:
+        from urllib.parse import quote  # here: every `check` imports this module, few ask this
+
         conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, timeout=0.5)
     except sqlite3.Error:
         return 0

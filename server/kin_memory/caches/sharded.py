@@ -3,9 +3,9 @@ CLI's first `check` share.
 
 A shard of n processes is every segment s with s % n == its index (caches/segments.py), the same split
 the findings cache answers by (FindingsCache.lookup_batches), so each process reads, parses and checks
-its own files and looks up only its own entries. What travels back is framed pickles on a pipe. The
-server's workers stream diagnostics to the editor as they go (lsp/startup/shards); the CLI's gather a
-whole CachedCheck each, merged here into what one process would have made: the same files in the same
+its own files and looks up only its own entries. What travels back is a frame on a pipe (marshalled
+plain values, see _answer). The server's workers stream diagnostics to the editor as they go
+(lsp/startup/shards); the CLI's gather a whole CachedCheck each, merged here into what one process would have made: the same files in the same
 order, the new entries written back by the caller alone (one writer for the cache).
 
 This module knows nothing of LSP: the CLI imports it.
@@ -14,6 +14,7 @@ This module knows nothing of LSP: the CLI imports it.
 from __future__ import annotations
 
 import logging
+import marshal
 import os
 import pickle
 import select
@@ -28,8 +29,10 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..store.context import Context
+    from ..store.freshness import Seen
     from ..store.memory import StrPath
     from .checked import CachedCheck, Render
+    from .findings import FindingsCache
 
 log = logging.getLogger("kin_memory.caches")
 
@@ -96,31 +99,41 @@ def check_sharded(
     count: int,
     timeout: float = 600.0,
     finish: Callable[[CachedCheck], Any] | None = None,
+    stats: dict[str, Seen] | None = None,
+    cache: FindingsCache | None = None,
 ) -> tuple[CachedCheck, list[Any]] | None:
-    """check_files over `count` forked processes, each its shard of `files` through its own connection
-    to the findings cache, merged as one process would have made it. Each worker has written its new
-    entries and forgotten its files gone (the answer has neither). None when forking or a worker
-    failed: the caller checks in-process. With `finish`, each worker also answers what it makes of its
-    own check (finish(its CachedCheck), work the parent would otherwise do alone): the second item,
-    one per worker, in shard order."""
+    """check_files over `count` processes, each its shard of `files`, merged as one process would have
+    made it: the caller's (shard 0, through `cache`, its connection to the findings cache, when it has
+    one open) and `count - 1` forked workers (each through its own connection). Each has written its
+    new entries and forgotten its files gone (the answer has neither). None when forking or a worker
+    failed: the caller checks in-process. With `finish`, each shard's process also makes what it makes
+    of its own check (finish(its CachedCheck), work the caller would otherwise do alone after the
+    others): the second item, one per shard, in shard order. `stats`: what a stat of each file says,
+    when the caller has them (check_files' `stats`: nothing is stat'ed again).
+
+    The caller checks a shard itself instead of waiting on a worker of its own: a forked process pays
+    again for every page it writes of what it inherited, and the answer of one more worker would be
+    sent, read and decoded (together a tenth of what the shard's check costs)."""
     if not hasattr(os, "fork") or count < 2:
         return None
     pids: list[int] = []
     fds: list[int] = []
+    parts: list[tuple[CachedCheck, Any]] | None = None
     try:
-        for index in range(count):
+        for index in range(1, count):
             read_end, write_end = os.pipe()
             pid = os.fork()
             if pid == 0:  # the worker: never returns
                 os.close(read_end)
                 for fd in fds:
                     os.close(fd)
-                _worker(files, ctx, form, render, root, (index, count), write_end, finish)
+                _worker(files, ctx, form, render, root, (index, count), write_end, finish, stats)
             os.close(write_end)
             pids.append(pid)
             fds.append(read_end)
-        parts = _gather(fds, time.monotonic() + timeout)
-    except (OSError, EOFError, TimeoutError, pickle.UnpicklingError) as exc:
+        own = _own_shard(files, ctx, form, render, root, count, finish, stats, cache)
+        parts = [own, *_gather(fds, time.monotonic() + timeout)]
+    except Exception as exc:  # noqa: BLE001 - a shard failed (here or in a worker): one process checks
         log.info("check workers failed (%s): checking in one process", exc)
         parts = None
     finally:
@@ -133,7 +146,31 @@ def check_sharded(
     return merge(files, [check for check, _ in parts]), [made for _, made in parts]
 
 
-def _worker(files, ctx, form: str, render, root: Path, shard: tuple[int, int], out: int, finish) -> None:
+def _own_shard(
+    files, ctx, form: str, render, root: Path, count: int, finish, stats, cache
+) -> tuple[CachedCheck, Any]:
+    """Shard 0, checked by the caller while the workers check theirs: (its check, what `finish` made)."""
+    from .checked import check_files
+    from .findings import FindingsCache
+
+    owned = cache is None
+    if owned:
+        cache = FindingsCache.open(root)
+    try:
+        mine = [(path, vpath) for path, vpath in files if in_shard(vpath, (0, count))]
+        checked = check_files(mine, ctx, form, render, cache, shard=(0, count), stats=stats)
+        assert checked is not None  # nothing to abandon
+        checked.write_back(cache, ctx.now)
+        checked.pending, checked.gone = [], []  # written: the merged check writes nothing again
+        return checked, finish(checked) if finish is not None else None
+    finally:
+        if owned and cache is not None:
+            cache.close()
+
+
+def _worker(
+    files, ctx, form: str, render, root: Path, shard: tuple[int, int], out: int, finish, stats=None
+) -> None:
     code = 1
     try:
         from .checked import check_files
@@ -141,13 +178,13 @@ def _worker(files, ctx, form: str, render, root: Path, shard: tuple[int, int], o
 
         cache = FindingsCache.open(root)  # its own connection: the parent's is not used across a fork
         mine = [(path, vpath) for path, vpath in files if in_shard(vpath, shard)]
-        checked = check_files(mine, ctx, form, render, cache, shard=shard)
+        checked = check_files(mine, ctx, form, render, cache, shard=shard, stats=stats)
         assert checked is not None  # nothing to abandon
         # Each worker writes its own new entries (the writes of two wait on each other, not on the
         # parent), before answering: the cache is complete when the parent has every answer.
         checked.write_back(cache, ctx.now)
         made = finish(checked) if finish is not None else None
-        send_frame(out, pickle.dumps((_flat(checked), made), protocol=pickle.HIGHEST_PROTOCOL))
+        _send_parts(out, _answer(_flat(checked), made))
         os.close(out)
         code = 0
     except BaseException:  # noqa: BLE001 - the parent checks in one process instead
@@ -166,6 +203,44 @@ def _flat(checked: CachedCheck) -> Flat:
         for c in checked.checked
     ]
     return rows, checked.hits, checked.variant, checked.valid_until, checked.probes
+
+
+def _answer(flat: Flat, made: Any) -> list[bytes]:
+    """A worker's answer as bytes: marshalled when it holds plain values only (a check's rows, records
+    and printed segments: several times faster than a pickle both ways, which cost a tenth of a worker's
+    time), the memories of odd files (made whole by their check) pickled apart; all of it pickled
+    when anything else is in it. The parent and its workers are one Python (forked), the only case
+    marshal's format is made for. In parts, sent one after the other (joining megabytes only to send
+    them is a copy of each)."""
+    rows, *rest = flat
+    odd = {n: row[8] for n, row in enumerate(rows) if row[8] is not None}
+    if odd:
+        rows = [row if row[8] is None else (*row[:8], None) for row in rows]
+    try:
+        return [b"M", marshal.dumps(((rows, *rest), made, pickle.dumps(odd) if odd else b""))]
+    except ValueError:  # not plain values
+        return [b"P", pickle.dumps((flat, made), protocol=pickle.HIGHEST_PROTOCOL)]
+
+
+def _send_parts(fd: int, parts: list[bytes]) -> None:
+    """One frame (see HEADER) made of these parts, written without joining them."""
+    for part in (HEADER.pack(sum(map(len, parts))), *parts):
+        view = memoryview(part)
+        while view:
+            view = view[os.write(fd, view) :]
+
+
+def _answered(data: bytes | memoryview) -> tuple[Flat, Any]:
+    """(flat, made) from a worker's answer (see _answer)."""
+    if data[:1] == b"P":
+        return pickle.loads(data[1:])
+    if data[:1] != b"M":
+        raise EOFError("worker answered nothing readable")
+    (rows, *rest), made, odd_bytes = marshal.loads(data[1:])
+    if odd_bytes:
+        for n, memory in pickle.loads(odd_bytes).items():
+            rows[n] = (*rows[n][:8], memory)
+    return (rows, *rest), made
 
 
 def _unflat(flat: Flat) -> CachedCheck:
@@ -195,16 +270,37 @@ def read_all(
 
 
 def _gather(fds: list[int], deadline: float) -> list[tuple[CachedCheck, Any]]:
-    """Every worker's answer, read from all at once."""
-    buffers = {fd: bytearray() for fd in fds}
-    for fd, data in read_all(fds, deadline):
-        buffers[fd] += data
+    """Every worker's answer, read from all at once (one left unread would stall its worker on a full
+    pipe), each into a buffer of the size its frame's header says: megabytes are read in place, not
+    gathered in pieces and copied."""
+    heads = {fd: b"" for fd in fds}
+    bodies: dict[int, memoryview] = {}
+    filled = dict.fromkeys(fds, 0)
+    waiting = list(fds)
+    while waiting:
+        wait = deadline - time.monotonic()
+        ready = select.select(waiting, [], [], wait)[0] if wait > 0 else []
+        if not ready:
+            raise TimeoutError("worker did not answer in time")
+        for fd in ready:
+            body = bodies.get(fd)
+            if body is None:
+                data = os.read(fd, HEADER.size - len(heads[fd]))
+                if not data:
+                    raise EOFError("worker exited early")
+                heads[fd] += data
+                if len(heads[fd]) == HEADER.size:
+                    bodies[fd] = body = memoryview(bytearray(HEADER.unpack(heads[fd])[0]))
+            else:
+                got = os.readv(fd, [body[filled[fd] :]])
+                if not got:
+                    raise EOFError("worker exited early")
+                filled[fd] += got
+            if body is not None and filled[fd] == len(body):
+                waiting.remove(fd)
     parts = []
     for fd in fds:
-        data = bytes(buffers[fd])
-        if len(data) < HEADER.size or HEADER.unpack_from(data)[0] != len(data) - HEADER.size:
-            raise EOFError("worker exited early")
-        flat, made = pickle.loads(data[HEADER.size :])
+        flat, made = _answered(bodies[fd])
         parts.append((_unflat(flat), made))
     return parts
 

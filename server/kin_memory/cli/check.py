@@ -3,18 +3,31 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import partial
-from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..sinks import terminal
-from ..wording import counted
+from .check_output import (
+    Ages,
+    Part,
+    _add,
+    _decode,
+    _findings_of,
+    _Keeping,
+    _output,
+    _part_of,
+    _payload,
+    _render,
+    _segments,
+    _summary,
+)
 from .common import UsageError, settings_for, workspace_flag
 
 if TYPE_CHECKING:  # the checking machinery is imported when `check` runs, not to build the parser
@@ -50,6 +63,7 @@ def example_root() -> Path:
     import shutil
     import tempfile
     import time
+    from importlib import resources
 
     source = Path(str(resources.files("kin_memory") / "example_store"))
     target = Path(tempfile.mkdtemp(prefix="kin-memory-example-")) / "memory"
@@ -131,21 +145,12 @@ def _conflict_rows(root: Path, only: Path | None) -> list[tuple[str, Finding]]:
     return rows
 
 
-@dataclass
-class Part:
-    """Printed rows of a check, ready to be joined with others: the text (or the JSON objects), the
-    count per severity and how many files were checked."""
-
-    out: Any
-    counts: dict[str, int]
-    files: int = 0
-
-
 def _store_part(root: Path, ctx, only: Path | None, fmt: str, duplicates: bool) -> Part:
     """The store's part of the output, every file looked up or checked (with KM601 when asked)."""
     from ..findings.store_level import scan_findings
 
-    store, results, _, _ = check_through_cache(root, ctx, scan_names_of(root))
+    with _collection_paused():
+        store, results, _, _ = check_through_cache(root, ctx, scan_names_of(root))
     if duplicates:
         _merge(results, _duplicates(root, store, ctx))
     _merge(results, scan_findings(store.scan_problems()))
@@ -166,20 +171,46 @@ LIFECYCLE_CODES = frozenset({"KM400", "KM401", "KM402", "KM403", "KM404"})
 RESAVE_AGED_SHARE = 0.05
 
 
+@contextmanager
+def _collection_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a whole store is checked and printed (forked workers
+    included). What a check makes lives until it prints, and none of it is garbage in a cycle: the
+    collections a 10k store's first check ran freed nothing and cost a tenth of its time, a full
+    collection going over every finding and record kept so far."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def _summarised_store_part(root: Path, ctx, only: Path | None, fmt: str) -> Part:
     """The store's part of the output, from the summary of the last identical check when every file's
     freshness key is what it was then (a stat per file). On a big store some file's message ages every
     second ("expires … in 22 hours"), so a summary redone whole would almost never be used: an aged
     lifecycle message is brought up to date from the file's category and mtime, and any other aged
     file is checked again, alone."""
+    with _collection_paused():
+        return _summarised(root, ctx, only, fmt)
+
+
+def _summarised(root: Path, ctx, only: Path | None, fmt: str) -> Part:
     import hashlib
 
     from ..caches.findings import FindingsCache, variant_key
-    from ..store.freshness import key_at
+    from ..store.freshness import seen_at
+    from . import check_summary  # noqa: F401 - before the workers fork: each would import it again
 
     cache = FindingsCache.open(root)
     scanned = scan_names_of(root)
-    listing = "\n".join(f"{vpath}\0{key_at(path)}" for path, vpath, _ in sorted(scanned[0], key=_by_vpath))
+    # One stat per file serves both the summary's key and the check's lookups (check_files' `stats`).
+    seen = [(vpath, seen_at(path)) for path, vpath, _ in scanned[0]]
+    stats = {vpath: s for vpath, s in seen if s is not None}
+    listing = "\n".join(
+        f"{vpath}\0{None if s is None else s.key}" for vpath, s in sorted(seen, key=_by_vpath)
+    )
     how = f"{variant_key(ctx, 'cli')}\n{fmt}\n{os.getcwd()}\n{only}\n"
     key = hashlib.sha256((how + listing).encode("utf-8", "surrogatepass")).hexdigest()
     try:
@@ -190,17 +221,18 @@ def _summarised_store_part(root: Path, ctx, only: Path | None, fmt: str) -> Part
                 return part
         from ..findings.store_level import scan_findings
 
-        store, results, checked, rendered = check_through_cache(
-            root, ctx, scanned, cache, partial(_shard_segments, root, only, fmt)
+        _, results, checked, rendered = check_through_cache(
+            root, ctx, scanned, cache, partial(_shard_segments, root, only, fmt), stats, whole_store=False
         )
-        scan = scan_findings(store.scan_problems())
+        problems = scanned[1]
+        scan = scan_findings(problems)
         if rendered is None:
             _merge(results, scan)
             segments = _segments(root, results, _ages(checked.checked), only, fmt)
             files = len(results)
         else:
             segments, files = _with_shards(root, results, scan, checked, rendered, only, fmt)
-        if cache is not None and checked.valid_until > ctx.now and not store.scan_problems():
+        if cache is not None and checked.valid_until > ctx.now and not problems:
             _save_summary(cache, key, ctx.now, checked.probes, segments, files)
         return _part_of(segments, files, fmt)
     finally:
@@ -208,13 +240,18 @@ def _summarised_store_part(root: Path, ctx, only: Path | None, fmt: str) -> Part
             cache.close()
 
 
-def _shard_segments(root: Path, only: Path | None, fmt: str, checked) -> list[tuple]:
+def _shard_segments(
+    root: Path, only: Path | None, fmt: str, checked, found: dict[str, list[Finding]]
+) -> list[tuple]:
     """A worker's files as printed (the segments `_segments` makes of them, as plain tuples), made in the
-    worker: decoding and rendering every file's findings was the larger part of what the parent of a
-    split check did alone."""
-    results = {c.vpath: _decode(c.payload) for c in checked.checked}
+    worker from the findings its check made (`found`): rendering every file's findings was the larger
+    part of what the parent of a split check did alone. Each segment's details travel encoded (the
+    bytes the summary keeps), not as rows of findings."""
+    from .check_summary import detail_of
+
+    results = {c.vpath: _findings_of(c, found) for c in checked.checked}
     segments = _segments(root, results, _ages(checked.checked), only, fmt)
-    return [(s.vpath, s.until, s.piece, s.severities, s.rows, s.life) for s in segments]
+    return [(s.vpath, s.until, s.piece, s.severities, None, None, detail_of(s)) for s in segments]
 
 
 def _with_shards(root: Path, results, scan, checked, rendered, only: Path | None, fmt: str):
@@ -240,11 +277,8 @@ def _segment_vpath(seg: Segment) -> str:
     return seg.vpath
 
 
-def _by_vpath(item: tuple[str, str, bool]) -> str:
-    return item[1]
-
-
-Ages = dict[str, tuple[float, str, float]]  # vpath -> (valid until, category, mtime)
+def _by_vpath(item: tuple[str, Any]) -> str:
+    return item[0]
 
 
 def _ages(checked) -> Ages:
@@ -355,98 +389,22 @@ def _saved_probes(cache, key: str) -> dict[str, str]:
     return probes if isinstance(probes, dict) else {}
 
 
-def _segments(
-    root: Path, results: dict[str, list[Finding]], ages: Ages, only: Path | None, fmt: str
-) -> list[Segment]:
-    from ..store.root import VIRTUAL_ROOT
-    from .check_summary import Segment
-
-    prefix = str(root)  # the store's paths by string: a Path per file costs more than the check itself
-    segments: list[Segment] = []
-    for vpath in sorted(results):
-        found = results[vpath]
-        until, category, mtime = ages.get(vpath, (float("inf"), "", 0.0))
-        path = prefix + vpath[len(VIRTUAL_ROOT) :]
-        if found and only is not None and only != Path(path) and only not in Path(path).parents:
-            found = []
-        if not found and until == float("inf"):
-            continue
-        agable = until != float("inf")
-        segments.append(
-            Segment(
-                vpath,
-                until,
-                _piece([(path, f) for f in found], fmt),
-                [f.severity for f in found],
-                [_row(f) for f in found] if agable else None,
-                [category, mtime] if agable else None,
-            )
-        )
-    return segments
-
-
-def _row(f: Finding) -> list:
-    return [f.code, f.severity, f.message, f.span.line, f.span.col, f.span.end_line, f.span.end_col]
-
-
-def _part_of(segments: list[Segment], files: int, fmt: str) -> Part:
-    counts: dict[str, int] = {}
-    for seg in segments:
-        for severity in seg.severities:
-            counts[severity] = counts.get(severity, 0) + 1
-    return _output("".join(seg.piece for seg in segments), counts, files, fmt)
-
-
-def _output(text: str, counts: dict[str, int], files: int, fmt: str) -> Part:
-    """A Part from printed pieces joined: lines of text, or JSON objects each followed by a comma."""
-    if fmt == "json":
-        return Part(json.loads(f"[{text[:-1]}]") if text else [], counts, files)
-    return Part(text, counts, files)
-
-
-def _piece(rows: list[tuple[str, Finding]], fmt: str) -> str:
-    """What is printed for these findings; in JSON, the objects each followed by a comma."""
-    if fmt == "json":
-        return "".join(json.dumps(_json(path, f)) + "," for path, f in rows)
-    return _render(rows, fmt).out
-
-
-def _render(rows: list[tuple[str, Finding]], fmt: str) -> Part:
-    counts: dict[str, int] = {}
-    for _, f in rows:
-        counts[f.severity] = counts.get(f.severity, 0) + 1
-    if fmt == "json":
-        return Part([_json(path, f) for path, f in rows], counts)
-    here = os.getcwd().rstrip(os.sep) + os.sep
-    lines = []
-    for path, f in rows:
-        shown = path[len(here) :] if path.startswith(here) else path
-        lines.append(
-            f"{terminal.field(shown)}:{f.span.line + 1}:{f.span.col + 1}: {f.code} {f.severity}: {terminal.field(f.message)}\n"
-        )
-    return Part("".join(lines), counts)
-
-
-def _add(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
-    return {k: a.get(k, 0) + b.get(k, 0) for k in {*a, *b}}
-
-
-def _summary(counts: dict[str, int], files: int) -> None:
-    sys.stdout.flush()  # the summary goes to stderr: keep it after the findings when both share a terminal
-    summary = (
-        ", ".join(f"{n} {sev}{'s' if n != 1 else ''}" for sev, n in sorted(counts.items())) or "no problems"
-    )
-    print(f"{counted(files, 'file')} checked: {summary}", file=sys.stderr)
-
-
 def check_through_cache(
-    root: Path, ctx, scanned, cache=None, shard_render: Callable[[Any], Any] | None = None
+    root: Path,
+    ctx,
+    scanned,
+    cache=None,
+    shard_render: Callable[[Any, dict[str, list[Finding]]], Any] | None = None,
+    stats: dict[str, Any] | None = None,
+    whole_store: bool = True,
 ) -> tuple[Any, dict[str, list[Finding]], Any, list[Any] | None]:
     """(the store, vpath → findings, the CachedCheck, None) for every file of `scanned` (a
-    `scan_names`), unchanged files answered by the findings cache (a stat each; `cache` when the caller
-    has it open); what had to be checked is written back for the next run. With `shard_render`, a check
-    split across workers has each of them render its own files (shard_render(its check)): the findings
-    then hold MEMORY.md's alone, and the fourth item is the workers' renderings."""
+    `scan_names`), unchanged files answered by the findings cache (a stat each, or what `stats` says
+    when the caller has stat'ed them; `cache` when the caller has it open); what had to be checked is
+    written back for the next run. With `shard_render`, a check split across workers has each of them
+    render its own files (shard_render(its check, the findings it made)): the findings then hold
+    MEMORY.md's alone, and the fourth item is the workers' renderings. `whole_store` False: the
+    caller only prints, so no Store (and no memory per file) is made: the first item is None."""
     from ..caches.checked import check_files
     from ..caches.findings import FindingsCache
     from ..findings.run import check_memory
@@ -461,12 +419,17 @@ def check_through_cache(
         cache = FindingsCache.open(root)
     try:
         memories = [(path, vpath) for path, vpath, is_index in files if not is_index]
-        split = _check_sharded(root, memories, ctx, cache, shard_render)
-        checked = split[0] if split is not None else check_files(memories, ctx, "cli", _payload, cache)
+        render = _Keeping()
+        finish = None if shard_render is None else partial(_finish, shard_render, render.found)
+        split = _check_sharded(root, memories, ctx, cache, render, finish, stats)
+        checked = (
+            split[0] if split is not None else check_files(memories, ctx, "cli", render, cache, stats=stats)
+        )
         assert checked is not None  # nothing to abandon
         rendered = split[1] if split is not None and shard_render is not None else None
-        disk = {c.vpath: c.memory for c in checked.checked}
-        results = {} if rendered is not None else {c.vpath: _decode(c.payload) for c in checked.checked}
+        disk: dict[str, Any] = {c.vpath: c.memory if whole_store else _listed(c) for c in checked.checked}
+        found = render.found
+        results = {} if rendered is not None else {c.vpath: _findings_of(c, found) for c in checked.checked}
         index_path = next((path for path, _, is_index in files if is_index), None)
         if index_path is not None:
             index = load(index_path, INDEX_VPATH, is_index=True)
@@ -474,8 +437,10 @@ def check_through_cache(
             block = compose(listed, index, ctx.active)
             results[INDEX_VPATH] = check_memory(index, ctx, block=block, known=set(disk))
             disk[INDEX_VPATH] = index
-        store = Store(root)
-        store.adopt(disk, problems)
+        store = None
+        if whole_store:
+            store = Store(root)
+            store.adopt(disk, problems)
         checked.write_back(cache, ctx.now)
     finally:
         if owned and cache is not None:
@@ -483,7 +448,29 @@ def check_through_cache(
     return store, results, checked, rendered
 
 
-def _check_sharded(root: Path, memories: list[tuple[str, str]], ctx, cache, finish=None):
+class _Listed(NamedTuple):
+    """What MEMORY.md's check lists of a memory (store.prompt_block.Listable), from its record."""
+
+    vpath: str
+    category: str
+    stamp: object
+    title: str
+
+
+def _listed(c) -> Any:
+    """A checked file as the listing reads it: from its record (the values its compact memory would
+    hold), or its memory when it has none."""
+    if c.record is None:
+        return c.memory
+    category, _, stamp, *_, title = c.record
+    return _Listed(c.vpath, category, stamp, title)
+
+
+def _finish(shard_render, found: dict[str, list[Finding]], checked) -> Any:
+    return shard_render(checked, found)
+
+
+def _check_sharded(root: Path, memories: list[tuple[str, str]], ctx, cache, render, finish=None, stats=None):
     """A first check (the cache holds nothing for it) of a store big enough, split across forked
     processes, a shard each, as the server's cold start splits it: (the CachedCheck one process would
     have made, what `finish` made of each worker's part, in the worker), or None (then one process
@@ -494,30 +481,9 @@ def _check_sharded(root: Path, memories: list[tuple[str, str]], ctx, cache, fini
 
     cold = cache is None or not cache.holds_any(variant_key(ctx, "cli"))
     count = workers_for(len(memories), cold)
-    return check_sharded(memories, ctx, "cli", _payload, root, count, finish=finish) if count > 1 else None
-
-
-def _payload(memory, findings: list[Finding]) -> bytes:
-    """The CLI's form of a file's findings in the cache: what `check` prints, nothing more."""
-    if not findings:
-        return b""
-    rows = [
-        [f.code, f.severity, f.message, f.span.line, f.span.col, f.span.end_line, f.span.end_col]
-        for f in findings
-    ]
-    return json.dumps(rows).encode()
-
-
-def _decode(payload: bytes) -> list[Finding]:
-    from ..findings.model import Finding
-    from ..store.frontmatter import Span
-
-    if not payload:
-        return []
-    return [
-        Finding(code, Span(line, col, end_line, end_col), message, severity=severity)
-        for code, severity, message, line, col, end_line, end_col in json.loads(payload)
-    ]
+    if count < 2:
+        return None
+    return check_sharded(memories, ctx, "cli", render, root, count, finish=finish, stats=stats, cache=cache)
 
 
 def _duplicates(root: Path, store, ctx) -> dict[str, list[Finding]]:
@@ -532,16 +498,3 @@ def _duplicates(root: Path, store, ctx) -> dict[str, list[Finding]]:
 def _merge(results: dict[str, list[Finding]], more: dict[str, list[Finding]]) -> None:
     for vpath, found in more.items():
         results[vpath] = results.get(vpath, []) + found
-
-
-def _json(path: str, f: Finding) -> dict:
-    return {
-        "path": path,
-        "range": {
-            "start": {"line": f.span.line, "character": f.span.col},
-            "end": {"line": f.span.end_line, "character": f.span.end_col},
-        },
-        "code": f.code,
-        "severity": f.severity,
-        "message": f.message,
-    }

@@ -16,7 +16,9 @@ import struct
 import sys
 from array import array
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from .. import plain_json
 
 MAGIC = b"KMS2"
 _LENGTHS = struct.Struct("<4sQ")  # magic, header length
@@ -34,6 +36,9 @@ class Segment:
     severities: list[str]
     rows: list[list] | None = None
     life: list | None = None
+    # The details (vpath, severities, rows, life) already encoded as the summary keeps them, when they
+    # were encoded where the segment was made (a worker of a split check sends them so, not as rows).
+    detail: bytes | None = field(default=None, compare=False, repr=False)
 
 
 def pack(files: int, segments: list[Segment]) -> bytes:
@@ -177,7 +182,14 @@ def _piece_bytes(seg: Segment) -> bytes:
 
 
 def _detail_bytes(seg: Segment) -> bytes:
-    return json.dumps([seg.vpath, seg.severities, seg.rows, seg.life]).encode("utf-8", "surrogatepass")
+    if seg.detail is not None:
+        return seg.detail
+    return detail_of(seg)
+
+
+def detail_of(seg: Segment) -> bytes:
+    """A segment's details as the summary keeps them."""
+    return plain_json.dumps([seg.vpath, seg.severities, seg.rows, seg.life]).encode("utf-8", "surrogatepass")
 
 
 def _ends(parts: list[bytes]) -> array:

@@ -13,8 +13,8 @@ _EOL = re.compile(r"\r\n|\r|\n")
 
 
 def newline(memory: Memory) -> str:
-    head = memory.text[:4096]
-    return "\r\n" if "\r\n" in head else "\n"
+    """The file's line break, as its first 4096 characters have it (searched in place: no copy)."""
+    return "\r\n" if memory.text.find("\r\n", 0, 4096) >= 0 else "\n"
 
 
 def insert_at(line: int, col: int, text: str) -> TextEdit:
@@ -44,12 +44,13 @@ def insert_after_open(memory: Memory, text: str) -> TextEdit:
     return insert_at(memory.frontmatter.open_line + 1, 0, text + newline(memory))
 
 
+_PLAIN_SCALAR = re.compile(r"[A-Za-z0-9_./~@+-][A-Za-z0-9_./~@+ -]*")
+
+
 def yaml_scalar(value: str) -> str:
     """A value as YAML would read it back verbatim: quote when plain style would change it."""
-    import re
-
     if (
-        re.fullmatch(r"[A-Za-z0-9_./~@+-][A-Za-z0-9_./~@+ -]*", value)
+        _PLAIN_SCALAR.fullmatch(value)
         and not value.endswith(" ")
         and value.lower() not in {"null", "true", "false", "yes", "no", "on", "off", "~"}
     ):

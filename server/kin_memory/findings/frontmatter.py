@@ -61,11 +61,11 @@ def _yaml_fixes(memory: Memory) -> tuple[Fix, ...]:
 
 def check(memory: Memory, ctx: Context) -> list[Finding]:
     fm = memory.frontmatter
-    nl = newline(memory)
     lines = memory.lines
     if memory.is_index or memory.read_error:
         return []
     if fm.status == "bare":
+        nl = newline(memory)
         end = _key_block_end(lines, 0)
         close = (
             insert_at(end + 1, 0, "---" + nl)
@@ -83,6 +83,7 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
             )
         ]
     if fm.status == "none":
+        nl = newline(memory)
         fixes = tuple(
             Fix(
                 f"Add frontmatter (category: {c})",
@@ -95,6 +96,7 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
             Finding("KM106", line_span(lines, 0), "no frontmatter: this memory reads as project-fact", fixes)
         ]
     if fm.status == "unclosed":
+        nl = newline(memory)
         end = _key_block_end(lines, 1) if len(lines) > 1 and _KEY_LINE.match(lines[1]) else 0
         at = end + 1
         edit = (

@@ -10,6 +10,10 @@ from .edits import replace
 from .lifecycle_messages import lifecycle_message
 from .model import Finding, Fix, line_span
 
+# The fixes that hold nothing of the file: made once (a fix is a value).
+DELETE = Fix("Delete this memory", command="delete")
+MARK_REVIEWED = Fix("Mark reviewed (touch the file)", command="markReviewed", preferred=True)
+
 
 def check(memory: Memory, ctx: Context) -> list[Finding]:
     if memory.is_index or memory.read_error:
@@ -21,14 +25,13 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
     code, message = said
     entry = memory.frontmatter.get("category") if memory.frontmatter.status == "ok" else None
     span = entry.value_span if entry else line_span(memory.lines, 0)
-    delete = Fix("Delete this memory", command="delete")
     fixes: tuple[Fix, ...] = ()
     if code == "KM400":
-        fixes = (Fix("Mark reviewed (touch the file)", command="markReviewed", preferred=True),)
+        fixes = (MARK_REVIEWED,)
     elif code == "KM402" and entry is not None:
-        fixes = (delete, Fix("Convert to project-fact (keep it)", (replace(entry.value_span, PROJECT_FACT),)))
+        fixes = (DELETE, Fix("Convert to project-fact (keep it)", (replace(entry.value_span, PROJECT_FACT),)))
     elif code == "KM402":
-        fixes = (delete,)
+        fixes = (DELETE,)
     elif code == "KM404":
-        fixes = (delete,)
+        fixes = (DELETE,)
     return [Finding(code, span, message, fixes)]

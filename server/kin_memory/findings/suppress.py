@@ -62,5 +62,9 @@ def silenced(lines: Sequence[str]) -> Silenced:
 
 
 def apply(memory: Memory, findings: list[Finding]) -> list[Finding]:
+    if memory.text and "kin-memory:" not in memory.text:
+        # No directive anywhere (a memory's lines are its text cut at line breaks, and a directive holds
+        # none): one search of the text instead of one per line.
+        return list(findings)
     found, problems = read_directives(memory.lines)
     return [f for f in findings if not found.covers(f.code, f.span.line)] + problems

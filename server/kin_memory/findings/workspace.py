@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..store.categories import EPISODIC, PREFERENCE, PROJECT_FACT
 from ..store.context import Context
@@ -85,13 +85,56 @@ def flagged(stamp: str, ctx: Context) -> bool:
     return bool(_memo(ctx, "worktree:" + stamp, lambda: main_worktree(stamp)))
 
 
+class _Verdict(NamedTuple):
+    """What a check says of a stamp, whichever memory carries it (worked out once per check)."""
+
+    reason: str | None  # KM302: why the path is not canonical
+    target: str | None  # KM302's fix: the realpath it was meant to be
+    gone: bool  # KM301
+    main: str | None  # KM305: the main working tree of the linked worktree it names
+    top: str | None  # KM307: the repository it is a folder of
+    hidden: bool  # KM303: not visible from the active workspaces
+
+
+def _verdict(stamp: str, kind: str, ctx: Context) -> _Verdict:
+    """The stamp's verdict, from the disk facts asked once per check (see Context.disk): a store's
+    thousands of memories share a few stamps."""
+    key = "verdict:" + stamp
+    known = ctx.disk.get(key)
+    if isinstance(known, _Verdict):
+        return known
+    reason = target = main = top = None
+    gone = False
+    if kind == "path":
+        reason = _memo(ctx, "reason:" + stamp, lambda: _not_canonical_reason(stamp))
+        if reason:
+            target = _memo(ctx, "candidate:" + stamp, lambda: _canonical_candidate(stamp))
+        elif gone_quiet(stamp, ctx):
+            gone = True
+        else:
+            main = _memo(ctx, "worktree:" + stamp, lambda: main_worktree(stamp))
+            if not main:
+                top = repository_of_stamp(stamp, ctx.active)
+    hidden = bool(
+        ctx.active
+        and kind in ("path", "label")
+        and stamp not in ctx.active
+        and not visibility(stamp, ctx.active).visible
+    )
+    verdict = _Verdict(reason, target, gone, main, top, hidden)
+    ctx.disk[key] = verdict
+    return verdict
+
+
 def check(memory: Memory, ctx: Context) -> list[Finding]:
     fm = memory.frontmatter
     if memory.is_index or fm.status != "ok":
         return []
     entry = fm.get("workspace")
     # another machine's path for this workspace is no stamp to offer (asked once per check)
-    own = _memo(ctx, "own-workspaces", lambda: own_workspaces(ctx.active, ctx.root))
+    own: Any = ctx.disk.get("own-workspaces")
+    if own is None:
+        own = _memo(ctx, "own-workspaces", lambda: own_workspaces(ctx.active, ctx.root))
     active = own[0] if len(own) == 1 and own[0] != GLOBAL else None
     category = memory.category
     if entry is None or (entry.is_scalar and not entry.is_string and entry.value is None):
@@ -124,19 +167,6 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
         return [Finding("KM304", entry.value_span, f"workspace stamp {why}: it can never match a workspace")]
     assert isinstance(stamp, str)
     findings: list[Finding] = []
-    # Not preferred: a memory whose repository moved may be another repository's (payments, seen from
-    # webapp); re-stamping it to this workspace is a choice the person makes, never the light bulb's default.
-    restamp = (
-        (
-            Fix(
-                f"Re-stamp to this workspace {active} (if this memory is about it)",
-                (replace(entry.value_span, yaml_scalar(active)),),
-            ),
-        )
-        if active
-        else ()
-    )
-    make_global = Fix("Make global (`workspace: global`)", (replace(entry.value_span, GLOBAL),))
     if category == PREFERENCE and kind != "global":  # `global` says what a preference is anyway
         findings.append(
             Finding(
@@ -146,10 +176,10 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
                 (Fix("Remove the workspace stamp", (delete_entry_lines(memory, entry),), preferred=True),),
             )
         )
+    verdict = _verdict(stamp, kind, ctx)
     if kind == "path":
-        reason = _memo(ctx, "reason:" + stamp, lambda: _not_canonical_reason(stamp))
-        if reason:
-            target = _memo(ctx, "candidate:" + stamp, lambda: _canonical_candidate(stamp))
+        if reason := verdict.reason:
+            target = verdict.target
             fixes = (
                 (
                     Fix(
@@ -169,7 +199,21 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
                     fixes,
                 )
             )
-        elif gone_quiet(stamp, ctx):
+        elif verdict.gone:
+            # Not preferred: a memory whose repository moved may be another repository's (payments, seen
+            # from webapp); re-stamping it to this workspace is a choice the person makes, never the
+            # light bulb's default. (Made here only: every other stamp would pay for fixes it never has.)
+            restamp = (
+                (
+                    Fix(
+                        f"Re-stamp to this workspace {active} (if this memory is about it)",
+                        (replace(entry.value_span, yaml_scalar(active)),),
+                    ),
+                )
+                if active
+                else ()
+            )
+            make_global = Fix("Make global (`workspace: global`)", (replace(entry.value_span, GLOBAL),))
             findings.append(
                 Finding(
                     "KM301",
@@ -192,8 +236,7 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
                 )
             )
         else:
-            main = _memo(ctx, "worktree:" + stamp, lambda: main_worktree(stamp))
-            if main:
+            if main := verdict.main:
                 findings.append(
                     Finding(
                         "KM305",
@@ -208,7 +251,7 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
                         ),
                     )
                 )
-            elif top := repository_of_stamp(stamp, ctx.active):
+            elif top := verdict.top:
                 findings.append(
                     Finding(
                         "KM307",
@@ -225,12 +268,7 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
                     )
                 )
 
-    if (
-        ctx.active
-        and kind in ("path", "label")
-        and stamp not in ctx.active
-        and not visibility(stamp, ctx.active).visible
-    ):
+    if verdict.hidden:
         findings.append(
             Finding(
                 "KM303",

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import yaml
 
+from .slotted import quick_init
 from .span import Span as Span  # re-exported: most callers know it as the frontmatter's
 
 _Loader: type[yaml.CSafeLoader] | type[yaml.SafeLoader]
@@ -27,6 +28,7 @@ STR_TAG = "tag:yaml.org,2002:str"
 MAX_FRONTMATTER_CHARS = 256 * 1024
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Entry:
     """One top-level key of the frontmatter mapping."""
@@ -40,6 +42,7 @@ class Entry:
     raw: str  # the value's source text (for scalars), quoting included
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Frontmatter:
     status: str  # "none", "bare", "unclosed", "yaml_error", "not_mapping", "ok"

@@ -35,23 +35,48 @@ class Lifecycle:
         return self.wording.replace("{when}", _when(self.due, self.now))
 
 
+_DATES: dict[int, str] = {}  # a day (its ordinal) → how it is written: most labels of a store share a few
+
+
+def _date(due: datetime) -> str:
+    day = due.toordinal()
+    written = _DATES.get(day)
+    if written is None:
+        if len(_DATES) >= 4096:
+            _DATES.clear()
+        written = _DATES[day] = due.strftime("%Y-%m-%d")
+    return written
+
+
 def _when(due: datetime, now: datetime) -> str:
     delta = due - now
     days = delta.total_seconds() / 86400
-    date = due.astimezone(timezone.utc).strftime("%Y-%m-%d")
+    due = due.astimezone(timezone.utc)
+    date = _date(due)
     if abs(days) < 1:
         hours = round(abs(delta.total_seconds()) / 3600)
         rel = f"in {hours} hours" if delta.total_seconds() >= 0 else f"{hours} hours ago"
-        return f"{date} {due.astimezone(timezone.utc).strftime('%H:%M')} UTC, {rel}"
+        return f"{date} {due.strftime('%H:%M')} UTC, {rel}"
     n = round(abs(days))
     unit = "day" if n == 1 else "days"
     return f"{date}, in {n} {unit}" if days >= 0 else f"{date}, {n} {unit} ago"
 
 
+_last_now: tuple[float, datetime] = (math.nan, datetime.fromtimestamp(0, timezone.utc))
+
+
+def _now_dt(now: float) -> datetime:
+    """`now` as a UTC datetime; a whole-store check asks for the same instant once per memory."""
+    global _last_now
+    if _last_now[0] != now:
+        _last_now = (now, datetime.fromtimestamp(now, timezone.utc))
+    return _last_now[1]
+
+
 def lifecycle(category: str, mtime: float, now: float, t: Thresholds) -> Lifecycle:
     age = max(now - mtime, 0.0)
     age_days = age / 86400
-    now_dt = datetime.fromtimestamp(now, timezone.utc)
+    now_dt = _now_dt(now)
     touched = datetime.fromtimestamp(mtime, timezone.utc)
     if category == PROJECT_FACT:
         due = touched + timedelta(days=t.stale_days)

@@ -15,12 +15,14 @@ from .categories import effective_category
 from .freshness import UNSURE, kept_key
 from .frontmatter import Frontmatter, parse_frontmatter, split_lines, workspace_stamp
 from .reader import Refused, read_file
+from .slotted import quick_init
 
 MAX_READ_BYTES = 16 * 1024 * 1024  # beyond this a file is reported, not parsed
 BODY_CAP = 64 * 1024
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Memory:
     # Where the file is, as a string: at 100k memories a Path object each (its parts list included) cost
@@ -74,7 +76,7 @@ class Memory:
         if self.compact:
             return self.kept_title
         for line in self.lines[self.body_line : self.body_line + 40]:
-            m = _HEADING.match(line)
+            m = _HEADING.match(line) if line[:1] == "#" else None  # a heading starts with `#`
             if m:
                 return m.group(1)
         return self.path.stem

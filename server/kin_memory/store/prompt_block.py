@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from itertools import repeat
 from operator import itemgetter
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from ..sinks import prompt
 from ..wording import counted
@@ -44,17 +44,35 @@ class PromptBlock:
         return self.kept < len(self.lines)
 
 
-def listing_line(memory: Memory) -> str:
+class Listable(Protocol):
+    """What the listing reads of a memory: a Memory, or its parts where no Memory was made (a whole-store
+    check that only prints has each file's compact record, and making 100k memories of them for the
+    listing alone cost more than the listing)."""
+
+    @property
+    def vpath(self) -> str: ...
+    @property
+    def category(self) -> str: ...
+    @property
+    def stamp(self) -> object: ...
+    @property
+    def title(self) -> str: ...
+
+
+def listing_line(memory: Listable) -> str:
     """One line per memory, whatever its name or title holds: both go through the prompt sink, so a
     newline in a file name is shown as `\\n` and can never add a line to the agent's prompt."""
     return line_of(memory.vpath, memory.category, memory.title)
 
 
 def line_of(vpath: str, category: str, title: str) -> str:
+    line = f"- {vpath} ({category}) — {title}"
+    if prompt.needs_no_escape(line):  # nearly every line: the name and the title as they are
+        return line
     return f"- {prompt.field(vpath)} ({category}) — {prompt.field(title)}"
 
 
-def listing(memories: Iterable[Memory], active: tuple[str, ...]) -> tuple[list[tuple[str, str]], int]:
+def listing(memories: Iterable[Listable], active: tuple[str, ...]) -> tuple[list[tuple[str, str]], int]:
     """(vpath, listing line) for every memory the agent would list, and how many are hidden.
 
     Split from compose so shards of the store can be listed separately and merged (sorted by vpath).
@@ -80,7 +98,7 @@ def listing(memories: Iterable[Memory], active: tuple[str, ...]) -> tuple[list[t
     return listed, hidden
 
 
-def compose(memories: Iterable[Memory], index: Memory | None, active: tuple[str, ...]) -> PromptBlock:
+def compose(memories: Iterable[Listable], index: Memory | None, active: tuple[str, ...]) -> PromptBlock:
     listed, hidden = listing(memories, active)
     return compose_from(listed, hidden, index)
 

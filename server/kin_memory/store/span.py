@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .slotted import quick_init
 
+
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Span:
     """A 0-based range in document coordinates: lines and Python string (code point) columns."""

@@ -109,3 +109,27 @@ def test_a_worker_that_fails_leaves_the_check_to_one_process(store, monkeypatch)
     monkeypatch.setattr("kin_memory.caches.checked.check_files", broken)
     files = [(str(p), "/memories/" + p.relative_to(store.root).as_posix()) for p in store.root.rglob("*.md")]
     assert sharded.check_sharded(files, Context(root=store.root), "cli", _payload, store.root, 2) is None
+
+
+def test_a_workers_answer_comes_back_as_it_was_sent() -> None:
+    """Plain rows travel marshalled, an odd file's memory pickled beside them, and an answer holding
+    anything marshal cannot write is pickled whole: each comes back equal to what was sent."""
+    from kin_memory.store.memory import from_text
+
+    odd = from_text("/s/x.md", "/memories/x.md", "---\nworkspace: 2024-01-01\n---\nbody\n", 1.0, 34)
+    rows = [
+        ("/memories/a.md", b'[["KM400"]]', ["project-fact", None, "/r", None, False, "ok", 0, 2, 3, "A"],
+         float("inf"), "/s/a.md", 1.5, 10, -(2**62), None),
+        ("/memories/x.md", b"", None, 2.5, "/s/x.md", 1.0, 34, 7, odd),
+        ("/memories/\udcff.md", b"", ["session", "session", None, None, False, "ok", 0, 2, 3, "\ud800"],
+         3.0, "/s/\udcff.md", 2.0, 5, 1, None),
+    ]  # fmt: skip
+    flat = (rows, 1, "variant", 2.5, {"/r": "probe"})
+    made = [("/memories/a.md", 3.0, "a:1:1: KM400 warning: old\n", ["warning"], [["KM400"]], ["fact", 1.5])]
+    answer = b"".join(sharded._answer(flat, made))
+    assert answer[:1] == b"M"
+    assert sharded._answered(answer) == (flat, made)
+    unplain = (rows, 1, "variant", 2.5, {"/r": Path("/r")})
+    answer = b"".join(sharded._answer(unplain, made))
+    assert answer[:1] == b"P"
+    assert sharded._answered(answer) == (unplain, made)

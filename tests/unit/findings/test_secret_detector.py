@@ -122,19 +122,27 @@ def test_a_generic_assignment_is_named_by_its_provider() -> None:
         ("ab", "abc", "abd", "b"),
         ("a.b", "a+b", "(x", "x)"),
         ("same", "same", "sa"),
+        ("A_1", "_", "Zz", "zZ", "9", "é_", "É"),
     ],
 )
-def test_the_trigger_trie_matches_exactly_where_a_literal_starts(literals: tuple[str, ...]) -> None:
-    import re
-
-    trie = re.compile(content.literal_trie(literals))
+def test_the_gated_literals_are_found_exactly_where_one_occurs(literals: tuple[str, ...]) -> None:
+    gated, plain = content.gated_literals(literals)
     texts = [*literals, *(f"xx {a}{b} yy" for a in literals for b in literals), "nothing here", "a b c ( )"]
+    texts += (
+        [lit[:-1] for lit in literals] + [lit.lower() for lit in literals] + [lit.upper() for lit in literals]
+    )
     for text in texts:
-        starts = {i for i in range(len(text)) if any(text.startswith(lit, i) for lit in literals)}
-        found = trie.search(text)
-        assert (found is not None) == bool(starts), text
-        if found is not None:
-            assert found.start() == min(starts), text
+        expected = any(lit in text for lit in literals)
+        assert content.holds_literal(text, gated, plain) == expected, text
+
+
+def test_every_trigger_is_searched_for_under_a_gate_it_holds() -> None:
+    gated, plain = content.gated_literals(content.TRIGGERS)
+    kept = [lit for _, group in gated for lit in group] + list(plain)
+    for gate, group in gated:
+        assert all(gate in lit for lit in group)
+    # a trigger left out is found by a shorter one it holds
+    assert all(any(k in lit for k in kept) for lit in content.TRIGGERS)
 
 
 def test_the_prefilter_lets_through_every_text_a_pattern_would_match() -> None:

@@ -78,3 +78,51 @@ def test_the_editor_setting_refuses_a_relative_path_and_keeps_a_label() -> None:
     settings, problems = parse_settings({"workspace": "src/app"})
     assert settings.workspace is None
     assert [p.expected for p in problems] == ["expected an absolute path, global, none or a label without /"]
+
+
+HOSTILE_STAMPS = [
+    "/home/me/src/webapp",
+    "global",
+    "webapp",
+    "web  app",
+    " webapp",
+    "~/src/webapp",
+    "./webapp",
+    "/home/me/\ud800src",  # a lone surrogate: not valid UTF-8
+    "/home/me/\x1b[2Jsrc",
+    "label\u202eevil",
+    "tag\U000e0041s",
+    "x" * 4096,
+    "x" * 4097,  # over 4096 bytes, and past the remembered length
+    "é" * 2049,  # 4098 bytes in 2049 characters
+    "/" + "a" * 300,
+    "",
+]
+
+
+@pytest.mark.parametrize("stamp", HOSTILE_STAMPS)
+def test_a_remembered_stamp_kind_is_the_kind_worked_out_afresh(stamp: str) -> None:
+    from kin_memory.store import stamps
+
+    afresh = stamps._kind(stamp)
+    # asked twice: the second answer comes from the memo when the stamp is short enough to be kept
+    assert stamps.stamp_kind(stamp) == afresh
+    assert stamps.stamp_kind(stamp) == afresh
+    slow_reason = next(
+        (why for test, why in [
+            (len(stamp.encode("utf-8", "surrogatepass")) > stamps.MAX_STAMP_BYTES, "is over 4096 bytes"),
+            (any("\ud800" <= ch <= "\udfff" for ch in stamp), "is not valid UTF-8"),
+        ] if test),
+        None,
+    )  # fmt: skip
+    if slow_reason is not None:
+        assert unsafe_stamp(stamp) == slow_reason and afresh == "invalid"
+
+
+def test_non_string_stamps_are_invalid_and_never_remembered() -> None:
+    from kin_memory.store import stamps
+
+    before = stamps._memo_kind.cache_info().currsize
+    for value in (1, True, 1.0, ("invalid",), None):
+        assert stamps.stamp_kind(value) == ("absent" if value is None else "invalid")
+    assert stamps._memo_kind.cache_info().currsize == before

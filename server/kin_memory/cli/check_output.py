@@ -1,0 +1,186 @@
+"""What `kin-memory check` prints and keeps of a file's findings: its lines of text (or JSON objects),
+their counts, and the CLI's form of the findings in the cache (what it prints, nothing more)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..sinks import terminal
+from ..wording import counted
+
+if TYPE_CHECKING:
+    from ..findings.model import Finding
+    from .check_summary import Segment
+
+
+@dataclass
+class Part:
+    """Printed rows of a check, ready to be joined with others: the text (or the JSON objects), the
+    count per severity and how many files were checked."""
+
+    out: Any
+    counts: dict[str, int]
+    files: int = 0
+
+
+Ages = dict[str, tuple[float, str, float]]  # vpath -> (valid until, category, mtime)
+
+
+def _segments(
+    root: Path, results: dict[str, list[Finding]], ages: Ages, only: Path | None, fmt: str
+) -> list[Segment]:
+    from ..store.root import VIRTUAL_ROOT
+    from .check_summary import Segment
+
+    prefix = str(root)  # the store's paths by string: a Path per file costs more than the check itself
+    here = _here()
+    segments: list[Segment] = []
+    for vpath in sorted(results):
+        found = results[vpath]
+        until, category, mtime = ages.get(vpath, (float("inf"), "", 0.0))
+        path = prefix + vpath[len(VIRTUAL_ROOT) :]
+        if found and only is not None and only != Path(path) and only not in Path(path).parents:
+            found = []
+        if not found and until == float("inf"):
+            continue
+        agable = until != float("inf")
+        segments.append(
+            Segment(
+                vpath,
+                until,
+                _piece([(path, f) for f in found], fmt, here),
+                [f.severity for f in found],
+                [_row(f) for f in found] if agable else None,
+                [category, mtime] if agable else None,
+            )
+        )
+    return segments
+
+
+def _row(f: Finding) -> list:
+    return [f.code, f.severity, f.message, f.span.line, f.span.col, f.span.end_line, f.span.end_col]
+
+
+def _part_of(segments: list[Segment], files: int, fmt: str) -> Part:
+    counts: dict[str, int] = {}
+    for seg in segments:
+        for severity in seg.severities:
+            counts[severity] = counts.get(severity, 0) + 1
+    return _output("".join(seg.piece for seg in segments), counts, files, fmt)
+
+
+def _output(text: str, counts: dict[str, int], files: int, fmt: str) -> Part:
+    """A Part from printed pieces joined: lines of text, or JSON objects each followed by a comma."""
+    if fmt == "json":
+        return Part(json.loads(f"[{text[:-1]}]") if text else [], counts, files)
+    return Part(text, counts, files)
+
+
+def _piece(rows: list[tuple[str, Finding]], fmt: str, here: str) -> str:
+    """What is printed for these findings; in JSON, the objects each followed by a comma."""
+    from .. import plain_json
+
+    if fmt == "json":
+        return "".join(plain_json.dumps(_json(path, f)) + "," for path, f in rows)
+    return _text(rows, here)
+
+
+def _render(rows: list[tuple[str, Finding]], fmt: str) -> Part:
+    counts: dict[str, int] = {}
+    for _, f in rows:
+        counts[f.severity] = counts.get(f.severity, 0) + 1
+    if fmt == "json":
+        return Part([_json(path, f) for path, f in rows], counts)
+    return Part(_text(rows, _here()), counts)
+
+
+def _here() -> str:
+    """The current folder as printed paths are cut by (`here` + the rest prints as the rest)."""
+    return os.getcwd().rstrip(os.sep) + os.sep
+
+
+def _text(rows: list[tuple[str, Finding]], here: str) -> str:
+    """The findings as lines `path:line:col: code severity: message`; the path and the message are
+    fields (escaped), asked of the whole line at once: nearly every line has nothing to escape."""
+    lines = []
+    for path, f in rows:
+        shown = path[len(here) :] if path.startswith(here) else path
+        line = f"{shown}:{f.span.line + 1}:{f.span.col + 1}: {f.code} {f.severity}: {f.message}\n"
+        if not terminal.needs_no_escape(line[:-1]):
+            line = f"{terminal.field(shown)}:{f.span.line + 1}:{f.span.col + 1}: {f.code} {f.severity}: {terminal.field(f.message)}\n"
+        lines.append(line)
+    return "".join(lines)
+
+
+def _add(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+    return {k: a.get(k, 0) + b.get(k, 0) for k in {*a, *b}}
+
+
+def _summary(counts: dict[str, int], files: int) -> None:
+    sys.stdout.flush()  # the summary goes to stderr: keep it after the findings when both share a terminal
+    summary = (
+        ", ".join(f"{n} {sev}{'s' if n != 1 else ''}" for sev, n in sorted(counts.items())) or "no problems"
+    )
+    print(f"{counted(files, 'file')} checked: {summary}", file=sys.stderr)
+
+
+def _payload(memory, findings: list[Finding]) -> bytes:
+    """The CLI's form of a file's findings in the cache: what `check` prints, nothing more."""
+    from .. import plain_json
+
+    if not findings:
+        return b""
+    rows = [
+        [f.code, f.severity, f.message, f.span.line, f.span.col, f.span.end_line, f.span.end_col]
+        for f in findings
+    ]
+    return plain_json.dumps(rows).encode()
+
+
+class _Keeping:
+    """The CLI's render (`_payload`), keeping each file's findings as its check made them: what this run
+    prints is made from them, not from its own payloads decoded again (a finding made twice per row).
+    They print as their payload's would: only code, severity, message and range are printed."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, list[Finding]] = {}
+
+    def __call__(self, memory, findings: list[Finding]) -> bytes:
+        self.found[memory.vpath] = findings
+        return _payload(memory, findings)
+
+
+def _findings_of(c, found: dict[str, list[Finding]]) -> list[Finding]:
+    """A file's findings: as its check in this process made them, else from its cached payload."""
+    kept = found.get(c.vpath)
+    return kept if kept is not None else _decode(c.payload)
+
+
+def _decode(payload: bytes) -> list[Finding]:
+    from ..findings.model import Finding
+    from ..store.frontmatter import Span
+
+    if not payload:
+        return []
+    return [
+        Finding(code, Span(line, col, end_line, end_col), message, severity=severity)
+        for code, severity, message, line, col, end_line, end_col in json.loads(payload)
+    ]
+
+
+def _json(path: str, f: Finding) -> dict:
+    return {
+        "path": path,
+        "range": {
+            "start": {"line": f.span.line, "character": f.span.col},
+            "end": {"line": f.span.end_line, "character": f.span.end_col},
+        },
+        "code": f.code,
+        "severity": f.severity,
+        "message": f.message,
+    }
