@@ -48,12 +48,19 @@ def send_frame(fd: int, payload: bytes) -> None:
         view = view[written:]
 
 
+def ready(fds: list[int], deadline: float) -> list[int]:
+    """The pipes among `fds` with something to read (or their end), waiting until `deadline` at most."""
+    wait = deadline - time.monotonic()
+    found = select.select(fds, [], [], wait)[0] if wait > 0 else []
+    if not found:
+        raise TimeoutError("worker did not answer in time")
+    return found
+
+
 def read_exact(fd: int, n: int, deadline: float) -> bytes:
     chunks, remaining = [], n
     while remaining:
-        wait = deadline - time.monotonic()
-        if wait <= 0 or not select.select([fd], [], [], wait)[0]:
-            raise TimeoutError("worker did not answer in time")
+        ready([fd], deadline)
         chunk = os.read(fd, min(remaining, 1 << 20))
         if not chunk:
             raise EOFError("worker exited early")
@@ -150,19 +157,15 @@ def _own_shard(
     files, ctx, form: str, render, root: Path, count: int, finish, stats, cache
 ) -> tuple[CachedCheck, Any]:
     """Shard 0, checked by the caller while the workers check theirs: (its check, what `finish` made)."""
-    from .checked import check_files
     from .findings import FindingsCache
 
     owned = cache is None
     if owned:
         cache = FindingsCache.open(root)
     try:
-        mine = [(path, vpath) for path, vpath in files if in_shard(vpath, (0, count))]
-        checked = check_files(mine, ctx, form, render, cache, shard=(0, count), stats=stats)
-        assert checked is not None  # nothing to abandon
-        checked.write_back(cache, ctx.now)
+        checked, made = _check_shard(files, ctx, form, render, (0, count), cache, finish, stats)
         checked.pending, checked.gone = [], []  # written: the merged check writes nothing again
-        return checked, finish(checked) if finish is not None else None
+        return checked, made
     finally:
         if owned and cache is not None:
             cache.close()
@@ -173,23 +176,31 @@ def _worker(
 ) -> None:
     code = 1
     try:
-        from .checked import check_files
         from .findings import FindingsCache
 
         cache = FindingsCache.open(root)  # its own connection: the parent's is not used across a fork
-        mine = [(path, vpath) for path, vpath in files if in_shard(vpath, shard)]
-        checked = check_files(mine, ctx, form, render, cache, shard=shard, stats=stats)
-        assert checked is not None  # nothing to abandon
-        # Each worker writes its own new entries (the writes of two wait on each other, not on the
-        # parent), before answering: the cache is complete when the parent has every answer.
-        checked.write_back(cache, ctx.now)
-        made = finish(checked) if finish is not None else None
+        checked, made = _check_shard(files, ctx, form, render, shard, cache, finish, stats)
         _send_parts(out, _answer(_flat(checked), made))
         os.close(out)
         code = 0
     except BaseException:  # noqa: BLE001 - the parent checks in one process instead
         pass
     os._exit(code)  # no atexit, no flushing of the parent's buffers a second time
+
+
+def _check_shard(
+    files, ctx, form: str, render, shard: tuple[int, int], cache, finish, stats
+) -> tuple[CachedCheck, Any]:
+    """One shard's files checked through `cache`, its new entries written back before anything is
+    answered (the writes of two shards wait on each other, not on the caller: the cache is complete when
+    the caller has every answer): (its check, what `finish` made of it)."""
+    from .checked import check_files
+
+    mine = [(path, vpath) for path, vpath in files if in_shard(vpath, shard)]
+    checked = check_files(mine, ctx, form, render, cache, shard=shard, stats=stats)
+    assert checked is not None  # nothing to abandon
+    checked.write_back(cache, ctx.now)
+    return checked, finish(checked) if finish is not None else None
 
 
 Flat = tuple  # a CachedCheck as plain tuples: pickled and unpickled several times faster than dataclasses
@@ -258,11 +269,7 @@ def read_all(
     that nothing more is wanted from it."""
     open_fds = list(fds)
     while open_fds:
-        wait = deadline - time.monotonic()
-        ready = select.select(open_fds, [], [], wait)[0] if wait > 0 else []
-        if not ready:
-            raise TimeoutError("worker did not answer in time")
-        for fd in ready:
+        for fd in ready(open_fds, deadline):
             data = os.read(fd, 1 << 20)
             yield fd, data
             if not data or done(fd):
@@ -278,11 +285,7 @@ def _gather(fds: list[int], deadline: float) -> list[tuple[CachedCheck, Any]]:
     filled = dict.fromkeys(fds, 0)
     waiting = list(fds)
     while waiting:
-        wait = deadline - time.monotonic()
-        ready = select.select(waiting, [], [], wait)[0] if wait > 0 else []
-        if not ready:
-            raise TimeoutError("worker did not answer in time")
-        for fd in ready:
+        for fd in ready(waiting, deadline):
             body = bodies.get(fd)
             if body is None:
                 data = os.read(fd, HEADER.size - len(heads[fd]))
