@@ -8,8 +8,10 @@ does not know) and read a committed snapshot (WAL). Light on imports: a start-up
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
+from typing import TypeVar
 
 from ..store.freshness import unchanged
 from ..store.paths import HIDDEN_DIR, hidden_file_problem
@@ -20,6 +22,7 @@ DB_NAME = "recall.sqlite3"
 # count of the full-text table walks it (13 ms at 10k against 0.5 ms), and the server counts after writes.
 INDEXED_COUNT = "SELECT count(*) FROM docs WHERE category <> 'session'"
 DB_SUFFIXES = ("", "-wal", "-shm", "-journal")  # the database and the files SQLite keeps beside it
+T = TypeVar("T")
 
 
 def _open_read_only(root: Path | str) -> sqlite3.Connection | None:
@@ -49,16 +52,27 @@ def index_usable(root: Path | str) -> bool:
     return True
 
 
-def peek_count(root: Path | str) -> int | None:
-    """How many memories the index holds; None when there is no usable index."""
+def _asked(root: Path | str, ask: Callable[[sqlite3.Connection], T]) -> T | None:
+    """ask(the index, opened read-only); None when there is no usable index or the read failed."""
     conn = _open_read_only(root)
     if conn is None:
         return None
     with closing(conn):
         try:
-            return int(conn.execute(INDEXED_COUNT).fetchone()[0])
+            return ask(conn)
         except sqlite3.Error:
             return None
+
+
+def _below(folder: str) -> tuple[str, str]:
+    """The range of every path below a folder: ("/f/", "/f0"), "0" being the character after "/"."""
+    base = folder.rstrip("/") + "/"
+    return base, base[:-1] + "0"
+
+
+def peek_count(root: Path | str) -> int | None:
+    """How many memories the index holds; None when there is no usable index."""
+    return _asked(root, lambda c: int(c.execute(INDEXED_COUNT).fetchone()[0]))
 
 
 class Lag:
@@ -177,19 +191,9 @@ def stamps_below(root: Path | str, vprefix: str) -> dict[str, tuple[int, str | N
     """What the index knows of the stamp of each memory at or below the virtual folder `vprefix`: vpath →
     (freshness key, workspace, scope) (see records.scope_of: scope None is a stamp no workspace matches).
     A range over the vpath index, not a pass over the documents. None when there is no usable index."""
-    conn = _open_read_only(root)
-    if conn is None:
-        return None
-    base = vprefix.rstrip("/") + "/"
-    with closing(conn):
-        try:
-            rows = conn.execute(
-                "SELECT vpath, key, workspace, scope FROM docs WHERE vpath >= ? AND vpath < ?",
-                (base, base[:-1] + "0"),  # "0" is the character after "/": every vpath below the folder
-            ).fetchall()
-        except sqlite3.Error:
-            return None
-    return {v: (k, w, s) for v, k, w, s in rows}
+    sql = "SELECT vpath, key, workspace, scope FROM docs WHERE vpath >= ? AND vpath < ?"
+    rows = _asked(root, lambda c: c.execute(sql, _below(vprefix)).fetchall())
+    return None if rows is None else {v: (k, w, s) for v, k, w, s in rows}
 
 
 def mentioning(root: Path | str, text: str) -> tuple[set[str], dict[str, tuple[int, int, str]]] | None:
@@ -197,41 +201,32 @@ def mentioning(root: Path | str, text: str) -> tuple[set[str], dict[str, tuple[i
     holds → (freshness key, size, category)); None when there is no usable index. The phrase is a
     superset of the exact text (punctuation is not indexed); a caller reads only those, and the files
     the index did not see as they are."""
-    conn = _open_read_only(root)
-    if conn is None:
-        return None
     phrase = '"' + text.replace('"', '""') + '"'
-    with closing(conn):
-        try:
-            hits = conn.execute(
-                "SELECT d.vpath FROM fts f JOIN docs d ON d.id = f.rowid WHERE fts MATCH ?",
-                (f"body : {phrase}",),
-            ).fetchall()
-            rows = conn.execute("SELECT vpath, key, size, category FROM docs").fetchall()
-        except sqlite3.Error:
-            return None
-    return {v for (v,) in hits}, {v: (k, s, c) for v, k, s, c in rows}
+    hits_sql = "SELECT d.vpath FROM fts f JOIN docs d ON d.id = f.rowid WHERE fts MATCH ?"
+
+    def ask(c: sqlite3.Connection) -> tuple[set[str], dict[str, tuple[int, int, str]]]:
+        hits = c.execute(hits_sql, (f"body : {phrase}",)).fetchall()
+        rows = c.execute("SELECT vpath, key, size, category FROM docs").fetchall()
+        return {v for (v,) in hits}, {v: (k, s, cat) for v, k, s, cat in rows}
+
+    return _asked(root, ask)
 
 
 def naming(root: Path | str, old: str) -> tuple[set[str], set[str]] | None:
     """(the memories whose references name `old` or a path below it, the memories whose references the
     index does not know): two index lookups, whatever the store's size. None when there is no usable
     index or it keeps no references yet (an earlier build made it)."""
-    conn = _open_read_only(root)
-    if conn is None:
-        return None
-    base = old.rstrip("/") + "/"
-    with closing(conn):
-        try:
-            named = conn.execute(
-                "SELECT DISTINCT d.vpath FROM refs r JOIN docs d ON d.id = r.id "
-                "WHERE r.target = ? OR (r.target >= ? AND r.target < ?)",
-                (old, base, base[:-1] + "0"),  # "0" is the character after "/": every path below the folder
-            ).fetchall()
-            unknown = conn.execute("SELECT vpath FROM docs WHERE refs_read = 0").fetchall()
-        except sqlite3.Error:
-            return None
-    return {v for (v,) in named}, {v for (v,) in unknown}
+    named_sql = (
+        "SELECT DISTINCT d.vpath FROM refs r JOIN docs d ON d.id = r.id "
+        "WHERE r.target = ? OR (r.target >= ? AND r.target < ?)"
+    )
+
+    def ask(c: sqlite3.Connection) -> tuple[set[str], set[str]]:
+        named = c.execute(named_sql, (old, *_below(old))).fetchall()
+        unknown = c.execute("SELECT vpath FROM docs WHERE refs_read = 0").fetchall()
+        return {v for (v,) in named}, {v for (v,) in unknown}
+
+    return _asked(root, ask)
 
 
 def listed_docs(
@@ -239,32 +234,15 @@ def listed_docs(
 ) -> list[tuple[str, int, str, str, str | None, str | None, float, int]] | None:
     """Every memory the index holds as a listing needs it: (vpath, freshness key, title, category,
     workspace, scope, mtime, size); None when there is no usable index."""
-    conn = _open_read_only(root)
-    if conn is None:
-        return None
-    with closing(conn):
-        try:
-            return conn.execute(
-                "SELECT vpath, key, title, category, workspace, scope, mtime, size FROM docs"
-            ).fetchall()
-        except sqlite3.Error:
-            return None
+    sql = "SELECT vpath, key, title, category, workspace, scope, mtime, size FROM docs"
+    return _asked(root, lambda c: c.execute(sql).fetchall())
 
 
 def scopes_below(root: Path | str, folder: str) -> list[str]:
     """The distinct path stamps the index holds that name a folder below `folder` (a range over the scope
     index); [] when there is no usable index."""
-    conn = _open_read_only(root)
-    if conn is None:
-        return []
-    base = folder.rstrip("/") + "/"
-    with closing(conn):
-        try:
-            rows = conn.execute(
-                "SELECT DISTINCT scope FROM docs WHERE scope >= ? AND scope < ?", (base, base[:-1] + "0")
-            ).fetchall()
-        except sqlite3.Error:
-            return []
+    sql = "SELECT DISTINCT scope FROM docs WHERE scope >= ? AND scope < ?"
+    rows = _asked(root, lambda c: c.execute(sql, _below(folder)).fetchall()) or []
     return [s for (s,) in rows if isinstance(s, str)]
 
 
