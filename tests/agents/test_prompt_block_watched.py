@@ -140,3 +140,16 @@ def test_without_a_watch_that_vouches_the_read_is_the_full_pass(root: Path, monk
         assert "Late" in {r[3] for r in seen(listed)[0]}
     finally:
         shared.stop()
+
+
+def test_a_folder_named_like_the_index_is_listed_as_a_full_pass_lists_it(root: Path, watched) -> None:
+    assert seen(watched) == full(root)
+    (root / "MEMORY.md").unlink()
+    (root / "MEMORY.md").mkdir()  # the scan walks a folder of that name like any other
+    (root / "MEMORY.md" / "inside.md").write_text(fact("Inside"))
+    rows, index = seen(watched)
+    assert index is None and "Inside" in {r[3] for r in rows}
+    assert (rows, index) == full(root)
+    shutil.rmtree(root / "MEMORY.md")
+    (root / "MEMORY.md").write_text("# Index again\n")
+    assert seen(watched) == full(root)

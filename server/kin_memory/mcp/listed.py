@@ -10,7 +10,7 @@ files changed since the index was brought up to date.
 Where the process watches the store (the MCP server: store/disk_changes.py), a later read does not even
 stat every file: it takes in only the paths the watch reported since the last read (a file read again or
 dropped; a folder listed again, what was below it dropped first), with the scan's own rule for what is a
-memory file (scan_refuses). When the watch cannot vouch, or reported more than a full pass would cost,
+memory file (store.scan.listed_at). When the watch cannot vouch, or reported more than a full pass would cost,
 the read is the full pass above.
 """
 
@@ -20,12 +20,12 @@ import os
 import threading
 from pathlib import Path
 
-from ..store.disk_changes import DiskChanges, SharedWatch
+from ..store.disk_changes import Follower, SharedWatch
 from ..store.freshness import key_at, unchanged
 from ..store.frontmatter import Frontmatter
 from ..store.memory import Memory, load
 from ..store.paths import INDEX_NAME, INDEX_VPATH, relative_parts, virtual_of_rel
-from ..store.scan import ScanTree, scan_folder, scan_names, scan_refuses
+from ..store.scan import listed_at, scan_names
 
 INVALID = ("invalid",)  # the index's scope None: a stamp no workspace matches
 # Past this many reported paths, a full pass (a stat per memory) costs less than taking each in.
@@ -53,38 +53,25 @@ class Listed:
         self.lock = threading.Lock()
         self.held: dict[str, Memory] | None = None
         self.index: Memory | None = None
-        self.shared = watch
-        self.seen_by: DiskChanges | None = None  # the watch `baseline` is a report of
-        self.baseline: int | None = None  # the report taken in by the last read
+        # Its place is the moment the last read took in every change up to.
+        self.follower = Follower(watch, "prompt block") if watch is not None else None
 
     def now(self) -> tuple[list[Memory], Memory | None]:
         """(every memory, MEMORY.md) as the disk holds them now; only changed files are read."""
         with self.lock:
-            watch = self.shared.get() if self.shared is not None else None
-            if (
-                watch is not None
-                and watch is self.seen_by
-                and self.held is not None
-                and self.baseline is not None
-            ):
-                since = watch.changed_since(self.baseline)
-                if since is not None and len(since[1]) <= MAX_CHANGES:
-                    for path in sorted(since[1]):
-                        self._take_in(path)
-                    self._taken(watch, since[0])
-                    return list(self.held.values()), self.index
-            mark = watch.flush() if watch is not None else None  # before the pass: nothing slips between
-            self._full_pass()
-            if watch is not None and mark is not None:
-                self._taken(watch, mark)
+            follower = self.follower
+            changes = follower.changes() if follower is not None and self.held is not None else None
+            if follower is not None and changes is not None and len(changes[1]) <= MAX_CHANGES:
+                for path in sorted(changes[1]):
+                    self._take_in(path)
+                follower.take(changes[0])
             else:
-                self.seen_by, self.baseline = None, None
+                moment = follower.mark() if follower is not None else None  # before: nothing slips between
+                self._full_pass()
+                if follower is not None:
+                    follower.take(moment)
             assert self.held is not None
             return list(self.held.values()), self.index
-
-    def _taken(self, watch: DiskChanges, report: int) -> None:
-        self.seen_by, self.baseline = watch, report
-        watch.hold("prompt block", report)
 
     def _full_pass(self) -> None:
         held = self.held if self.held is not None else _from_index(self.root)
@@ -94,11 +81,8 @@ class Listed:
         for path, vpath, is_index in files:
             if is_index:
                 index = load(path, vpath, is_index=True)  # read whole: the block shows its lines
-                continue
-            known = held.get(vpath)
-            if known is None or not unchanged(known.key, key_at(path)):
-                known = load(path, vpath).compacted()
-            fresh[vpath] = known
+            else:
+                fresh[vpath] = _kept_or_read(held.get(vpath), path, vpath)
         self.held, self.index = fresh, index
 
     def _take_in(self, path: str) -> None:
@@ -109,16 +93,19 @@ class Listed:
         if not parts:
             return
         vpath = virtual_of_rel("/".join(parts))
-        if parts == (INDEX_NAME,):
-            listed = os.path.isfile(path) and scan_refuses(self.root, Path(path)) is None
-            self.index = load(path, INDEX_VPATH, is_index=True) if listed else None
-            return
+        if parts == (INDEX_NAME,):  # a folder of that name is walked as any other, below
+            read = os.path.isfile(path) and listed_at(self.root, path)
+            self.index = load(path, INDEX_VPATH, is_index=True) if read else None
         was_memory = self.held.pop(vpath, None) is not None
         if os.path.isdir(path) and not os.path.islink(path):
-            self._folder(path, vpath)
+            before = self._drop_below(vpath)
+            for file, file_vpath, is_index in listed_at(self.root, path):
+                if not is_index:
+                    self.held[file_vpath] = _kept_or_read(before.get(file_vpath), file, file_vpath)
         elif os.path.lexists(path):
-            if path.endswith(".md") and scan_refuses(self.root, Path(path)) is None:
-                self.held[vpath] = load(path, vpath).compacted()
+            for file, file_vpath, is_index in listed_at(self.root, path):
+                if not is_index:
+                    self.held[file_vpath] = load(file, file_vpath).compacted()
         elif not was_memory:  # gone, and no memory: perhaps a folder, and what was below it is gone too
             self._drop_below(vpath)
 
@@ -130,16 +117,9 @@ class Listed:
             del self.held[v]
         return dropped
 
-    def _folder(self, path: str, vpath: str) -> None:
-        assert self.held is not None
-        before = self._drop_below(vpath)
-        if scan_refuses(self.root, Path(path, "x.md")) is not None:
-            return  # hidden, a link on the way, too deep: the scan lists nothing in it
-        found, _problems, _children = scan_folder(self.root, path, set(), ScanTree())
-        for file, file_vpath, is_index in found:
-            if is_index:
-                continue
-            known = before.get(file_vpath)
-            if known is None or not unchanged(known.key, key_at(file)):
-                known = load(file, file_vpath).compacted()
-            self.held[file_vpath] = known
+
+def _kept_or_read(known: Memory | None, path: str, vpath: str) -> Memory:
+    """The memory kept of a file while its freshness key is the one it was read with, else read again."""
+    if known is not None and unchanged(known.key, key_at(path)):
+        return known
+    return load(path, vpath).compacted()

@@ -15,9 +15,9 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from ..store.disk_changes import DiskChanges, SharedWatch
-from ..store.paths import INDEX_VPATH, is_hidden, is_memory_rel, real_path, relative_parts, virtual_of_rel
-from ..store.scan import ScanTree, scan_folder
+from ..store.disk_changes import Follower, SharedWatch
+from ..store.paths import INDEX_VPATH, real_path
+from ..store.scan import listed_at
 
 # Past this many changed paths since the index was brought up to date, bring it up to date again (a stat per
 # memory, once) rather than read them all at each rename.
@@ -31,62 +31,43 @@ class RenameReads:
 
     def __init__(self, root: Path, watch: SharedWatch, sync_index: Callable[[], bool]) -> None:
         self.root = Path(os.path.realpath(root))
-        self.shared = watch
         self.sync_index = sync_index  # brings the recall index up to date; whether it could
         self.lock = threading.Lock()
-        self.seen_by: DiskChanges | None = None  # the watch `baseline` is a report of
-        self.baseline: int | None = None  # the report after which changes are not in the index
+        # Its place is the moment the index was last brought up to date from: a rename moves it not.
+        self.follower = Follower(watch, "recall index")
 
     def files(self, old: str) -> Files | None:
         """The memories a rename of `old` must read; None when they cannot be told apart from the rest."""
         from ..recall.peek import naming
 
         with self.lock:
-            watch = self.shared.get()
-            if watch is None:
+            changes = self.follower.changes()
+            if changes is None:
+                if not self.synced_now():
+                    return None
+                changes = self.follower.changes()
+            elif len(changes[1]) > RESYNC_AFTER_CHANGES and self.synced_now():
+                changes = self.follower.changes()
+            told = naming(self.root, old) if changes is not None else None
+            if changes is None or told is None:
+                self.follower.take(None)
                 return None
-            if (watch is not self.seen_by or self.baseline is None) and not self.synced_now():
-                return None
-            assert self.baseline is not None
-            since = watch.changed_since(self.baseline)
-            if since is not None and len(since[1]) > RESYNC_AFTER_CHANGES and self.synced_now():
-                since = watch.changed_since(self.baseline)
-            told = naming(self.root, old) if since is not None else None
-            if since is None or told is None:
-                self.baseline = None
-                return None
-        changed = since[1]
         named, unknown = told
         picked: dict[str, tuple[str, str, bool]] = {}
         for vpath in named | unknown:
             picked[vpath] = (str(real_path(self.root, vpath)), vpath, False)
         index = self.root / "MEMORY.md"
         picked[INDEX_VPATH] = (str(index), INDEX_VPATH, True)
-        for path in changed:
-            for found in self._memories_at(path):
-                picked[found[1]] = found
+        for path in changes[1]:
+            for found in listed_at(self.root, path):
+                if not found[2]:
+                    picked[found[1]] = found
         return sorted(picked.values(), key=lambda f: f[1])
 
     def synced_now(self) -> bool:
         """Bring the index up to date, from a moment the watch vouches for when it can; whether both held
         (the caller holds the lock)."""
-        watch = self.shared.get()
-        mark = watch.flush() if watch is not None else None
-        if not self.sync_index() or watch is None or mark is None:
-            self.baseline = None
-            return False
-        self.seen_by, self.baseline = watch, mark
-        watch.hold("recall index", mark)
-        return True
-
-    def _memories_at(self, path: str) -> Files:
-        """The memory files a reported path stands for: itself, or every one below a folder."""
-        parts = relative_parts(self.root, Path(path))
-        if not parts or is_hidden(parts):
-            return []
-        if is_memory_rel(parts):
-            return [(path, virtual_of_rel("/".join(parts)), False)]
-        if os.path.isdir(path) and not os.path.islink(path):
-            found, _problems, _children = scan_folder(self.root, path, set(), ScanTree())
-            return [f for f in found if not f[2]]
-        return []
+        moment = self.follower.mark()
+        synced = self.sync_index()
+        self.follower.take(moment if synced else None)
+        return synced and moment is not None

@@ -141,6 +141,44 @@ class DiskChanges:
         return True
 
 
+Moment = tuple[DiskChanges, int]  # a watch and one of its reports
+
+
+class Follower:
+    """One asker's place in a process's shared watch: the moment up to which it has taken in every change
+    (held in the watch, which drops what every asker has taken in). A place on a watch that stopped is
+    void, and so is one the watch cannot vouch for: the asker then looks at the files itself."""
+
+    def __init__(self, shared: SharedWatch, who: str) -> None:
+        self.shared = shared
+        self.who = who
+        self.place: Moment | None = None
+
+    def mark(self) -> Moment | None:
+        """A moment the watch vouches for, taken before the asker looks at the files itself."""
+        watch = self.shared.get()
+        report = watch.flush() if watch is not None else None
+        return None if watch is None or report is None else (watch, report)
+
+    def take(self, moment: Moment | None) -> None:
+        """The asker has taken in every change up to `moment` (None: it has no place any more)."""
+        self.place = moment
+        if moment is not None:
+            moment[0].hold(self.who, moment[1])
+
+    def changes(self) -> tuple[Moment, set[str]] | None:
+        """(the moment reached now, the paths reported since the asker's place), every change made before
+        this call included; None when the asker has no place the watch vouches for."""
+        if self.place is None:
+            return None
+        watch, report = self.place
+        since = watch.changed_since(report) if self.shared.get() is watch else None
+        if since is None:
+            self.place = None
+            return None
+        return (watch, since[0]), since[1]
+
+
 class SharedWatch:
     """One watch on a store for every asker of a process, started at the first ask and started again, after
     a pause, when it stopped (the store folder replaced, a report too late: what it said is void then, and

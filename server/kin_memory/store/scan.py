@@ -113,6 +113,22 @@ def scan_refuses(root: Path, path: Path) -> str | None:
     return None
 
 
+def listed_at(root: Path, path: str) -> list[tuple[str, str, bool]]:
+    """What the scan lists at a path something reported (a watcher): the file itself, or every file below
+    a folder, each by the scan's own rule (scan_refuses); [] for anything it does not list, the root
+    itself included (a report on the root says nothing of its files)."""
+    parts = relative_parts(root, Path(path))
+    if not parts:
+        return []
+    if os.path.isdir(path) and not os.path.islink(path):
+        if scan_refuses(root, Path(path, "x.md")) is not None:
+            return []  # hidden, a link on the way, too deep: the scan lists nothing in it
+        return scan_folder(root, path, set(), ScanTree())[0]
+    if not path.endswith(".md") or not os.path.lexists(path) or scan_refuses(root, Path(path)) is not None:
+        return []
+    return [(path, virtual_of_rel("/".join(parts)), parts == (INDEX_NAME,))]
+
+
 def scan(root: Path) -> tuple[list[tuple[Path, str, bool]], list[ScanProblem]]:
     """Walk the store: (real path, virtual path, is_index) for every memory file and MEMORY.md."""
     found, problems = scan_names(root)

@@ -126,9 +126,9 @@ def test_any_writer_updating_a_rows_key_makes_its_references_unknown(root: Path)
 
 
 def test_without_a_watch_every_file_is_looked_at(root: Path, monkeypatch) -> None:
-    import kin_memory.mcp.rename_reads as reads
+    from kin_memory.store.disk_changes import DiskChanges
 
-    monkeypatch.setattr(reads.DiskChanges, "flush", lambda self: None)  # the watch cannot vouch
+    monkeypatch.setattr(DiskChanges, "flush", lambda self: None)  # the watch cannot vouch
     agent = AgentStore(root, watch=True)
     try:
         seen: list[str] = []
