@@ -43,6 +43,12 @@ class DiskChanges:
         self._armed = False
         self._stopped = False
         self._stop = threading.Event()
+        # The marker's folder exists before the watch starts: one made afterwards is watched only once the
+        # watcher has seen it made, and a marker written into it before that would never be reported.
+        try:
+            os.close(open_hidden_dir(self.root, create=True))
+        except OSError:
+            pass  # refused or not writable: no marker can be written, and flush says so
         self._thread = threading.Thread(target=self._watch, name="kin-memory-disk-changes", daemon=True)
         self._thread.start()
 
