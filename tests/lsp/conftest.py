@@ -9,15 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from support.rawlsp import RawClient
+from support.rawlsp import RawClient, checked_server
 
 
 @pytest.fixture
 def client(store: Path, tmp_path: Path) -> Iterator[RawClient]:
-    c = RawClient({**os.environ, "KIN_MEMORY_DIR": str(store), "HOME": str(tmp_path)})
-    try:
-        c.initialize()
-        c.wait_checked()
+    with checked_server({**os.environ, "KIN_MEMORY_DIR": str(store), "HOME": str(tmp_path)}) as c:
         yield c
-    finally:
-        assert "Traceback" not in c.close()

@@ -13,23 +13,9 @@ import pytest
 
 from kin_memory.store.workspace_aliases import record_workspaces
 from support.gitrepos import clone, isolate_git, make_origin
+from support.lspedits import apply_edits
 from support.memfiles import memory, write
 from support.rawlsp import RawClient
-
-
-def apply(text: str, edits: list[dict]) -> str:
-    """LSP text edits applied as an editor does (ASCII text: UTF-16 units are characters)."""
-    lines = text.split("\n")
-    starts = [0]
-    for line in lines[:-1]:
-        starts.append(starts[-1] + len(line) + 1)
-    for e in sorted(
-        edits, key=lambda e: (e["range"]["start"]["line"], e["range"]["start"]["character"]), reverse=True
-    ):
-        start = starts[e["range"]["start"]["line"]] + e["range"]["start"]["character"]
-        end = starts[e["range"]["end"]["line"]] + e["range"]["end"]["character"]
-        text = text[:start] + e["newText"] + text[end:]
-    return text
 
 
 def km301_actions(store: Path, webapp: str, tmp_path: Path) -> tuple[str, list[dict]]:
@@ -80,7 +66,7 @@ def test_the_moved_repositorys_new_path_is_the_preferred_action(repos, tmp_path:
     assert first["isPreferred"] is True
     assert [a["title"] for a in actions if a.get("isPreferred")] == [first["title"]]
     [doc] = first["edit"]["documentChanges"]
-    assert apply(text, doc["edits"]) == text.replace(
+    assert apply_edits(text, doc["edits"]) == text.replace(
         f"workspace: {repos['payments']}\n", f"workspace: {repos['new']}\n"
     )
     every = [

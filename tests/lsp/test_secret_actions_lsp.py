@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from support.lspedits import apply_edits
 from support.memfiles import write
 from support.rawlsp import RawClient
 
@@ -25,23 +26,6 @@ def store(tmp_path: Path) -> Path:
     root = tmp_path / "memory"
     write(root, "facts/access.md", TEXT)
     return root
-
-
-def apply(text: str, edits: list[dict]) -> str:
-    """LSP text edits applied as an editor does (ASCII text: UTF-16 units are characters)."""
-    lines = text.split("\n")
-    starts = [0]
-    for line in lines[:-1]:
-        starts.append(starts[-1] + len(line) + 1)
-
-    def offset(pos: dict) -> int:
-        return (
-            min(starts[pos["line"]] + pos["character"], len(text)) if pos["line"] < len(starts) else len(text)
-        )
-
-    for e in sorted(edits, key=lambda e: offset(e["range"]["start"]), reverse=True):
-        text = text[: offset(e["range"]["start"])] + e["newText"] + text[offset(e["range"]["end"]) :]
-    return text
 
 
 def wait_codes(client: RawClient, uri: str, pred, timeout: float = 20.0) -> list[dict]:
@@ -76,11 +60,11 @@ def test_the_secret_offers_remove_and_mark_and_each_changes_exactly_what_it_says
         assert doc["textDocument"] == {"uri": uri, "version": 4}  # the open document as the editor has it
 
     [removal] = actions["Remove the line holding the secret"]["edit"]["documentChanges"]
-    removed = apply(TEXT, removal["edits"])
+    removed = apply_edits(TEXT, removal["edits"])
     assert removed == TEXT.replace(f"The staging key is {KEY} for now.\n", "")
 
     [mark] = actions["Mark as not a secret (a comment above the line)"]["edit"]["documentChanges"]
-    marked = apply(TEXT, mark["edits"])
+    marked = apply_edits(TEXT, mark["edits"])
     assert marked == TEXT.replace("The staging", "<!-- kin-memory: disable-next-line KM602 -->\nThe staging")
     client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 5},
                                              "contentChanges": [{"text": marked}]})  # fmt: skip

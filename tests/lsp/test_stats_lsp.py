@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from support.memfiles import memory, write
-from support.rawlsp import RawClient
+from support.rawlsp import RawClient, checked_server
 
 DEPLOY = (
     "# Deploy\n\nWe deploy the billing service with blue-green releases every Friday afternoon, after the "
@@ -46,13 +46,8 @@ def env(home: Path) -> dict[str, str]:
 
 @pytest.fixture
 def client(home: Path) -> Iterator[RawClient]:
-    c = RawClient(env(home))
-    try:
-        c.initialize()
-        c.wait_checked()
+    with checked_server(env(home)) as c:
         yield c
-    finally:
-        assert "Traceback" not in c.close()
 
 
 def execute(client: RawClient, command: str, arg: object) -> dict:

@@ -7,7 +7,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -142,3 +143,16 @@ class RawClient:
             self.proc.kill()
         stderr = self.proc.stderr.read().decode(errors="replace") if self.proc.stderr else ""
         return stderr
+
+
+@contextmanager
+def checked_server(env: dict[str, str]) -> Iterator[RawClient]:
+    """A server initialized (no workspace folder), its startup check done; closed afterwards, with no
+    traceback in its output."""
+    client = RawClient(env)
+    try:
+        client.initialize()
+        client.wait_checked()
+        yield client
+    finally:
+        assert "Traceback" not in client.close()
