@@ -97,12 +97,13 @@ class _Verdict(NamedTuple):
 
 
 def _verdict(stamp: str, kind: str, ctx: Context) -> _Verdict:
-    """The stamp's verdict, from the disk facts asked once per check (see Context.disk): a store's
-    thousands of memories share a few stamps."""
-    key = "verdict:" + stamp
-    known = ctx.disk.get(key)
-    if isinstance(known, _Verdict):
-        return known
+    """The stamp's verdict, worked out once per check (see Context.disk): a store's thousands of memories
+    share a few stamps."""
+    verdict: _Verdict = _memo(ctx, "verdict:" + stamp, lambda: _worked_out(stamp, kind, ctx))
+    return verdict
+
+
+def _worked_out(stamp: str, kind: str, ctx: Context) -> _Verdict:
     reason = target = main = top = None
     gone = False
     if kind == "path":
@@ -121,9 +122,7 @@ def _verdict(stamp: str, kind: str, ctx: Context) -> _Verdict:
         and stamp not in ctx.active
         and not visibility(stamp, ctx.active).visible
     )
-    verdict = _Verdict(reason, target, gone, main, top, hidden)
-    ctx.disk[key] = verdict
-    return verdict
+    return _Verdict(reason, target, gone, main, top, hidden)
 
 
 def check(memory: Memory, ctx: Context) -> list[Finding]:
@@ -132,9 +131,7 @@ def check(memory: Memory, ctx: Context) -> list[Finding]:
         return []
     entry = fm.get("workspace")
     # another machine's path for this workspace is no stamp to offer (asked once per check)
-    own: Any = ctx.disk.get("own-workspaces")
-    if own is None:
-        own = _memo(ctx, "own-workspaces", lambda: own_workspaces(ctx.active, ctx.root))
+    own = _memo(ctx, "own-workspaces", lambda: own_workspaces(ctx.active, ctx.root))
     active = own[0] if len(own) == 1 and own[0] != GLOBAL else None
     category = memory.category
     if entry is None or (entry.is_scalar and not entry.is_string and entry.value is None):
