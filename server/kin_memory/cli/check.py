@@ -16,17 +16,17 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..sinks import terminal
 from .check_output import (
     Ages,
+    Keeping,
     Part,
-    _add,
-    _decode,
-    _findings_of,
-    _Keeping,
-    _output,
-    _part_of,
-    _payload,
-    _render,
-    _segments,
-    _summary,
+    add_counts,
+    cache_payload,
+    decode_findings,
+    findings_of,
+    output_part,
+    part_of,
+    print_summary,
+    render_rows,
+    segments_of,
 )
 from .common import UsageError, settings_for, workspace_flag
 
@@ -116,14 +116,14 @@ def run(args: argparse.Namespace) -> int:
     for settings_path, found in settings_findings(settings_for(workspace)).items():
         settings_rows += [(str(settings_path), f) for f in found]
     settings_rows += _conflict_rows(root, only)
-    extra = _render(settings_rows, args.format)
+    extra = render_rows(settings_rows, args.format)
     if note:
         print(note, file=sys.stderr)
     if args.format == "json":
         print(json.dumps(part.out + extra.out, indent=2))
     else:
         sys.stdout.write(part.out + extra.out)
-        _summary(_add(part.counts, extra.counts), part.files)
+        print_summary(add_counts(part.counts, extra.counts), part.files)
     if note:
         return 0  # the example store is broken on purpose: its findings are the demonstration
     return 1 if ERROR in part.counts or ERROR in extra.counts else 0
@@ -154,7 +154,7 @@ def _store_part(root: Path, ctx, only: Path | None, fmt: str, duplicates: bool) 
     if duplicates:
         _merge(results, _duplicates(root, store, ctx))
     _merge(results, scan_findings(store.scan_problems()))
-    return _part_of(_segments(root, results, {}, only, fmt), len(results), fmt)
+    return part_of(segments_of(root, results, {}, only, fmt), len(results), fmt)
 
 
 def scan_names_of(root: Path):
@@ -228,13 +228,13 @@ def _summarised(root: Path, ctx, only: Path | None, fmt: str) -> Part:
         scan = scan_findings(problems)
         if rendered is None:
             _merge(results, scan)
-            segments = _segments(root, results, _ages(checked.checked), only, fmt)
+            segments = segments_of(root, results, _ages(checked.checked), only, fmt)
             files = len(results)
         else:
             segments, files = _with_shards(root, results, scan, checked, rendered, only, fmt)
         if cache is not None and checked.valid_until > ctx.now and not problems:
             _save_summary(cache, key, ctx.now, checked.probes, segments, files)
-        return _part_of(segments, files, fmt)
+        return part_of(segments, files, fmt)
     finally:
         if cache is not None:
             cache.close()
@@ -243,14 +243,14 @@ def _summarised(root: Path, ctx, only: Path | None, fmt: str) -> Part:
 def _shard_segments(
     root: Path, only: Path | None, fmt: str, checked, found: dict[str, list[Finding]]
 ) -> list[tuple]:
-    """A worker's files as printed (the segments `_segments` makes of them, as plain tuples), made in the
+    """A worker's files as printed (the segments `segments_of` makes of them, as plain tuples), made in the
     worker from the findings its check made (`found`): rendering every file's findings was the larger
     part of what the parent of a split check did alone. Each segment's details travel encoded (the
     bytes the summary keeps), not as rows of findings."""
     from .check_summary import detail_of
 
-    results = {c.vpath: _findings_of(c, found) for c in checked.checked}
-    segments = _segments(root, results, _ages(checked.checked), only, fmt)
+    results = {c.vpath: findings_of(c, found) for c in checked.checked}
+    segments = segments_of(root, results, _ages(checked.checked), only, fmt)
     return [(s.vpath, s.until, s.piece, s.severities, None, None, detail_of(s)) for s in segments]
 
 
@@ -264,10 +264,10 @@ def _with_shards(root: Path, results, scan, checked, rendered, only: Path | None
     here = dict(results)  # MEMORY.md's
     for vpath in scan:
         if vpath in by_vpath:
-            here[vpath] = _decode(by_vpath[vpath].payload)
+            here[vpath] = decode_findings(by_vpath[vpath].payload)
     _merge(here, scan)
     ages = _ages([by_vpath[v] for v in here if v in by_vpath])
-    segments = _segments(root, here, ages, only, fmt)
+    segments = segments_of(root, here, ages, only, fmt)
     segments += [Segment(*seg) for part in rendered for seg in part if seg[0] not in here]
     segments.sort(key=_segment_vpath)
     return segments, len(by_vpath.keys() | here.keys())
@@ -316,7 +316,7 @@ def _from_summary(saved: bytes, root: Path, ctx, only: Path | None, fmt: str, ca
     if heavy or len(aged) > RESAVE_AGED_SHARE * len(packed):
         until = min(packed.until, default=float("inf"))
         cache.put_summary(key, ctx.now, until, {**_saved_probes(cache, key), **probes}, packed.repack())
-    return _output(packed.text(), dict(packed.counts), packed.files, fmt)
+    return output_part(packed.text(), dict(packed.counts), packed.files, fmt)
 
 
 def _age_lightly(packed, i: int, root: Path, ctx, only: Path | None, fmt: str) -> bool:
@@ -344,7 +344,7 @@ def _age_lightly(packed, i: int, root: Path, ctx, only: Path | None, fmt: str) -
         Finding(code, Span(*span), message, severity=severity) for code, severity, message, *span in rows
     ]
     until = next_change(category, mtime, ctx.now, ctx.thresholds)
-    fresh = _segments(root, {seg.vpath: found}, {seg.vpath: (until, category, mtime)}, only, fmt)
+    fresh = segments_of(root, {seg.vpath: found}, {seg.vpath: (until, category, mtime)}, only, fmt)
     if not fresh:
         return False
     packed.replace(i, fresh[0])
@@ -364,7 +364,12 @@ def _recheck(packed, todo: list[int], root: Path, ctx, only: Path | None, fmt: s
         return False
     prefix = str(root)
     redo = check_files(
-        [(prefix + v[len(VIRTUAL_ROOT) :], v) for v in vpaths], ctx, "cli", _payload, cache, all_files=False
+        [(prefix + v[len(VIRTUAL_ROOT) :], v) for v in vpaths],
+        ctx,
+        "cli",
+        cache_payload,
+        cache,
+        all_files=False,
     )
     assert redo is not None  # nothing to abandon
     by_vpath = {c.vpath: c for c in redo.checked}
@@ -373,7 +378,7 @@ def _recheck(packed, todo: list[int], root: Path, ctx, only: Path | None, fmt: s
         c = by_vpath.get(vpath)
         if c is None or not c.until > ctx.now:
             return False
-        fresh = _segments(root, {vpath: _decode(c.payload)}, ages, only, fmt)
+        fresh = segments_of(root, {vpath: decode_findings(c.payload)}, ages, only, fmt)
         packed.replace(i, fresh[0] if fresh else Segment(vpath, float("inf"), "", []))
     redo.write_back(cache, ctx.now)
     probes.update(redo.probes)
@@ -419,7 +424,7 @@ def check_through_cache(
         cache = FindingsCache.open(root)
     try:
         memories = [(path, vpath) for path, vpath, is_index in files if not is_index]
-        render = _Keeping()
+        render = Keeping()
         finish = None if shard_render is None else partial(_finish, shard_render, render.found)
         split = _check_sharded(root, memories, ctx, cache, render, finish, stats)
         checked = (
@@ -429,7 +434,7 @@ def check_through_cache(
         rendered = split[1] if split is not None and shard_render is not None else None
         disk: dict[str, Any] = {c.vpath: c.memory if whole_store else _listed(c) for c in checked.checked}
         found = render.found
-        results = {} if rendered is not None else {c.vpath: _findings_of(c, found) for c in checked.checked}
+        results = {} if rendered is not None else {c.vpath: findings_of(c, found) for c in checked.checked}
         index_path = next((path for path, _, is_index in files if is_index), None)
         if index_path is not None:
             index = load(index_path, INDEX_VPATH, is_index=True)

@@ -31,7 +31,7 @@ class Part:
 Ages = dict[str, tuple[float, str, float]]  # vpath -> (valid until, category, mtime)
 
 
-def _segments(
+def segments_of(
     root: Path, results: dict[str, list[Finding]], ages: Ages, only: Path | None, fmt: str
 ) -> list[Segment]:
     from ..store.root import VIRTUAL_ROOT
@@ -66,15 +66,15 @@ def _row(f: Finding) -> list:
     return [f.code, f.severity, f.message, f.span.line, f.span.col, f.span.end_line, f.span.end_col]
 
 
-def _part_of(segments: list[Segment], files: int, fmt: str) -> Part:
+def part_of(segments: list[Segment], files: int, fmt: str) -> Part:
     counts: dict[str, int] = {}
     for seg in segments:
         for severity in seg.severities:
             counts[severity] = counts.get(severity, 0) + 1
-    return _output("".join(seg.piece for seg in segments), counts, files, fmt)
+    return output_part("".join(seg.piece for seg in segments), counts, files, fmt)
 
 
-def _output(text: str, counts: dict[str, int], files: int, fmt: str) -> Part:
+def output_part(text: str, counts: dict[str, int], files: int, fmt: str) -> Part:
     """A Part from printed pieces joined: lines of text, or JSON objects each followed by a comma."""
     if fmt == "json":
         return Part(json.loads(f"[{text[:-1]}]") if text else [], counts, files)
@@ -90,7 +90,7 @@ def _piece(rows: list[tuple[str, Finding]], fmt: str, here: str) -> str:
     return _text(rows, here)
 
 
-def _render(rows: list[tuple[str, Finding]], fmt: str) -> Part:
+def render_rows(rows: list[tuple[str, Finding]], fmt: str) -> Part:
     counts: dict[str, int] = {}
     for _, f in rows:
         counts[f.severity] = counts.get(f.severity, 0) + 1
@@ -117,11 +117,11 @@ def _text(rows: list[tuple[str, Finding]], here: str) -> str:
     return "".join(lines)
 
 
-def _add(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+def add_counts(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
     return {k: a.get(k, 0) + b.get(k, 0) for k in {*a, *b}}
 
 
-def _summary(counts: dict[str, int], files: int) -> None:
+def print_summary(counts: dict[str, int], files: int) -> None:
     sys.stdout.flush()  # the summary goes to stderr: keep it after the findings when both share a terminal
     summary = (
         ", ".join(f"{n} {sev}{'s' if n != 1 else ''}" for sev, n in sorted(counts.items())) or "no problems"
@@ -129,7 +129,7 @@ def _summary(counts: dict[str, int], files: int) -> None:
     print(f"{counted(files, 'file')} checked: {summary}", file=sys.stderr)
 
 
-def _payload(memory, findings: list[Finding]) -> bytes:
+def cache_payload(memory, findings: list[Finding]) -> bytes:
     """The CLI's form of a file's findings in the cache: what `check` prints, nothing more."""
     from .. import plain_json
 
@@ -142,8 +142,8 @@ def _payload(memory, findings: list[Finding]) -> bytes:
     return plain_json.dumps(rows).encode()
 
 
-class _Keeping:
-    """The CLI's render (`_payload`), keeping each file's findings as its check made them: what this run
+class Keeping:
+    """The CLI's render (`cache_payload`), keeping each file's findings as its check made them: what this run
     prints is made from them, not from its own payloads decoded again (a finding made twice per row).
     They print as their payload's would: only code, severity, message and range are printed."""
 
@@ -152,16 +152,16 @@ class _Keeping:
 
     def __call__(self, memory, findings: list[Finding]) -> bytes:
         self.found[memory.vpath] = findings
-        return _payload(memory, findings)
+        return cache_payload(memory, findings)
 
 
-def _findings_of(c, found: dict[str, list[Finding]]) -> list[Finding]:
+def findings_of(c, found: dict[str, list[Finding]]) -> list[Finding]:
     """A file's findings: as its check in this process made them, else from its cached payload."""
     kept = found.get(c.vpath)
-    return kept if kept is not None else _decode(c.payload)
+    return kept if kept is not None else decode_findings(c.payload)
 
 
-def _decode(payload: bytes) -> list[Finding]:
+def decode_findings(payload: bytes) -> list[Finding]:
     from ..findings.model import Finding
     from ..store.frontmatter import Span
 

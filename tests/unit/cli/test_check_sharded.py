@@ -100,7 +100,7 @@ def test_a_store_the_cache_answers_is_checked_in_one_process(store) -> None:
 
 
 def test_a_worker_that_fails_leaves_the_check_to_one_process(store, monkeypatch) -> None:
-    from kin_memory.cli.check import _payload
+    from kin_memory.cli.check import cache_payload
     from kin_memory.store.context import Context
 
     def broken(*args, **kwargs):
@@ -108,7 +108,7 @@ def test_a_worker_that_fails_leaves_the_check_to_one_process(store, monkeypatch)
 
     monkeypatch.setattr("kin_memory.caches.checked.check_files", broken)
     files = [(str(p), "/memories/" + p.relative_to(store.root).as_posix()) for p in store.root.rglob("*.md")]
-    assert sharded.check_sharded(files, Context(root=store.root), "cli", _payload, store.root, 2) is None
+    assert sharded.check_sharded(files, Context(root=store.root), "cli", cache_payload, store.root, 2) is None
 
 
 def test_a_workers_answer_comes_back_as_it_was_sent() -> None:
