@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..sinks import terminal
+from ..sinks.controls import nothing_to_escape
 from ..wording import counted
 
 if TYPE_CHECKING:
@@ -111,7 +112,7 @@ def _text(rows: list[tuple[str, Finding]], here: str) -> str:
     for path, f in rows:
         shown = path[len(here) :] if path.startswith(here) else path
         line = f"{shown}:{f.span.line + 1}:{f.span.col + 1}: {f.code} {f.severity}: {f.message}\n"
-        if not terminal.needs_no_escape(line[:-1]):
+        if not nothing_to_escape(line[:-1]):
             line = f"{terminal.field(shown)}:{f.span.line + 1}:{f.span.col + 1}: {f.code} {f.severity}: {terminal.field(f.message)}\n"
         lines.append(line)
     return "".join(lines)

@@ -62,6 +62,12 @@ def _escape_match(m: re.Match[str]) -> str:
     return escape_char(m.group())
 
 
+def nothing_to_escape(text: str) -> bool:
+    """Whether escape_controls leaves the text as it is (a line of several fields asked at once: when it
+    holds nothing to escape, neither does any of its fields)."""
+    return HOSTILE.search(text) is None
+
+
 def escape_controls(text: str) -> str:
     """Every hostile character escaped: the result is one line."""
     return HOSTILE.sub(_escape_match, text) if HOSTILE.search(text) else text

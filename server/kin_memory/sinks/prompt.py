@@ -9,13 +9,7 @@ on one line. Ordinary names are unchanged, byte for byte.
 
 from __future__ import annotations
 
-from .controls import HOSTILE, escape_controls
-
-
-def needs_no_escape(text: str) -> bool:
-    """Whether `field` leaves this text as it is (a line of several fields asked at once: when it holds
-    nothing to escape, neither does any of its fields)."""
-    return HOSTILE.search(text) is None
+from .controls import escape_controls
 
 
 def field(text: str) -> str:

@@ -11,18 +11,12 @@ from __future__ import annotations
 
 import os
 
-from .controls import HOSTILE, HOSTILE_IN_BLOCK, escape_controls, escape_controls_in_block
+from .controls import HOSTILE_IN_BLOCK, escape_controls, escape_controls_in_block
 
 
 def field(value: object) -> str:
     """One value (a path, a title, a message) on exactly one line, with no control character."""
     return escape_controls(os.fspath(value) if isinstance(value, os.PathLike) else str(value))
-
-
-def needs_no_escape(text: str) -> bool:
-    """Whether `field` leaves this text as it is (a line made of several fields, asked once: when it
-    holds nothing to escape, neither does any of its fields)."""
-    return HOSTILE.search(text) is None
 
 
 def block(text: str) -> str:

@@ -11,6 +11,7 @@ from operator import itemgetter
 from typing import NamedTuple, Protocol
 
 from ..sinks import prompt
+from ..sinks.controls import nothing_to_escape
 from ..wording import counted
 from .memory import Memory
 from .workspace import visibility
@@ -67,7 +68,7 @@ def listing_line(memory: Listable) -> str:
 
 def line_of(vpath: str, category: str, title: str) -> str:
     line = f"- {vpath} ({category}) — {title}"
-    if prompt.needs_no_escape(line):  # nearly every line: the name and the title as they are
+    if nothing_to_escape(line):  # nearly every line: the name and the title as they are
         return line
     return f"- {prompt.field(vpath)} ({category}) — {prompt.field(title)}"
 
