@@ -5,8 +5,9 @@ A shard of n processes is every segment s with s % n == its index (caches/segmen
 the findings cache answers by (FindingsCache.lookup_batches), so each process reads, parses and checks
 its own files and looks up only its own entries. What travels back is a frame on a pipe (marshalled
 plain values, see _answer). The server's workers stream diagnostics to the editor as they go
-(lsp/startup/shards); the CLI's gather a whole CachedCheck each, merged here into what one process would have made: the same files in the same
-order, the new entries written back by the caller alone (one writer for the cache).
+(lsp/startup/shards); the CLI's gather a whole CachedCheck each, merged here into what one process
+would have made: the same files in the same order. Each process writes its own shard's new entries to
+the findings cache (a worker after it answered), so the merged check has none left to write.
 
 This module knows nothing of LSP: the CLI imports it.
 """
@@ -111,8 +112,9 @@ def check_sharded(
 ) -> tuple[CachedCheck, list[Any]] | None:
     """check_files over `count` processes, each its shard of `files`, merged as one process would have
     made it: the caller's (shard 0, through `cache`, its connection to the findings cache, when it has
-    one open) and `count - 1` forked workers (each through its own connection). Each has written its
-    new entries and forgotten its files gone (the answer has neither). None when forking or a worker
+    one open) and `count - 1` forked workers (each through its own connection). Each writes its new
+    entries and forgets its files gone (the answer has neither): the workers after they answered, so
+    the cache is complete once join_writers() returns. None when forking or a worker
     failed: the caller checks in-process. With `finish`, each shard's process also makes what it makes
     of its own check (finish(its CachedCheck), work the caller would otherwise do alone after the
     others): the second item, one per shard, in shard order. `stats`: what a stat of each file says,
@@ -123,6 +125,7 @@ def check_sharded(
     sent, read and decoded (together a tenth of what the shard's check costs)."""
     if not hasattr(os, "fork") or count < 2:
         return None
+    join_writers()  # a previous split's entries are all written before this one looks anything up
     pids: list[int] = []
     fds: list[int] = []
     parts: list[tuple[CachedCheck, Any]] | None = None
@@ -146,8 +149,11 @@ def check_sharded(
     finally:
         for fd in fds:
             os.close(fd)
-        for pid in pids:
-            reap(pid, kill=parts is None)
+        if parts is None:
+            for pid in pids:
+                reap(pid, kill=True)
+        else:  # each answered and is writing its new entries now: waited for by join_writers()
+            _still_writing.extend(pids)
     if parts is None:
         return None
     return merge(files, [check for check, _ in parts]), [made for _, made in parts]
@@ -164,6 +170,7 @@ def _own_shard(
         cache = FindingsCache.open(root)
     try:
         checked, made = _check_shard(files, ctx, form, render, (0, count), cache, finish, stats)
+        checked.write_back(cache, ctx.now)  # while the workers still check theirs
         checked.pending, checked.gone = [], []  # written: the merged check writes nothing again
         return checked, made
     finally:
@@ -182,6 +189,9 @@ def _worker(
         checked, made = _check_shard(files, ctx, form, render, shard, cache, finish, stats)
         _send_parts(out, _answer(_flat(checked), made))
         os.close(out)
+        # Written after the answer: the caller goes on with it (merging, printing) meanwhile, and waits
+        # for this process to end (join_writers) before it takes the cache for complete.
+        checked.write_back(cache, ctx.now)
         code = 0
     except BaseException:  # noqa: BLE001 - the parent checks in one process instead
         pass
@@ -191,15 +201,13 @@ def _worker(
 def _check_shard(
     files, ctx, form: str, render, shard: tuple[int, int], cache, finish, stats
 ) -> tuple[CachedCheck, Any]:
-    """One shard's files checked through `cache`, its new entries written back before anything is
-    answered (the writes of two shards wait on each other, not on the caller: the cache is complete when
-    the caller has every answer): (its check, what `finish` made of it)."""
+    """One shard's files checked through `cache` (its new entries not written yet): (its check, what
+    `finish` made of it)."""
     from .checked import check_files
 
     mine = [(path, vpath) for path, vpath in files if in_shard(vpath, shard)]
     checked = check_files(mine, ctx, form, render, cache, shard=shard, stats=stats)
     assert checked is not None  # nothing to abandon
-    checked.write_back(cache, ctx.now)
     return checked, finish(checked) if finish is not None else None
 
 
@@ -306,6 +314,16 @@ def _gather(fds: list[int], deadline: float) -> list[tuple[CachedCheck, Any]]:
         flat, made = _answered(bodies[fd])
         parts.append((_unflat(flat), made))
     return parts
+
+
+_still_writing: list[int] = []  # workers of a split check that answered and are writing their entries
+
+
+def join_writers() -> None:
+    """Wait until the workers of the last split check have written their new entries to the findings
+    cache and ended: from then on the cache holds every file that check read."""
+    while _still_writing:
+        reap(_still_writing.pop(), kill=False)
 
 
 def reap(pid: int, kill: bool) -> None:

@@ -32,6 +32,7 @@ from .common import UsageError, settings_for, workspace_flag
 
 if TYPE_CHECKING:  # the checking machinery is imported when `check` runs, not to build the parser
     from ..findings.model import Finding
+    from ..store.freshness import Key, Seen
     from .check_summary import Segment
 
 
@@ -151,6 +152,7 @@ def _store_part(root: Path, ctx, only: Path | None, fmt: str, duplicates: bool) 
 
     with _collection_paused():
         store, results, _, _ = check_through_cache(root, ctx, scan_names_of(root))
+    _join_writers()
     if duplicates:
         _merge(results, _duplicates(root, store, ctx))
     _merge(results, scan_findings(store.scan_problems()))
@@ -197,33 +199,38 @@ def _summarised_store_part(root: Path, ctx, only: Path | None, fmt: str) -> Part
 
 
 def _summarised(root: Path, ctx, only: Path | None, fmt: str) -> Part:
-    import hashlib
-
     from ..caches.findings import FindingsCache, variant_key
     from ..store.freshness import seen_at
     from . import check_summary  # noqa: F401 - before the workers fork: each would import it again
 
     cache = FindingsCache.open(root)
     scanned = scan_names_of(root)
-    # One stat per file serves both the summary's key and the check's lookups (check_files' `stats`).
-    seen = [(vpath, seen_at(path)) for path, vpath, _ in scanned[0]]
-    stats = {vpath: s for vpath, s in seen if s is not None}
-    listing = "\n".join(
-        f"{vpath}\0{None if s is None else s.key}" for vpath, s in sorted(seen, key=_by_vpath)
-    )
     how = f"{variant_key(ctx, 'cli')}\n{fmt}\n{os.getcwd()}\n{only}\n"
-    key = hashlib.sha256((how + listing).encode("utf-8", "surrogatepass")).hexdigest()
     try:
-        saved = cache.summary(key, ctx.now) if cache is not None else None
-        if saved is not None:
-            part = _from_summary(saved, root, ctx, only, fmt, cache, key)
-            if part is not None:
-                return part
+        # A cache that holds nothing for this check can answer nothing: no file is stat'ed ahead (each is
+        # read once, by the process that checks it, which has no stat to look up), and the summary's key
+        # is made afterwards from the keys of the readings.
+        cold = cache is None or not cache.holds_any(variant_key(ctx, "cli"))
+        stats: dict[str, Seen] = {}
+        if not cold:
+            # One stat per file serves both the summary's key and the check's lookups.
+            seen = [(vpath, seen_at(path)) for path, vpath, _ in scanned[0]]
+            stats = {vpath: s for vpath, s in seen if s is not None}
+            key = summary_key(how, [(vpath, None if s is None else s.key) for vpath, s in seen])
+            saved = cache.summary(key, ctx.now) if cache is not None else None
+            if saved is not None:
+                part = _from_summary(saved, root, ctx, only, fmt, cache, key)
+                if part is not None:
+                    return part
         from ..findings.store_level import scan_findings
 
         _, results, checked, rendered = check_through_cache(
             root, ctx, scanned, cache, partial(_shard_segments, root, only, fmt), stats, whole_store=False
         )
+        if cold:  # MEMORY.md, read apart, and any file gone since the scan: a stat each
+            read = {c.vpath: c.key for c in checked.checked}
+            keys = [(v, read[v] if v in read else _key_now(path)) for path, v, _ in scanned[0]]
+            key = summary_key(how, keys)
         problems = scanned[1]
         scan = scan_findings(problems)
         if rendered is None:
@@ -236,8 +243,31 @@ def _summarised(root: Path, ctx, only: Path | None, fmt: str) -> Part:
             _save_summary(cache, key, ctx.now, checked.probes, segments, files)
         return part_of(segments, files, fmt)
     finally:
+        _join_writers()
         if cache is not None:
             cache.close()
+
+
+def _join_writers() -> None:
+    """The workers of a split check write their entries after they answered: the check ends with them."""
+    from ..caches.sharded import join_writers
+
+    join_writers()
+
+
+def summary_key(how: str, keys: list[tuple[str, Key | None]]) -> str:
+    """The key of a summary: how the check ran and every file's freshness key (None: not readable)."""
+    import hashlib
+
+    listing = "\n".join(f"{vpath}\0{key}" for vpath, key in sorted(keys, key=_by_vpath))
+    return hashlib.sha256((how + listing).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _key_now(path) -> Key | None:
+    from ..store.freshness import seen_at
+
+    seen = seen_at(path)
+    return None if seen is None else seen.key
 
 
 def _shard_segments(

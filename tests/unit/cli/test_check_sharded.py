@@ -133,3 +133,50 @@ def test_a_workers_answer_comes_back_as_it_was_sent() -> None:
     answer = b"".join(sharded._answer(unplain, made))
     assert answer[:1] == b"P"
     assert sharded._answered(answer) == (unplain, made)
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory: pytest.TempPathFactory):
+    """A store the scan finds nothing odd in: its check leaves a summary."""
+    return generate(FILES, seed=12, cache=tmp_path_factory.mktemp("plain"), log=lambda *_: None)
+
+
+@pytest.mark.parametrize("workers", ["0", ""])
+def test_a_first_check_stats_nothing_ahead_and_its_summary_answers_the_next(
+    plain, workers, capsys, monkeypatch
+) -> None:
+    """With nothing in the findings cache no file is stat'ed before it is read (MEMORY.md, read apart,
+    is the one stat), and the summary keyed afterwards from the readings answers the next run whole:
+    it checks no file and stats each once."""
+    store = plain
+    from kin_memory.caches import checked
+    from kin_memory.cli import check as cli_check
+    from kin_memory.store import freshness
+
+    monkeypatch.setenv("HOME", str(store.base / "home"))
+    monkeypatch.chdir(store.alpha)
+    stats: list[str] = []
+    real_seen_at = freshness.seen_at
+
+    def counted(path):
+        stats.append(str(path))
+        return real_seen_at(path)
+
+    monkeypatch.setattr(freshness, "seen_at", counted)
+    monkeypatch.setattr(checked, "seen_at", counted)
+    checks: list[int] = []
+    real_check = cli_check.check_through_cache
+    monkeypatch.setattr(
+        cli_check, "check_through_cache", lambda *a, **k: checks.append(1) or real_check(*a, **k)
+    )
+
+    _drop_cache(store.root)
+    first = _check(store, "text", workers, capsys, monkeypatch)
+    assert checks == [1]
+    assert stats == [str(store.root / "MEMORY.md")]
+    assert len(_entries(store.root)) == FILES  # the workers' entries are written when the check returns
+    stats.clear()
+    second = _check(store, "text", workers, capsys, monkeypatch)
+    assert second == first
+    assert checks == [1]  # answered from the summary
+    assert len(stats) == FILES + 1
