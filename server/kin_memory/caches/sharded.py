@@ -18,13 +18,13 @@ import logging
 import marshal
 import os
 import pickle
-import select
-import struct
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .frames import HEADER, read_all, read_exact, ready, send_frame  # noqa: F401 - the framing's users
 from .segments import segment_of
+from .writing import hand_over, join_writers, reap, still_writing, take_over  # noqa: F401 - join_writers: the callers'
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -39,35 +39,6 @@ log = logging.getLogger("kin_memory.caches")
 
 MAX_WORKERS = 4  # more processes than this cost more in forking and pickling than they save
 SHARDED_MIN_FILES = 1_000  # below this, one process reads and checks the store faster than forking would
-HEADER = struct.Struct("!Q")  # a frame: its length, then a pickle
-
-
-def send_frame(fd: int, payload: bytes) -> None:
-    view = memoryview(HEADER.pack(len(payload)) + payload)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-def ready(fds: list[int], deadline: float) -> list[int]:
-    """The pipes among `fds` with something to read (or their end), waiting until `deadline` at most."""
-    wait = deadline - time.monotonic()
-    found = select.select(fds, [], [], wait)[0] if wait > 0 else []
-    if not found:
-        raise TimeoutError("worker did not answer in time")
-    return found
-
-
-def read_exact(fd: int, n: int, deadline: float) -> bytes:
-    chunks, remaining = [], n
-    while remaining:
-        ready([fd], deadline)
-        chunk = os.read(fd, min(remaining, 1 << 20))
-        if not chunk:
-            raise EOFError("worker exited early")
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
 
 
 def workers_setting() -> int | None:
@@ -109,16 +80,22 @@ def check_sharded(
     finish: Callable[[CachedCheck], Any] | None = None,
     stats: dict[str, Seen] | None = None,
     cache: FindingsCache | None = None,
+    rows: bool = True,
 ) -> tuple[CachedCheck, list[Any]] | None:
     """check_files over `count` processes, each its shard of `files`, merged as one process would have
     made it: the caller's (shard 0, through `cache`, its connection to the findings cache, when it has
-    one open) and `count - 1` forked workers (each through its own connection). Each writes its new
-    entries and forgets its files gone (the answer has neither): the workers after they answered, so
-    the cache is complete once join_writers() returns. None when forking or a worker
+    one open) and `count - 1` forked workers (each through its own connection). The workers write the
+    new entries and forget the files gone (the answer has neither), after they answered: the first one
+    the caller's too, which the caller hands it then (its core is idle while the caller goes on with
+    the answers, and one transaction writes both). The cache is complete once join_writers() returns.
+    None when forking or a worker
     failed: the caller checks in-process. With `finish`, each shard's process also makes what it makes
     of its own check (finish(its CachedCheck), work the caller would otherwise do alone after the
     others): the second item, one per shard, in shard order. `stats`: what a stat of each file says,
-    when the caller has them (check_files' `stats`: nothing is stat'ed again).
+    when the caller has them (check_files' `stats`: nothing is stat'ed again). `rows` False: what
+    `finish` made is all the caller wants of the files, so each shard's stay in its process (a worker
+    sends none back, the caller decodes none): the merged check holds no file, only the counts, the
+    earliest change and the probes.
 
     The caller checks a shard itself instead of waiting on a worker of its own: a forked process pays
     again for every page it writes of what it inherited, and the answer of one more worker would be
@@ -128,32 +105,44 @@ def check_sharded(
     join_writers()  # a previous split's entries are all written before this one looks anything up
     pids: list[int] = []
     fds: list[int] = []
+    back: int | None = None  # where the caller hands its new entries to the first worker
     parts: list[tuple[CachedCheck, Any]] | None = None
     try:
         for index in range(1, count):
             read_end, write_end = os.pipe()
+            back_read, back_write = os.pipe() if back is None else (-1, -1)
             pid = os.fork()
             if pid == 0:  # the worker: never returns
                 os.close(read_end)
-                for fd in fds:
-                    os.close(fd)
-                _worker(files, ctx, form, render, root, (index, count), write_end, finish, stats)
+                for fd in (*fds, back_write, -1 if back is None else back):
+                    if fd >= 0:
+                        os.close(fd)
+                work = (files, ctx, form, render, root, (index, count), write_end, finish, stats)
+                _worker(*work, rows, back_read, time.monotonic() + timeout)
             os.close(write_end)
+            if back is None:
+                os.close(back_read)
+                back = back_write
             pids.append(pid)
             fds.append(read_end)
         own = _own_shard(files, ctx, form, render, root, count, finish, stats, cache)
+        if not rows:
+            own[0].checked = []
         parts = [own, *_gather(fds, time.monotonic() + timeout)]
+        if hand_over(back, own[0], root, cache, ctx.now):
+            back = None  # kept open for the summary, closed by join_writers
     except Exception as exc:  # noqa: BLE001 - a shard failed (here or in a worker): one process checks
         log.info("check workers failed (%s): checking in one process", exc)
         parts = None
     finally:
-        for fd in fds:
-            os.close(fd)
+        for fd in (*fds, -1 if back is None else back):
+            if fd >= 0:
+                os.close(fd)
         if parts is None:
             for pid in pids:
                 reap(pid, kill=True)
         else:  # each answered and is writing its new entries now: waited for by join_writers()
-            _still_writing.extend(pids)
+            still_writing(pids)
     if parts is None:
         return None
     return merge(files, [check for check, _ in parts]), [made for _, made in parts]
@@ -169,17 +158,25 @@ def _own_shard(
     if owned:
         cache = FindingsCache.open(root)
     try:
-        checked, made = _check_shard(files, ctx, form, render, (0, count), cache, finish, stats)
-        checked.write_back(cache, ctx.now)  # while the workers still check theirs
-        checked.pending, checked.gone = [], []  # written: the merged check writes nothing again
-        return checked, made
+        return _check_shard(files, ctx, form, render, (0, count), cache, finish, stats)
     finally:
         if owned and cache is not None:
             cache.close()
 
 
 def _worker(
-    files, ctx, form: str, render, root: Path, shard: tuple[int, int], out: int, finish, stats=None
+    files,
+    ctx,
+    form: str,
+    render,
+    root: Path,
+    shard: tuple[int, int],
+    out: int,
+    finish,
+    stats=None,
+    rows: bool = True,
+    back: int = -1,
+    deadline: float = 0.0,
 ) -> None:
     code = 1
     try:
@@ -187,11 +184,14 @@ def _worker(
 
         cache = FindingsCache.open(root)  # its own connection: the parent's is not used across a fork
         checked, made = _check_shard(files, ctx, form, render, shard, cache, finish, stats)
-        _send_parts(out, _answer(_flat(checked), made))
+        _send_parts(out, _answer(_flat(checked, rows), made))
         os.close(out)
         # Written after the answer: the caller goes on with it (merging, printing) meanwhile, and waits
         # for this process to end (join_writers) before it takes the cache for complete.
-        checked.write_back(cache, ctx.now)
+        if back >= 0:
+            take_over(back, deadline, checked, cache, ctx.now)
+        else:
+            checked.write_back(cache, ctx.now)
         code = 0
     except BaseException:  # noqa: BLE001 - the parent checks in one process instead
         pass
@@ -214,12 +214,12 @@ def _check_shard(
 Flat = tuple  # a CachedCheck as plain tuples: pickled and unpickled several times faster than dataclasses
 
 
-def _flat(checked: CachedCheck) -> Flat:
+def _flat(checked: CachedCheck, with_rows: bool = True) -> Flat:
     # A memory travels only for a file without a record (made whole by its check): the others are made
     # from their records where they are wanted.
     rows = [
         (c.vpath, c.payload, c.record, c.until, c.path, c.mtime, c.size, c.key, None if c.record else c.made)
-        for c in checked.checked
+        for c in (checked.checked if with_rows else ())
     ]
     return rows, checked.hits, checked.variant, checked.valid_until, checked.probes
 
@@ -269,21 +269,6 @@ def _unflat(flat: Flat) -> CachedCheck:
     return CachedCheck([Checked(*row) for row in rows], hits, variant, [], valid_until, probes, [])
 
 
-def read_all(
-    fds: list[int], deadline: float, done: Callable[[int], bool] = lambda fd: False
-) -> Iterator[tuple[int, bytes]]:
-    """(fd, chunk) from every worker's pipe at once, as it comes (one left unread would stall its worker
-    on a full pipe), until each pipe ends (b"" once) or `done(fd)` says, after its chunk was handled,
-    that nothing more is wanted from it."""
-    open_fds = list(fds)
-    while open_fds:
-        for fd in ready(open_fds, deadline):
-            data = os.read(fd, 1 << 20)
-            yield fd, data
-            if not data or done(fd):
-                open_fds.remove(fd)
-
-
 def _gather(fds: list[int], deadline: float) -> list[tuple[CachedCheck, Any]]:
     """Every worker's answer, read from all at once (one left unread would stall its worker on a full
     pipe), each into a buffer of the size its frame's header says: megabytes are read in place, not
@@ -316,36 +301,13 @@ def _gather(fds: list[int], deadline: float) -> list[tuple[CachedCheck, Any]]:
     return parts
 
 
-_still_writing: list[int] = []  # workers of a split check that answered and are writing their entries
-
-
-def join_writers() -> None:
-    """Wait until the workers of the last split check have written their new entries to the findings
-    cache and ended: from then on the cache holds every file that check read."""
-    while _still_writing:
-        reap(_still_writing.pop(), kill=False)
-
-
-def reap(pid: int, kill: bool) -> None:
-    """Wait for a worker to end, killing it first when `kill` (it outstayed its welcome)."""
-    if kill:
-        try:
-            os.kill(pid, 9)
-        except OSError:
-            pass
-    try:
-        os.waitpid(pid, 0)
-    except OSError:
-        pass
-
-
 def merge(files: Sequence[tuple[StrPath, str]], parts: list[CachedCheck]) -> CachedCheck:
     """The shards' checks as one: files in `files`' order after those the cache answered (as
     check_files orders them), counts added, the earliest change kept, probes joined. What each
     worker wrote back (new entries, files gone) is not written again."""
     from .checked import CachedCheck
 
-    order = {vpath: n for n, (_, vpath) in enumerate(files)}
+    order = {vpath: n for n, (_, vpath) in enumerate(files)} if any(p.checked for p in parts) else {}
     answered = [c for part in parts for c in part.checked[: part.hits]]
     checked = [c for part in parts for c in part.checked[part.hits :]]
     answered.sort(key=lambda c: order[c.vpath])

@@ -125,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(part.out + extra.out)
         print_summary(add_counts(part.counts, extra.counts), part.files)
+    _join_writers()  # the findings cache is complete when the check ends
     if note:
         return 0  # the example store is broken on purpose: its findings are the demonstration
     return 1 if ERROR in part.counts or ERROR in extra.counts else 0
@@ -203,6 +204,7 @@ def _summarised(root: Path, ctx, only: Path | None, fmt: str) -> Part:
     from ..store.freshness import seen_at
     from . import check_summary  # noqa: F401 - before the workers fork: each would import it again
 
+    _join_writers()  # what an earlier split check in this process left to write is written first
     cache = FindingsCache.open(root)
     scanned = scan_names_of(root)
     how = f"{variant_key(ctx, 'cli')}\n{fmt}\n{os.getcwd()}\n{only}\n"
@@ -224,33 +226,36 @@ def _summarised(root: Path, ctx, only: Path | None, fmt: str) -> Part:
                     return part
         from ..findings.store_level import scan_findings
 
-        _, results, checked, rendered = check_through_cache(
-            root, ctx, scanned, cache, partial(_shard_segments, root, only, fmt), stats, whole_store=False
-        )
-        if cold:  # MEMORY.md, read apart, and any file gone since the scan: a stat each
-            read = {c.vpath: c.key for c in checked.checked}
-            keys = [(v, read[v] if v in read else _key_now(path)) for path, v, _ in scanned[0]]
-            key = summary_key(how, keys)
         problems = scanned[1]
         scan = scan_findings(problems)
+        shard_part = partial(_shard_part, root, only, fmt, scan, ctx.active)
+        _, results, checked, rendered = check_through_cache(
+            root, ctx, scanned, cache, shard_part, stats, whole_store=False
+        )
+        if cold:  # MEMORY.md, read apart, and any file gone since the scan: a stat each
+            read = dict(_keys_read(checked, rendered))
+            keys = [(v, read[v] if v in read else _key_now(path)) for path, v, _ in scanned[0]]
+            key = summary_key(how, keys)
         if rendered is None:
             _merge(results, scan)
             segments = segments_of(root, results, _ages(checked.checked), only, fmt)
             files = len(results)
         else:
-            segments, files = _with_shards(root, results, scan, checked, rendered, only, fmt)
+            segments, files = _with_shards(root, results, scan, rendered, only, fmt)
         if cache is not None and checked.valid_until > ctx.now and not problems:
             _save_summary(cache, key, ctx.now, checked.probes, segments, files)
         return part_of(segments, files, fmt)
     finally:
-        _join_writers()
         if cache is not None:
-            cache.close()
+            from ..caches.writing import close_after_writers
+
+            close_after_writers(cache)
 
 
 def _join_writers() -> None:
-    """The workers of a split check write their entries after they answered: the check ends with them."""
-    from ..caches.sharded import join_writers
+    """The first worker of a split check writes its entries (and the summary) after it answered, while
+    this process prints: the check ends with it."""
+    from ..caches.writing import join_writers
 
     join_writers()
 
@@ -270,37 +275,64 @@ def _key_now(path) -> Key | None:
     return None if seen is None else seen.key
 
 
-def _shard_segments(
-    root: Path, only: Path | None, fmt: str, checked, found: dict[str, list[Finding]]
-) -> list[tuple]:
-    """A worker's files as printed (the segments `segments_of` makes of them, as plain tuples), made in the
-    worker from the findings its check made (`found`): rendering every file's findings was the larger
-    part of what the parent of a split check did alone. Each segment's details travel encoded (the
-    bytes the summary keeps), not as rows of findings."""
+class ShardPart(NamedTuple):
+    """What a process of a split check makes of its own files, for the caller (as plain tuples, which
+    travel marshalled): the files stay where they were checked."""
+
+    segments: list[tuple]  # as printed (Segment's fields), the details encoded as the summary keeps them
+    listed: list[tuple[str, str]]  # (vpath, listing line) of each file MEMORY.md's listing shows
+    hidden: int  # files of other workspaces the listing leaves out
+    keys: list[tuple[str, Key]]  # each file's freshness key, as read
+
+
+def _shard_part(
+    root: Path,
+    only: Path | None,
+    fmt: str,
+    scan: dict[str, list[Finding]],
+    active: tuple[str, ...],
+    checked,
+    found: dict[str, list[Finding]],
+) -> tuple:
+    """A shard's files as printed (with the scan's findings of any of them joined, as one process joins
+    them), listed and keyed, made where they were checked from the findings its check made (`found`):
+    rendering, listing and keying every file was the larger part of what the parent of a split check
+    did alone, and the files themselves need not travel (a ShardPart, as a plain tuple)."""
+    from ..store.prompt_block import listing
     from .check_summary import detail_of
 
     results = {c.vpath: findings_of(c, found) for c in checked.checked}
+    for vpath, more in scan.items():
+        if vpath in results:
+            results[vpath] = results[vpath] + more
     segments = segments_of(root, results, _ages(checked.checked), only, fmt)
-    return [(s.vpath, s.until, s.piece, s.severities, None, None, detail_of(s)) for s in segments]
+    listed, hidden = listing(map(_listed, checked.checked), active)
+    return (
+        [(s.vpath, s.until, s.piece, s.severities, None, None, detail_of(s)) for s in segments],
+        listed,
+        hidden,
+        [(c.vpath, c.key) for c in checked.checked],
+    )
 
 
-def _with_shards(root: Path, results, scan, checked, rendered, only: Path | None, fmt: str):
-    """(the segments, how many files) of a split check: the workers' segments, and here those of
-    MEMORY.md and of any file a scan finding names too (its findings decoded and joined first), in the
-    order one process makes them."""
+def _keys_read(checked, rendered: list[ShardPart] | None) -> Iterator[tuple[str, Key]]:
+    if rendered is None:
+        return ((c.vpath, c.key) for c in checked.checked)
+    return (pair for part in rendered for pair in part.keys)
+
+
+def _with_shards(root: Path, results, scan, rendered: list[ShardPart], only: Path | None, fmt: str):
+    """(the segments, how many files) of a split check: the shards' segments, and here those of MEMORY.md
+    and of any path the scan found that no shard checked, in the order one process makes them."""
     from .check_summary import Segment
 
-    by_vpath = {c.vpath: c for c in checked.checked}
+    checked = {vpath for part in rendered for vpath, _ in part.keys}
     here = dict(results)  # MEMORY.md's
-    for vpath in scan:
-        if vpath in by_vpath:
-            here[vpath] = decode_findings(by_vpath[vpath].payload)
-    _merge(here, scan)
-    ages = _ages([by_vpath[v] for v in here if v in by_vpath])
-    segments = segments_of(root, here, ages, only, fmt)
-    segments += [Segment(*seg) for part in rendered for seg in part if seg[0] not in here]
+    _merge(here, {vpath: found for vpath, found in scan.items() if vpath not in checked})
+    segments = segments_of(root, here, {}, only, fmt)
+    segments += [Segment(*seg) for part in rendered for seg in part.segments]
     segments.sort(key=_segment_vpath)
-    return segments, len(by_vpath.keys() | here.keys())
+    return segments, len(checked | here.keys())
 
 
 def _segment_vpath(seg: Segment) -> str:
@@ -322,10 +354,15 @@ def _ages(checked) -> Ages:
 def _save_summary(
     cache, key: str, now: float, probes: dict[str, str], segments: list[Segment], files: int
 ) -> None:
+    """Kept for the next identical check: by the worker writing this check's entries when it was split
+    (this process prints meanwhile), else here."""
+    from ..caches.writing import hand_summary
     from .check_summary import pack
 
     until = min((seg.until for seg in segments), default=float("inf"))
-    cache.put_summary(key, now, until, probes, pack(files, segments))
+    summary = (key, now, until, probes, pack(files, segments))
+    if not hand_summary(summary):
+        cache.put_summary(*summary)
 
 
 def _from_summary(saved: bytes, root: Path, ctx, only: Path | None, fmt: str, cache, key: str) -> Part | None:
@@ -437,15 +474,16 @@ def check_through_cache(
     `scan_names`), unchanged files answered by the findings cache (a stat each, or what `stats` says
     when the caller has stat'ed them; `cache` when the caller has it open); what had to be checked is
     written back for the next run. With `shard_render`, a check split across workers has each of them
-    render its own files (shard_render(its check, the findings it made)): the findings then hold
-    MEMORY.md's alone, and the fourth item is the workers' renderings. `whole_store` False: the
-    caller only prints, so no Store (and no memory per file) is made: the first item is None."""
+    render its own files (shard_render(its check, the findings it made): a ShardPart): the findings
+    then hold MEMORY.md's alone, the CachedCheck holds no file, and the fourth item is the shards'
+    parts. `whole_store` False: the caller only prints, so no Store (and no memory per file) is made:
+    the first item is None."""
     from ..caches.checked import check_files
     from ..caches.findings import FindingsCache
     from ..findings.run import check_memory
     from ..store.memory import load
     from ..store.paths import INDEX_VPATH
-    from ..store.prompt_block import compose
+    from ..store.prompt_block import compose_from, listing
     from ..store.store import Store
 
     files, problems = scanned
@@ -461,16 +499,24 @@ def check_through_cache(
             split[0] if split is not None else check_files(memories, ctx, "cli", render, cache, stats=stats)
         )
         assert checked is not None  # nothing to abandon
-        rendered = split[1] if split is not None and shard_render is not None else None
+        rendered = None
+        if split is not None and shard_render is not None:
+            rendered = [ShardPart(*part) for part in split[1]]
         disk: dict[str, Any] = {c.vpath: c.memory if whole_store else _listed(c) for c in checked.checked}
         found = render.found
         results = {} if rendered is not None else {c.vpath: findings_of(c, found) for c in checked.checked}
         index_path = next((path for path, _, is_index in files if is_index), None)
         if index_path is not None:
             index = load(index_path, INDEX_VPATH, is_index=True)
-            listed = list(disk.values())
-            block = compose(listed, index, ctx.active)
-            results[INDEX_VPATH] = check_memory(index, ctx, block=block, known=set(disk))
+            if rendered is None:
+                listed, hidden = listing(disk.values(), ctx.active)
+                known = set(disk)
+            else:  # each shard listed its own files
+                listed = [pair for part in rendered for pair in part.listed]
+                hidden = sum(part.hidden for part in rendered)
+                known = {vpath for part in rendered for vpath, _ in part.keys}
+            block = compose_from(listed, hidden, index)
+            results[INDEX_VPATH] = check_memory(index, ctx, block=block, known=known)
             disk[INDEX_VPATH] = index
         store = None
         if whole_store:
@@ -479,7 +525,9 @@ def check_through_cache(
         checked.write_back(cache, ctx.now)
     finally:
         if owned and cache is not None:
-            cache.close()
+            from ..caches.writing import close_after_writers
+
+            close_after_writers(cache)
     return store, results, checked, rendered
 
 
@@ -518,7 +566,19 @@ def _check_sharded(root: Path, memories: list[tuple[str, str]], ctx, cache, rend
     count = workers_for(len(memories), cold)
     if count < 2:
         return None
-    return check_sharded(memories, ctx, "cli", render, root, count, finish=finish, stats=stats, cache=cache)
+    # With `finish`, what it makes of a shard is all the caller wants: the files stay in their process.
+    return check_sharded(
+        memories,
+        ctx,
+        "cli",
+        render,
+        root,
+        count,
+        finish=finish,
+        stats=stats,
+        cache=cache,
+        rows=finish is None,
+    )
 
 
 def _duplicates(root: Path, store, ctx) -> dict[str, list[Finding]]:

@@ -155,6 +155,10 @@ def test_a_first_check_stats_nothing_ahead_and_its_summary_answers_the_next(
 
     monkeypatch.setenv("HOME", str(store.base / "home"))
     monkeypatch.chdir(store.alpha)
+    frozen = time.time()  # no lifecycle message may age between the runs (that file is checked again)
+    monkeypatch.setattr(time, "time", lambda: frozen)
+    real_context = context.cli_context
+    monkeypatch.setattr(context, "cli_context", lambda *a: dataclasses.replace(real_context(*a), now=frozen))
     stats: list[str] = []
     real_seen_at = freshness.seen_at
 
