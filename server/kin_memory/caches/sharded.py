@@ -20,7 +20,7 @@ import os
 import pickle
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .frames import HEADER, read_all, read_exact, ready, send_frame  # noqa: F401 - the framing's users
 from .segments import segment_of
@@ -32,10 +32,20 @@ if TYPE_CHECKING:
     from ..store.context import Context
     from ..store.freshness import Seen
     from ..store.memory import StrPath
-    from .checked import CachedCheck, Render
+    from .checked import CachedCheck, Checked, Render
     from .findings import FindingsCache
 
 log = logging.getLogger("kin_memory.caches")
+
+
+class Sink(Protocol):
+    """What a shard's process keeps of its files for the caller, each handed over as it is checked."""
+
+    def take(self, checked: Checked) -> None: ...
+
+    def made(self) -> Any:  # plain values (they travel marshalled)
+        ...
+
 
 MAX_WORKERS = 4  # more processes than this cost more in forking and pickling than they save
 SHARDED_MIN_FILES = 1_000  # below this, one process reads and checks the store faster than forking would
@@ -77,10 +87,9 @@ def check_sharded(
     root: Path,
     count: int,
     timeout: float = 600.0,
-    finish: Callable[[CachedCheck], Any] | None = None,
+    sink: Callable[[], Sink] | None = None,
     stats: dict[str, Seen] | None = None,
     cache: FindingsCache | None = None,
-    rows: bool = True,
 ) -> tuple[CachedCheck, list[Any]] | None:
     """check_files over `count` processes, each its shard of `files`, merged as one process would have
     made it: the caller's (shard 0, through `cache`, its connection to the findings cache, when it has
@@ -89,13 +98,12 @@ def check_sharded(
     the caller's too, which the caller hands it then (its core is idle while the caller goes on with
     the answers, and one transaction writes both). The cache is complete once join_writers() returns.
     None when forking or a worker
-    failed: the caller checks in-process. With `finish`, each shard's process also makes what it makes
-    of its own check (finish(its CachedCheck), work the caller would otherwise do alone after the
-    others): the second item, one per shard, in shard order. `stats`: what a stat of each file says,
-    when the caller has them (check_files' `stats`: nothing is stat'ed again). `rows` False: what
-    `finish` made is all the caller wants of the files, so each shard's stay in its process (a worker
-    sends none back, the caller decodes none): the merged check holds no file, only the counts, the
-    earliest change and the probes.
+    failed: the caller checks in-process. With `sink`, each shard's process hands every file, as it
+    is checked, to a Sink of its own (sink()), which keeps what the caller wants of it (work the caller
+    would otherwise do alone after the others): the second item is what each Sink made, in shard
+    order, and the files stay where they were checked (none travels back, none is kept): the merged
+    check holds only the counts, the earliest change and the probes. `stats`: what a stat of each file
+    says, when the caller has them (check_files' `stats`: nothing is stat'ed again).
 
     The caller checks a shard itself instead of waiting on a worker of its own: a forked process pays
     again for every page it writes of what it inherited, and the answer of one more worker would be
@@ -117,17 +125,15 @@ def check_sharded(
                 for fd in (*fds, back_write, -1 if back is None else back):
                     if fd >= 0:
                         os.close(fd)
-                work = (files, ctx, form, render, root, (index, count), write_end, finish, stats)
-                _worker(*work, rows, back_read, time.monotonic() + timeout)
+                work = (files, ctx, form, render, root, (index, count), write_end, sink, stats)
+                _worker(*work, back_read, time.monotonic() + timeout)
             os.close(write_end)
             if back is None:
                 os.close(back_read)
                 back = back_write
             pids.append(pid)
             fds.append(read_end)
-        own = _own_shard(files, ctx, form, render, root, count, finish, stats, cache)
-        if not rows:
-            own[0].checked = []
+        own = _own_shard(files, ctx, form, render, root, count, sink, stats, cache)
         parts = [own, *_gather(fds, time.monotonic() + timeout)]
         if hand_over(back, own[0], root, cache, ctx.now):
             back = None  # kept open for the summary, closed by join_writers
@@ -149,16 +155,16 @@ def check_sharded(
 
 
 def _own_shard(
-    files, ctx, form: str, render, root: Path, count: int, finish, stats, cache
+    files, ctx, form: str, render, root: Path, count: int, sink, stats, cache
 ) -> tuple[CachedCheck, Any]:
-    """Shard 0, checked by the caller while the workers check theirs: (its check, what `finish` made)."""
+    """Shard 0, checked by the caller while the workers check theirs: (its check, what its Sink made)."""
     from .findings import FindingsCache
 
     owned = cache is None
     if owned:
         cache = FindingsCache.open(root)
     try:
-        return _check_shard(files, ctx, form, render, (0, count), cache, finish, stats)
+        return _check_shard(files, ctx, form, render, (0, count), cache, sink, stats)
     finally:
         if owned and cache is not None:
             cache.close()
@@ -172,9 +178,8 @@ def _worker(
     root: Path,
     shard: tuple[int, int],
     out: int,
-    finish,
+    sink,
     stats=None,
-    rows: bool = True,
     back: int = -1,
     deadline: float = 0.0,
 ) -> None:
@@ -183,8 +188,8 @@ def _worker(
         from .findings import FindingsCache
 
         cache = FindingsCache.open(root)  # its own connection: the parent's is not used across a fork
-        checked, made = _check_shard(files, ctx, form, render, shard, cache, finish, stats)
-        _send_parts(out, _answer(_flat(checked, rows), made))
+        checked, made = _check_shard(files, ctx, form, render, shard, cache, sink, stats)
+        _send_parts(out, _answer(_flat(checked), made))
         os.close(out)
         # Written after the answer: the caller goes on with it (merging, printing) meanwhile, and waits
         # for this process to end (join_writers) before it takes the cache for complete.
@@ -199,27 +204,29 @@ def _worker(
 
 
 def _check_shard(
-    files, ctx, form: str, render, shard: tuple[int, int], cache, finish, stats
+    files, ctx, form: str, render, shard: tuple[int, int], cache, sink, stats
 ) -> tuple[CachedCheck, Any]:
-    """One shard's files checked through `cache` (its new entries not written yet): (its check, what
-    `finish` made of it)."""
+    """One shard's files checked through `cache` (its new entries not written yet): (its check, what its
+    Sink made of its files, each handed over as it was checked)."""
     from .checked import check_files
 
     mine = [(path, vpath) for path, vpath in files if in_shard(vpath, shard)]
-    checked = check_files(mine, ctx, form, render, cache, shard=shard, stats=stats)
+    taker = sink() if sink is not None else None
+    each = taker.take if taker is not None else None
+    checked = check_files(mine, ctx, form, render, cache, shard=shard, stats=stats, each=each)
     assert checked is not None  # nothing to abandon
-    return checked, finish(checked) if finish is not None else None
+    return checked, taker.made() if taker is not None else None
 
 
 Flat = tuple  # a CachedCheck as plain tuples: pickled and unpickled several times faster than dataclasses
 
 
-def _flat(checked: CachedCheck, with_rows: bool = True) -> Flat:
+def _flat(checked: CachedCheck) -> Flat:
     # A memory travels only for a file without a record (made whole by its check): the others are made
     # from their records where they are wanted.
     rows = [
         (c.vpath, c.payload, c.record, c.until, c.path, c.mtime, c.size, c.key, None if c.record else c.made)
-        for c in (checked.checked if with_rows else ())
+        for c in checked.checked
     ]
     return rows, checked.hits, checked.variant, checked.valid_until, checked.probes
 

@@ -11,11 +11,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from ..sinks import terminal
 from .check_output import (
-    Ages,
     Keeping,
     Part,
     add_counts,
@@ -28,6 +27,7 @@ from .check_output import (
     render_rows,
     segments_of,
 )
+from .check_shards import ShardPart, ShardSink, ages_of, keys_read, listed_of, with_shards
 from .common import UsageError, settings_for, workspace_flag
 
 if TYPE_CHECKING:  # the checking machinery is imported when `check` runs, not to build the parser
@@ -228,20 +228,20 @@ def _summarised(root: Path, ctx, only: Path | None, fmt: str) -> Part:
 
         problems = scanned[1]
         scan = scan_findings(problems)
-        shard_part = partial(_shard_part, root, only, fmt, scan, ctx.active)
-        _, results, checked, rendered = check_through_cache(
-            root, ctx, scanned, cache, shard_part, stats, whole_store=False
+        sink = partial(ShardSink, root, only, fmt, scan, ctx.active)
+        _, results, checked, parts = check_through_cache(
+            root, ctx, scanned, cache, sink, stats, whole_store=False
         )
         if cold:  # MEMORY.md, read apart, and any file gone since the scan: a stat each
-            read = dict(_keys_read(checked, rendered))
+            read = dict(keys_read(checked, parts))
             keys = [(v, read[v] if v in read else _key_now(path)) for path, v, _ in scanned[0]]
             key = summary_key(how, keys)
-        if rendered is None:
+        if parts is None:
             _merge(results, scan)
-            segments = segments_of(root, results, _ages(checked.checked), only, fmt)
+            segments = segments_of(root, results, ages_of(checked.checked), only, fmt)
             files = len(results)
         else:
-            segments, files = _with_shards(root, results, scan, rendered, only, fmt)
+            segments, files = with_shards(root, results, scan, parts, only, fmt)
         if cache is not None and checked.valid_until > ctx.now and not problems:
             _save_summary(cache, key, ctx.now, checked.probes, segments, files)
         return part_of(segments, files, fmt)
@@ -275,80 +275,8 @@ def _key_now(path) -> Key | None:
     return None if seen is None else seen.key
 
 
-class ShardPart(NamedTuple):
-    """What a process of a split check makes of its own files, for the caller (as plain tuples, which
-    travel marshalled): the files stay where they were checked."""
-
-    segments: list[tuple]  # as printed (Segment's fields), the details encoded as the summary keeps them
-    listed: list[tuple[str, str]]  # (vpath, listing line) of each file MEMORY.md's listing shows
-    hidden: int  # files of other workspaces the listing leaves out
-    keys: list[tuple[str, Key]]  # each file's freshness key, as read
-
-
-def _shard_part(
-    root: Path,
-    only: Path | None,
-    fmt: str,
-    scan: dict[str, list[Finding]],
-    active: tuple[str, ...],
-    checked,
-    found: dict[str, list[Finding]],
-) -> tuple:
-    """A shard's files as printed (with the scan's findings of any of them joined, as one process joins
-    them), listed and keyed, made where they were checked from the findings its check made (`found`):
-    rendering, listing and keying every file was the larger part of what the parent of a split check
-    did alone, and the files themselves need not travel (a ShardPart, as a plain tuple)."""
-    from ..store.prompt_block import listing
-    from .check_summary import detail_of
-
-    results = {c.vpath: findings_of(c, found) for c in checked.checked}
-    for vpath, more in scan.items():
-        if vpath in results:
-            results[vpath] = results[vpath] + more
-    segments = segments_of(root, results, _ages(checked.checked), only, fmt)
-    listed, hidden = listing(map(_listed, checked.checked), active)
-    return (
-        [(s.vpath, s.until, s.piece, s.severities, None, None, detail_of(s)) for s in segments],
-        listed,
-        hidden,
-        [(c.vpath, c.key) for c in checked.checked],
-    )
-
-
-def _keys_read(checked, rendered: list[ShardPart] | None) -> Iterator[tuple[str, Key]]:
-    if rendered is None:
-        return ((c.vpath, c.key) for c in checked.checked)
-    return (pair for part in rendered for pair in part.keys)
-
-
-def _with_shards(root: Path, results, scan, rendered: list[ShardPart], only: Path | None, fmt: str):
-    """(the segments, how many files) of a split check: the shards' segments, and here those of MEMORY.md
-    and of any path the scan found that no shard checked, in the order one process makes them."""
-    from .check_summary import Segment
-
-    checked = {vpath for part in rendered for vpath, _ in part.keys}
-    here = dict(results)  # MEMORY.md's
-    _merge(here, {vpath: found for vpath, found in scan.items() if vpath not in checked})
-    segments = segments_of(root, here, {}, only, fmt)
-    segments += [Segment(*seg) for part in rendered for seg in part.segments]
-    segments.sort(key=_segment_vpath)
-    return segments, len(checked | here.keys())
-
-
-def _segment_vpath(seg: Segment) -> str:
-    return seg.vpath
-
-
 def _by_vpath(item: tuple[str, Any]) -> str:
     return item[0]
-
-
-def _ages(checked) -> Ages:
-    # The category from the record when there is one: no memory is made for it (a worker of a split
-    # check would otherwise make, and send, one per file).
-    return {
-        c.vpath: (c.until, c.memory.category if c.record is None else c.record[0], c.mtime) for c in checked
-    }
 
 
 def _save_summary(
@@ -440,7 +368,7 @@ def _recheck(packed, todo: list[int], root: Path, ctx, only: Path | None, fmt: s
     )
     assert redo is not None  # nothing to abandon
     by_vpath = {c.vpath: c for c in redo.checked}
-    ages = _ages(redo.checked)
+    ages = ages_of(redo.checked)
     for i, vpath in zip(todo, vpaths, strict=True):
         c = by_vpath.get(vpath)
         if c is None or not c.until > ctx.now:
@@ -466,17 +394,17 @@ def check_through_cache(
     ctx,
     scanned,
     cache=None,
-    shard_render: Callable[[Any, dict[str, list[Finding]]], Any] | None = None,
+    sink: Callable[[dict[str, list[Finding]]], Any] | None = None,
     stats: dict[str, Any] | None = None,
     whole_store: bool = True,
-) -> tuple[Any, dict[str, list[Finding]], Any, list[Any] | None]:
+) -> tuple[Any, dict[str, list[Finding]], Any, list[ShardPart] | None]:
     """(the store, vpath → findings, the CachedCheck, None) for every file of `scanned` (a
     `scan_names`), unchanged files answered by the findings cache (a stat each, or what `stats` says
     when the caller has stat'ed them; `cache` when the caller has it open); what had to be checked is
-    written back for the next run. With `shard_render`, a check split across workers has each of them
-    render its own files (shard_render(its check, the findings it made): a ShardPart): the findings
-    then hold MEMORY.md's alone, the CachedCheck holds no file, and the fourth item is the shards'
-    parts. `whole_store` False: the caller only prints, so no Store (and no memory per file) is made:
+    written back for the next run. With `sink`, a check split across processes hands each file, as it
+    is checked, to a ShardSink of its process (sink(where the check leaves each file's findings)): the
+    findings then hold MEMORY.md's alone, the CachedCheck holds no file, and the fourth item is the
+    shards' parts. `whole_store` False: the caller only prints, so no Store (and no memory per file) is made:
     the first item is None."""
     from ..caches.checked import check_files
     from ..caches.findings import FindingsCache
@@ -493,16 +421,16 @@ def check_through_cache(
     try:
         memories = [(path, vpath) for path, vpath, is_index in files if not is_index]
         render = Keeping()
-        finish = None if shard_render is None else partial(_finish, shard_render, render.found)
-        split = _check_sharded(root, memories, ctx, cache, render, finish, stats)
+        shard_sink = None if sink is None else partial(sink, render.found)
+        split = _check_sharded(root, memories, ctx, cache, render, shard_sink, stats)
         checked = (
             split[0] if split is not None else check_files(memories, ctx, "cli", render, cache, stats=stats)
         )
         assert checked is not None  # nothing to abandon
         rendered = None
-        if split is not None and shard_render is not None:
+        if split is not None and sink is not None:
             rendered = [ShardPart(*part) for part in split[1]]
-        disk: dict[str, Any] = {c.vpath: c.memory if whole_store else _listed(c) for c in checked.checked}
+        disk: dict[str, Any] = {c.vpath: c.memory if whole_store else listed_of(c) for c in checked.checked}
         found = render.found
         results = {} if rendered is not None else {c.vpath: findings_of(c, found) for c in checked.checked}
         index_path = next((path for path, _, is_index in files if is_index), None)
@@ -531,34 +459,12 @@ def check_through_cache(
     return store, results, checked, rendered
 
 
-class _Listed(NamedTuple):
-    """What MEMORY.md's check lists of a memory (store.prompt_block.Listable), from its record."""
-
-    vpath: str
-    category: str
-    stamp: object
-    title: str
-
-
-def _listed(c) -> Any:
-    """A checked file as the listing reads it: from its record (the values its compact memory would
-    hold), or its memory when it has none."""
-    if c.record is None:
-        return c.memory
-    category, _, stamp, *_, title = c.record
-    return _Listed(c.vpath, category, stamp, title)
-
-
-def _finish(shard_render, found: dict[str, list[Finding]], checked) -> Any:
-    return shard_render(checked, found)
-
-
-def _check_sharded(root: Path, memories: list[tuple[str, str]], ctx, cache, render, finish=None, stats=None):
+def _check_sharded(root: Path, memories: list[tuple[str, str]], ctx, cache, render, sink=None, stats=None):
     """A first check (the cache holds nothing for it) of a store big enough, split across forked
     processes, a shard each, as the server's cold start splits it: (the CachedCheck one process would
-    have made, what `finish` made of each worker's part, in the worker), or None (then one process
-    checks). A cache that answers is left to one process: a
-    stat and a row per file cost less than a fork."""
+    have made, or with `sink` one holding no file, and what each shard's Sink made), or None (then
+    one process checks). A cache that answers is left to one process: a stat and a row per file cost
+    less than a fork."""
     from ..caches.findings import variant_key
     from ..caches.sharded import check_sharded, workers_for
 
@@ -566,19 +472,7 @@ def _check_sharded(root: Path, memories: list[tuple[str, str]], ctx, cache, rend
     count = workers_for(len(memories), cold)
     if count < 2:
         return None
-    # With `finish`, what it makes of a shard is all the caller wants: the files stay in their process.
-    return check_sharded(
-        memories,
-        ctx,
-        "cli",
-        render,
-        root,
-        count,
-        finish=finish,
-        stats=stats,
-        cache=cache,
-        rows=finish is None,
-    )
+    return check_sharded(memories, ctx, "cli", render, root, count, sink=sink, stats=stats, cache=cache)
 
 
 def _duplicates(root: Path, store, ctx) -> dict[str, list[Finding]]:

@@ -35,32 +35,48 @@ Ages = dict[str, tuple[float, str, float]]  # vpath -> (valid until, category, m
 def segments_of(
     root: Path, results: dict[str, list[Finding]], ages: Ages, only: Path | None, fmt: str
 ) -> list[Segment]:
+    prefix = str(root)  # the store's paths by string: a Path per file costs more than the check itself
+    here = here_now()
+    segments: list[Segment] = []
+    for vpath in sorted(results):
+        seg = segment_for(prefix, here, vpath, results[vpath], ages.get(vpath, NO_AGE), only, fmt)
+        if seg is not None:
+            segments.append(seg)
+    return segments
+
+
+NO_AGE = (float("inf"), "", 0.0)
+
+
+def segment_for(
+    prefix: str,
+    here: str,
+    vpath: str,
+    found: list[Finding],
+    age: tuple[float, str, float],
+    only: Path | None,
+    fmt: str,
+) -> Segment | None:
+    """One file's segment (`prefix`: the store root as a string; `here`: see here_now), None when nothing is
+    printed for it and nothing of it can age."""
     from ..store.root import VIRTUAL_ROOT
     from .check_summary import Segment
 
-    prefix = str(root)  # the store's paths by string: a Path per file costs more than the check itself
-    here = _here()
-    segments: list[Segment] = []
-    for vpath in sorted(results):
-        found = results[vpath]
-        until, category, mtime = ages.get(vpath, (float("inf"), "", 0.0))
-        path = prefix + vpath[len(VIRTUAL_ROOT) :]
-        if found and only is not None and only != Path(path) and only not in Path(path).parents:
-            found = []
-        if not found and until == float("inf"):
-            continue
-        agable = until != float("inf")
-        segments.append(
-            Segment(
-                vpath,
-                until,
-                _piece([(path, f) for f in found], fmt, here),
-                [f.severity for f in found],
-                [_row(f) for f in found] if agable else None,
-                [category, mtime] if agable else None,
-            )
-        )
-    return segments
+    until, category, mtime = age
+    path = prefix + vpath[len(VIRTUAL_ROOT) :]
+    if found and only is not None and only != Path(path) and only not in Path(path).parents:
+        found = []
+    if not found and until == float("inf"):
+        return None
+    agable = until != float("inf")
+    return Segment(
+        vpath,
+        until,
+        _piece([(path, f) for f in found], fmt, here),
+        [f.severity for f in found],
+        [_row(f) for f in found] if agable else None,
+        [category, mtime] if agable else None,
+    )
 
 
 def _row(f: Finding) -> list:
@@ -97,10 +113,10 @@ def render_rows(rows: list[tuple[str, Finding]], fmt: str) -> Part:
         counts[f.severity] = counts.get(f.severity, 0) + 1
     if fmt == "json":
         return Part([_json(path, f) for path, f in rows], counts)
-    return Part(_text(rows, _here()), counts)
+    return Part(_text(rows, here_now()), counts)
 
 
-def _here() -> str:
+def here_now() -> str:
     """The current folder as printed paths are cut by (`here` + the rest prints as the rest)."""
     return os.getcwd().rstrip(os.sep) + os.sep
 

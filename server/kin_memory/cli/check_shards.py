@@ -1,0 +1,131 @@
+"""A split first `check`: what each process keeps of its own files, and the parent's joining of it.
+
+Each process of a split check (caches/sharded.py) hands every file, as soon as it is checked, to a
+ShardSink, which keeps only what the parent prints and asks: the file's printed segment (with the
+scan's findings of it joined, as one process joins them), its MEMORY.md listing entry and its freshness
+key. Its findings and its memory are let go at once, so a shard of a 100k store holds no finding of a
+file it finished with, and nothing of a file travels back but what is printed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from .check_output import Ages, decode_findings, here_now, segment_for, segments_of
+
+if TYPE_CHECKING:
+    from ..findings.model import Finding
+    from ..store.freshness import Key
+    from .check_summary import Segment
+
+
+class ShardPart(NamedTuple):
+    """What a process of a split check made of its own files, for the caller (sent as a plain tuple,
+    which travels marshalled)."""
+
+    segments: list[tuple]  # as printed (Segment's fields), the details encoded as the summary keeps them
+    listed: list[tuple[str, str]]  # (vpath, listing line) of each file MEMORY.md's listing shows
+    hidden: int  # files of other workspaces the listing leaves out
+    keys: list[tuple[str, Key]]  # each file's freshness key, as read
+
+
+class ShardSink:
+    """A shard's Sink (caches/sharded.py): takes each checked file and keeps its ShardPart's share.
+    `found`: where the check's render left each file's findings (cli.check_output.Keeping)."""
+
+    def __init__(
+        self,
+        root: Path,
+        only: Path | None,
+        fmt: str,
+        scan: dict[str, list[Finding]],
+        active: tuple[str, ...],
+        found: dict[str, list[Finding]],
+    ) -> None:
+        self.prefix, self.here, self.only, self.fmt = str(root), here_now(), only, fmt
+        self.scan, self.active, self.found = scan, active, found
+        self.segments: list[tuple] = []
+        self.listable: list[Any] = []
+        self.keys: list[tuple[str, Key]] = []
+
+    def take(self, c) -> None:
+        from .check_summary import detail_of
+
+        findings = self.found.pop(c.vpath, None)
+        if findings is None:  # answered by the cache: its payload is what its check made
+            findings = decode_findings(c.payload)
+        more = self.scan.get(c.vpath)
+        if more:
+            findings = findings + more
+        seg = segment_for(self.prefix, self.here, c.vpath, findings, age_of(c), self.only, self.fmt)
+        if seg is not None:
+            self.segments.append(
+                (seg.vpath, seg.until, seg.piece, seg.severities, None, None, detail_of(seg))
+            )
+        self.listable.append(listed_of(c))
+        self.keys.append((c.vpath, c.key))
+
+    def made(self) -> tuple:
+        from ..store.prompt_block import listing
+
+        listed, hidden = listing(self.listable, self.active)
+        return (self.segments, listed, hidden, self.keys)
+
+
+def keys_read(checked, parts: list[ShardPart] | None) -> Iterator[tuple[str, Key]]:
+    """(vpath, freshness key as read) of every file checked, in one process or in shards."""
+    if parts is None:
+        return ((c.vpath, c.key) for c in checked.checked)
+    return (pair for part in parts for pair in part.keys)
+
+
+def with_shards(
+    root: Path, here: dict[str, list[Finding]], scan, parts: list[ShardPart], only: Path | None, fmt: str
+) -> tuple[list[Segment], int]:
+    """(the segments, how many files) of a split check: the shards' segments, and those of `here`
+    (MEMORY.md's findings) and of any path the scan found that no shard checked, in the order one
+    process makes them."""
+    from .check_summary import Segment
+
+    checked = {vpath for part in parts for vpath, _ in part.keys}
+    here = dict(here)
+    for vpath, found in scan.items():
+        if vpath not in checked:
+            here[vpath] = here.get(vpath, []) + found
+    segments = segments_of(root, here, {}, only, fmt)
+    segments += [Segment(*seg) for part in parts for seg in part.segments]
+    segments.sort(key=_segment_vpath)
+    return segments, len(checked | here.keys())
+
+
+def _segment_vpath(seg: Segment) -> str:
+    return seg.vpath
+
+
+class Listed(NamedTuple):
+    """What MEMORY.md's check lists of a memory (store.prompt_block.Listable), from its record."""
+
+    vpath: str
+    category: str
+    stamp: object
+    title: str
+
+
+def listed_of(c) -> Any:
+    """A checked file as the listing reads it: from its record (the values its compact memory would
+    hold), or its memory when it has none."""
+    if c.record is None:
+        return c.memory
+    category, _, stamp, *_, title = c.record
+    return Listed(c.vpath, category, stamp, title)
+
+
+def age_of(c) -> tuple[float, str, float]:
+    # The category from the record when there is one: no memory is made for it.
+    return (c.until, c.memory.category if c.record is None else c.record[0], c.mtime)
+
+
+def ages_of(checked) -> Ages:
+    return {c.vpath: age_of(c) for c in checked}
