@@ -96,7 +96,7 @@ def check_sharded(
     one open) and `count - 1` forked workers (each through its own connection). The workers write the
     new entries and forget the files gone (the answer has neither), after they answered: the first one
     the caller's too, which the caller hands it then (its core is idle while the caller goes on with
-    the answers, and one transaction writes both). The cache is complete once join_writers() returns.
+    the answers: caches/writing.py). The cache is complete once join_writers() returns.
     None when forking or a worker
     failed: the caller checks in-process. With `sink`, each shard's process hands every file, as it
     is checked, to a Sink of its own (sink()), which keeps what the caller wants of it (work the caller

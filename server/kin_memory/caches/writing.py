@@ -1,8 +1,8 @@
 """The writes of a split first check, left to its first worker.
 
 A worker answers first, then writes: the caller goes on with the answers (merging, listing, printing)
-while the worker's core, idle otherwise, writes the new entries of every shard (the caller hands over
-its own) in one transaction, then the whole check's summary when the caller hands it over too. The
+while the worker's core, idle otherwise, writes the new entries of every shard (its own at once, the
+caller's when it hands them over), then the whole check's summary when the caller hands it over too. The
 caller never waits on the findings cache's write lock, and waits for the writer only at the end
 (join_writers), after its output. Whatever cannot be handed over is written by the caller itself.
 
@@ -63,18 +63,18 @@ def hand_over(back: int | None, own: CachedCheck, root: Path, cache, now: float)
 def take_over(
     back: int, deadline: float, checked: CachedCheck, cache: FindingsCache | None, now: float
 ) -> None:
-    """In the first worker, after it answered: the caller's entries joined to its own and written in one
-    transaction, then the summary when the caller hands one over. Only its own entries when the caller
-    wrote them itself (its end closed first) or sent them short."""
+    """In the first worker, after it answered: its own entries written at once (while the caller reads
+    the answers), then the caller's when it hands them over, then the summary when it hands one over.
+    Only its own when the caller wrote them itself (its end closed first) or sent them short."""
     from .findings import Entry
 
     try:
+        checked.write_back(cache, now)
         handed = _frame(back, deadline)
         if handed is not None:
             entries, gone = handed
-            checked.pending += [Entry(*e) for e in entries]
-            checked.gone += gone
-        checked.write_back(cache, now)
+            checked.pending, checked.gone = [Entry(*e) for e in entries], gone
+            checked.write_back(cache, now)
         summary = _frame(back, deadline) if handed is not None else None
         if summary is not None and cache is not None:
             cache.put_summary(*summary)
