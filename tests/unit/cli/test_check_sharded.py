@@ -4,6 +4,7 @@ the same text, the same JSON, the same exit code and the same findings cache lef
 from __future__ import annotations
 
 import dataclasses
+import os
 import sqlite3
 import sys
 import time
@@ -184,3 +185,31 @@ def test_a_first_check_stats_nothing_ahead_and_its_summary_answers_the_next(
     assert second == first
     assert checks == [1]  # answered from the summary
     assert len(stats) == FILES + 1
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_the_program_ends_with_everything_printed_and_written(plain, fmt, capsys, monkeypatch) -> None:
+    """`python -m kin_memory check` ends its process without the interpreter's teardown: what it prints
+    through a pipe (some hundred kilobytes), its exit code and the findings cache it leaves are what
+    main() in this process makes of the same store."""
+    import subprocess
+
+    store = plain
+    monkeypatch.setenv("HOME", str(store.base / "home"))
+    monkeypatch.chdir(store.alpha)
+    monkeypatch.delenv("KIN_MEMORY_WORKERS", raising=False)
+    _drop_cache(store.root)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # a pipe's stdout is buffered
+    ran = subprocess.run(
+        [sys.executable, "-m", "kin_memory", "check", "--root", str(store.root), "--format", fmt],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    entries = _entries(store.root)
+    assert len(entries) == FILES
+    assert len(ran.stdout) > 100_000
+    rc = main(["check", "--root", str(store.root), "--format", fmt])  # answered from the summary
+    out, err = capsys.readouterr()
+    assert (ran.returncode, ran.stdout, ran.stderr) == (rc, out, err)
