@@ -56,9 +56,11 @@ def segment_for(
     age: tuple[float, str, float],
     only: Path | None,
     fmt: str,
+    rows: bool = True,
 ) -> Segment | None:
     """One file's segment (`prefix`: the store root as a string; `here`: see here_now), None when nothing is
-    printed for it and nothing of it can age."""
+    printed for it and nothing of it can age. `rows` False: its rows are left out (None), for a caller
+    that has them as JSON already."""
     from ..store.root import VIRTUAL_ROOT
     from .check_summary import Segment
 
@@ -74,7 +76,7 @@ def segment_for(
         until,
         _piece([(path, f) for f in found], fmt, here),
         [f.severity for f in found],
-        [_row(f) for f in found] if agable else None,
+        [_row(f) for f in found] if agable and rows else None,
         [category, mtime] if agable else None,
     )
 

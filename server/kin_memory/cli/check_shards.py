@@ -51,7 +51,7 @@ class ShardSink:
         self.keys: list[tuple[str, Key]] = []
 
     def take(self, c) -> None:
-        from .check_summary import detail_of
+        from .check_summary import detail_of, detail_with_rows
 
         findings = self.found.pop(c.vpath, None)
         if findings is None:  # answered by the cache: its payload is what its check made
@@ -59,11 +59,17 @@ class ShardSink:
         more = self.scan.get(c.vpath)
         if more:
             findings = findings + more
-        seg = segment_for(self.prefix, self.here, c.vpath, findings, age_of(c), self.only, self.fmt)
+        # The rows of a file's own findings are its payload's JSON: spliced into the details, not made
+        # and encoded again (unless a scan finding joined them).
+        own = not more
+        age = age_of(c)
+        seg = segment_for(self.prefix, self.here, c.vpath, findings, age, self.only, self.fmt, rows=not own)
         if seg is not None:
-            self.segments.append(
-                (seg.vpath, seg.until, seg.piece, seg.severities, None, None, detail_of(seg))
-            )
+            if own and seg.life is not None:  # the payload's rows, or none when `only` left them out
+                detail = detail_with_rows(seg, (c.payload or b"[]") if seg.severities else b"[]")
+            else:
+                detail = detail_of(seg)
+            self.segments.append((seg.vpath, seg.until, seg.piece, seg.severities, None, None, detail))
         self.listable.append(listed_of(c))
         self.keys.append((c.vpath, c.key))
 

@@ -192,6 +192,14 @@ def detail_of(seg: Segment) -> bytes:
     return plain_json.dumps([seg.vpath, seg.severities, seg.rows, seg.life]).encode("utf-8", "surrogatepass")
 
 
+def detail_with_rows(seg: Segment, rows_json: bytes) -> bytes:
+    """detail_of(seg) for a segment whose rows are already JSON (a file's cache payload holds them as its
+    check made them): the same bytes, the rows spliced in rather than encoded again."""
+    head = f"[{plain_json.dumps(seg.vpath)}, {plain_json.dumps(seg.severities)}, "
+    tail = f", {plain_json.dumps(seg.life)}]"
+    return head.encode("utf-8", "surrogatepass") + rows_json + tail.encode("utf-8", "surrogatepass")
+
+
 def _ends(parts: list[bytes]) -> array:
     ends = array("q")
     total = 0
