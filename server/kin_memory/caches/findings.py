@@ -52,7 +52,7 @@ BUSY_TIMEOUT = 5.0  # seconds a connection waits for another process's lock
 
 DB_NAME = "findings.sqlite3"
 DB_SUFFIXES = ("", "-wal", "-shm", "-journal")
-FORMAT = "9"  # 9: a broken frontmatter's stamp is read by a line scan (store.frontmatter.scanned_stamp)
+FORMAT = "10"  # 10: check summaries are files of their own (summaries.py)
 LOOKUP_BATCH = 500  # entries read and answered at a time (and vpaths asked in one query)
 KEPT_VARIANTS = 6  # contexts remembered (workspaces, the CLI's and the server's forms), most recent first
 _FRAME_HEAD = b"Content-Length: "
@@ -302,35 +302,30 @@ class FindingsCache:
     # A summary is kept whole while files' messages age ("expires … in 22 hours"): its caller redoes
     # only the files whose own part of it has passed its validity.
     def summary(self, key: str, now: float) -> bytes | None:
-        try:
-            row = self.conn.execute(
-                "SELECT since, probes, output FROM summaries WHERE key = ?", (key,)
-            ).fetchone()
-        except sqlite3.Error:
+        """The packed output kept for `key` (see summaries.py), when it began before `now` and every
+        stamp's disk facts are what they were then."""
+        from . import summaries
+
+        saved = summaries.read(self.root, key)
+        if saved is None or not saved[0] <= now:
             return None
-        if row is None or not row[0] <= now or not isinstance(row[2], bytes):
+        if any(stamp_probe(s, self.probes) != p for s, p in saved[2].items()):
             return None
-        try:
-            probes = json.loads(row[1])
-        except (ValueError, TypeError):
-            return None
-        if not isinstance(probes, dict) or any(stamp_probe(s, self.probes) != p for s, p in probes.items()):
-            return None
-        return row[2]
+        return saved[3]
+
+    def summary_probes(self, key: str) -> dict[str, str]:
+        """The stamps' disk facts kept with `key`'s summary ({} when there is none)."""
+        from . import summaries
+
+        saved = summaries.read(self.root, key, header_only=True)
+        return {} if saved is None else saved[2]
 
     def put_summary(
         self, key: str, since: float, valid_until: float, probes: dict[str, str], output: bytes
     ) -> None:
-        try:
-            with self.conn:
-                self.conn.execute("BEGIN IMMEDIATE")
-                self.conn.execute("DELETE FROM summaries WHERE since < ?", (since - 86400,))
-                self.conn.execute(
-                    "INSERT OR REPLACE INTO summaries VALUES (?, ?, ?, ?, ?)",
-                    (key, since, valid_until, json.dumps(probes), output),
-                )
-        except sqlite3.Error as exc:
-            log.info("findings cache not written: %s", exc)
+        from . import summaries
+
+        summaries.write(self.root, key, since, valid_until, probes, output)
 
     # -- writing ----------------------------------------------------------------------------------
     def store(self, variant: str, entries: Iterable[Entry], now: float, gone: Iterable[str] = ()) -> None:
@@ -534,7 +529,7 @@ def _connect(root: Path) -> sqlite3.Connection:
     return conn
 
 
-TABLES = {"meta", "entries", "variants", "summaries", "segments", "listing"}
+TABLES = {"meta", "entries", "variants", "segments", "listing"}
 
 
 def _tables(conn: sqlite3.Connection) -> set[str]:
@@ -566,9 +561,6 @@ def _create(conn: sqlite3.Connection, replace: bool = False) -> None:
             "valid_until REAL, probe TEXT, record TEXT, payload BLOB, PRIMARY KEY (variant, vpath)) WITHOUT ROWID"
         )
         conn.execute("CREATE TABLE variants (variant TEXT PRIMARY KEY, used REAL)")
-        conn.execute(
-            "CREATE TABLE summaries (key TEXT PRIMARY KEY, since REAL, valid_until REAL, probes TEXT, output BLOB)"
-        )
         conn.execute(
             # `count` before the large columns: summed without reading them (see entries_of_this_code)
             "CREATE TABLE segments (variant TEXT, seg INTEGER, count INTEGER, listing BLOB, since REAL, "

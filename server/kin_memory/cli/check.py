@@ -310,7 +310,7 @@ def _from_summary(saved: bytes, root: Path, ctx, only: Path | None, fmt: str, ca
         return None
     if heavy or len(aged) > RESAVE_AGED_SHARE * len(packed):
         until = min(packed.until, default=float("inf"))
-        cache.put_summary(key, ctx.now, until, {**_saved_probes(cache, key), **probes}, packed.repack())
+        cache.put_summary(key, ctx.now, until, {**cache.summary_probes(key), **probes}, packed.repack())
     return output_part(packed.text(), dict(packed.counts), packed.files, fmt)
 
 
@@ -378,15 +378,6 @@ def _recheck(packed, todo: list[int], root: Path, ctx, only: Path | None, fmt: s
     redo.write_back(cache, ctx.now)
     probes.update(redo.probes)
     return True
-
-
-def _saved_probes(cache, key: str) -> dict[str, str]:
-    try:
-        row = cache.conn.execute("SELECT probes FROM summaries WHERE key = ?", (key,)).fetchone()
-        probes = json.loads(row[0]) if row else {}
-    except Exception:  # noqa: BLE001 - a summary without its probes is simply not reused
-        return {}
-    return probes if isinstance(probes, dict) else {}
 
 
 def check_through_cache(

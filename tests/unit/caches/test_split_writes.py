@@ -9,13 +9,15 @@ import threading
 import time
 from pathlib import Path
 
-from kin_memory.caches import writing
+from kin_memory.caches import summaries, writing
 from kin_memory.caches.checked import CachedCheck, check_files
 from kin_memory.caches.findings import DB_NAME, FindingsCache
 from kin_memory.store.context import Context
 from kin_memory.store.paths import HIDDEN_DIR
 from kin_memory.store.store import scan
 from support.memfiles import memory, write
+
+KEY = "ab" * 32  # a summary's key: a SHA-256 in hex
 
 
 def _store(tmp_path: Path) -> Path:
@@ -44,8 +46,7 @@ def _rows(root: Path) -> tuple[list[str], int]:
     conn = sqlite3.connect(root / HIDDEN_DIR / DB_NAME)
     try:
         vpaths = [v for (v,) in conn.execute("SELECT vpath FROM entries ORDER BY vpath")]
-        (summaries,) = conn.execute("SELECT count(*) FROM summaries").fetchone()
-        return vpaths, summaries
+        return vpaths, sum(1 for _ in (root / HIDDEN_DIR).glob(summaries.PREFIX + "*"))
     finally:
         conn.close()
 
@@ -61,7 +62,7 @@ def test_the_first_worker_writes_both_shards_entries_and_the_summary(tmp_path: P
     try:
         assert writing.hand_over(write_end, own, root, cache, ctx.now)
         assert own.pending == []  # the caller has nothing left to write
-        assert writing.hand_summary(("key", ctx.now, ctx.now + 60, {}, b"the output"))
+        assert writing.hand_summary((KEY, ctx.now, ctx.now + 60, {}, b"the output"))
 
         # The worker's side, in a thread here (its own connection): both frames, then the pipe's end.
         def worker() -> None:
@@ -88,7 +89,7 @@ def test_entries_nobody_can_take_are_written_by_the_caller(tmp_path: Path) -> No
     assert cache is not None
     try:
         assert not writing.hand_over(None, own, root, cache, ctx.now)
-        assert not writing.hand_summary(("key", ctx.now, ctx.now + 60, {}, b"x"))  # no worker to take it
+        assert not writing.hand_summary((KEY, ctx.now, ctx.now + 60, {}, b"x"))  # no worker to take it
     finally:
         cache.close()
     vpaths, summaries = _rows(root)

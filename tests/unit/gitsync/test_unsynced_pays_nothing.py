@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 PROBE = """
-import runpy, sys
+import os, runpy, sys
 sys.argv = ["kin-memory", *sys.argv[1:]]
+os._exit = sys.exit  # `check` ends its process at once (cli.entry): here it ends like the others
 try:
     runpy.run_module("kin_memory", run_name="__main__")
 except SystemExit:
