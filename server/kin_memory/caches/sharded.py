@@ -135,8 +135,8 @@ def check_sharded(
             fds.append(read_end)
         own = _own_shard(files, ctx, form, render, root, count, sink, stats, cache)
         parts = [own, *_gather(fds, time.monotonic() + timeout)]
-        if hand_over(back, own[0], root, cache, ctx.now):
-            back = None  # kept open for the summary, closed by join_writers
+        hand_over(back, own[0], root, cache, ctx.now)
+        back = None  # closed by hand_over
     except Exception as exc:  # noqa: BLE001 - a shard failed (here or in a worker): one process checks
         log.info("check workers failed (%s): checking in one process", exc)
         parts = None

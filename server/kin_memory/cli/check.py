@@ -282,15 +282,10 @@ def _by_vpath(item: tuple[str, Any]) -> str:
 def _save_summary(
     cache, key: str, now: float, probes: dict[str, str], segments: list[Segment], files: int
 ) -> None:
-    """Kept for the next identical check: by the worker writing this check's entries when it was split
-    (this process prints meanwhile), else here."""
-    from ..caches.writing import hand_summary
     from .check_summary import pack
 
     until = min((seg.until for seg in segments), default=float("inf"))
-    summary = (key, now, until, probes, pack(files, segments))
-    if not hand_summary(summary):
-        cache.put_summary(*summary)
+    cache.put_summary(key, now, until, probes, pack(files, segments))
 
 
 def _from_summary(saved: bytes, root: Path, ctx, only: Path | None, fmt: str, cache, key: str) -> Part | None:

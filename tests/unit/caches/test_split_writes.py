@@ -1,5 +1,5 @@
 """The writes of a split check (caches/writing.py): the first worker writes the caller's entries with its
-own and the summary the caller hands it; whatever it cannot take the caller writes itself."""
+own; what it cannot take the caller writes itself."""
 
 from __future__ import annotations
 
@@ -9,15 +9,13 @@ import threading
 import time
 from pathlib import Path
 
-from kin_memory.caches import summaries, writing
+from kin_memory.caches import writing
 from kin_memory.caches.checked import CachedCheck, check_files
 from kin_memory.caches.findings import DB_NAME, FindingsCache
 from kin_memory.store.context import Context
 from kin_memory.store.paths import HIDDEN_DIR
 from kin_memory.store.store import scan
 from support.memfiles import memory, write
-
-KEY = "ab" * 32  # a summary's key: a SHA-256 in hex
 
 
 def _store(tmp_path: Path) -> Path:
@@ -42,16 +40,15 @@ def _checked(root: Path, ctx: Context) -> tuple[CachedCheck, CachedCheck]:
         cache.close()
 
 
-def _rows(root: Path) -> tuple[list[str], int]:
+def _rows(root: Path) -> list[str]:
     conn = sqlite3.connect(root / HIDDEN_DIR / DB_NAME)
     try:
-        vpaths = [v for (v,) in conn.execute("SELECT vpath FROM entries ORDER BY vpath")]
-        return vpaths, sum(1 for _ in (root / HIDDEN_DIR).glob(summaries.PREFIX + "*"))
+        return [v for (v,) in conn.execute("SELECT vpath FROM entries ORDER BY vpath")]
     finally:
         conn.close()
 
 
-def test_the_first_worker_writes_both_shards_entries_and_the_summary(tmp_path: Path) -> None:
+def test_the_first_worker_writes_both_shards_entries(tmp_path: Path) -> None:
     root = _store(tmp_path)
     ctx = Context(root=root)
     own, theirs = _checked(root, ctx)
@@ -60,11 +57,10 @@ def test_the_first_worker_writes_both_shards_entries_and_the_summary(tmp_path: P
     cache = FindingsCache.open(root)
     assert cache is not None
     try:
-        assert writing.hand_over(write_end, own, root, cache, ctx.now)
+        writing.hand_over(write_end, own, root, cache, ctx.now)
         assert own.pending == []  # the caller has nothing left to write
-        assert writing.hand_summary((KEY, ctx.now, ctx.now + 60, {}, b"the output"))
 
-        # The worker's side, in a thread here (its own connection): both frames, then the pipe's end.
+        # The worker's side, in a thread here (its own connection): the frame, then the pipe's end.
         def worker() -> None:
             connection = FindingsCache.open(root)
             writing.take_over(read_end, time.monotonic() + 30, theirs, connection, ctx.now)
@@ -77,8 +73,7 @@ def test_the_first_worker_writes_both_shards_entries_and_the_summary(tmp_path: P
         taker.join()
     finally:
         cache.close()
-    vpaths, summaries = _rows(root)
-    assert len(vpaths) == 6 and summaries == 1
+    assert len(_rows(root)) == 6
 
 
 def test_entries_nobody_can_take_are_written_by_the_caller(tmp_path: Path) -> None:
@@ -88,12 +83,11 @@ def test_entries_nobody_can_take_are_written_by_the_caller(tmp_path: Path) -> No
     cache = FindingsCache.open(root)
     assert cache is not None
     try:
-        assert not writing.hand_over(None, own, root, cache, ctx.now)
-        assert not writing.hand_summary((KEY, ctx.now, ctx.now + 60, {}, b"x"))  # no worker to take it
+        writing.hand_over(None, own, root, cache, ctx.now)
+        assert own.pending == []
     finally:
         cache.close()
-    vpaths, summaries = _rows(root)
-    assert len(vpaths) == 3 and summaries == 0
+    assert len(_rows(root)) == 3
 
 
 def test_a_worker_whose_caller_closed_its_end_writes_its_own_entries(tmp_path: Path) -> None:
@@ -106,5 +100,21 @@ def test_a_worker_whose_caller_closed_its_end_writes_its_own_entries(tmp_path: P
     writing.take_over(read_end, time.monotonic() + 30, theirs, worker, ctx.now)
     if worker is not None:
         worker.close()
-    vpaths, summaries = _rows(root)
-    assert len(vpaths) == 3 and summaries == 0
+    assert len(_rows(root)) == 3
+
+
+def test_entries_a_worker_never_reads_are_written_by_the_caller(tmp_path: Path) -> None:
+    """The worker died after it answered: the frame cannot be sent, and the caller writes its own."""
+    root = _store(tmp_path)
+    ctx = Context(root=root)
+    own, _ = _checked(root, ctx)
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    cache = FindingsCache.open(root)
+    assert cache is not None
+    try:
+        writing.hand_over(write_end, own, root, cache, ctx.now)
+        writing.join_writers()
+    finally:
+        cache.close()
+    assert len(_rows(root)) == 3
