@@ -10,13 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import plain_json
 from ..sinks import terminal
 from ..sinks.controls import nothing_to_escape
 from ..wording import counted
+from .check_summary import Segment  # light (no store, no findings): imported per file otherwise
 
 if TYPE_CHECKING:
     from ..findings.model import Finding
-    from .check_summary import Segment
 
 
 @dataclass
@@ -35,11 +36,15 @@ Ages = dict[str, tuple[float, str, float]]  # vpath -> (valid until, category, m
 def segments_of(
     root: Path, results: dict[str, list[Finding]], ages: Ages, only: Path | None, fmt: str
 ) -> list[Segment]:
+    from ..store.root import VIRTUAL_ROOT
+
     prefix = str(root)  # the store's paths by string: a Path per file costs more than the check itself
+    cut = len(VIRTUAL_ROOT)
     here = here_now()
     segments: list[Segment] = []
     for vpath in sorted(results):
-        seg = segment_for(prefix, here, vpath, results[vpath], ages.get(vpath, NO_AGE), only, fmt)
+        path = prefix + vpath[cut:]
+        seg = segment_for(path, here, vpath, results[vpath], ages.get(vpath, NO_AGE), only, fmt)
         if seg is not None:
             segments.append(seg)
     return segments
@@ -49,7 +54,7 @@ NO_AGE = (float("inf"), "", 0.0)
 
 
 def segment_for(
-    prefix: str,
+    path: str,
     here: str,
     vpath: str,
     found: list[Finding],
@@ -58,14 +63,10 @@ def segment_for(
     fmt: str,
     rows: bool = True,
 ) -> Segment | None:
-    """One file's segment (`prefix`: the store root as a string; `here`: see here_now), None when nothing is
-    printed for it and nothing of it can age. `rows` False: its rows are left out (None), for a caller
+    """One file's segment (`path`: the file's path as a string; `here`: see here_now), None when nothing
+    is printed for it and nothing of it can age. `rows` False: its rows are left out (None), for a caller
     that has them as JSON already."""
-    from ..store.root import VIRTUAL_ROOT
-    from .check_summary import Segment
-
     until, category, mtime = age
-    path = prefix + vpath[len(VIRTUAL_ROOT) :]
     if found and only is not None and only != Path(path) and only not in Path(path).parents:
         found = []
     if not found and until == float("inf"):
@@ -102,8 +103,6 @@ def output_part(text: str, counts: dict[str, int], files: int, fmt: str) -> Part
 
 def _piece(rows: list[tuple[str, Finding]], fmt: str, here: str) -> str:
     """What is printed for these findings; in JSON, the objects each followed by a comma."""
-    from .. import plain_json
-
     if fmt == "json":
         return "".join(plain_json.dumps(_json(path, f)) + "," for path, f in rows)
     return _text(rows, here)
@@ -150,8 +149,6 @@ def print_summary(counts: dict[str, int], files: int) -> None:
 
 def cache_payload(memory, findings: list[Finding]) -> bytes:
     """The CLI's form of a file's findings in the cache: what `check` prints, nothing more."""
-    from .. import plain_json
-
     if not findings:
         return b""
     rows = [

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .check_output import Ages, decode_findings, here_now, segment_for, segments_of
+from .check_summary import Segment, detail_of, detail_with_rows
 
 if TYPE_CHECKING:
     from ..findings.model import Finding
     from ..store.freshness import Key
-    from .check_summary import Segment
 
 
 class ShardPart(NamedTuple):
@@ -44,15 +44,21 @@ class ShardSink:
         active: tuple[str, ...],
         found: dict[str, list[Finding]],
     ) -> None:
-        self.prefix, self.here, self.only, self.fmt = str(root), here_now(), only, fmt
+        from ..store.root import VIRTUAL_ROOT
+
+        self.prefix, self.cut, self.here, self.only, self.fmt = (
+            str(root),
+            len(VIRTUAL_ROOT),
+            here_now(),
+            only,
+            fmt,
+        )
         self.scan, self.active, self.found = scan, active, found
         self.segments: list[tuple] = []
         self.listable: list[Any] = []
         self.keys: list[tuple[str, Key]] = []
 
     def take(self, c) -> None:
-        from .check_summary import detail_of, detail_with_rows
-
         findings = self.found.pop(c.vpath, None)
         if findings is None:  # answered by the cache: its payload is what its check made
             findings = decode_findings(c.payload)
@@ -63,7 +69,8 @@ class ShardSink:
         # and encoded again (unless a scan finding joined them).
         own = not more
         age = age_of(c)
-        seg = segment_for(self.prefix, self.here, c.vpath, findings, age, self.only, self.fmt, rows=not own)
+        path = self.prefix + c.vpath[self.cut :]
+        seg = segment_for(path, self.here, c.vpath, findings, age, self.only, self.fmt, rows=not own)
         if seg is not None:
             if own and seg.life is not None:  # the payload's rows, or none when `only` left them out
                 detail = detail_with_rows(seg, (c.payload or b"[]") if seg.severities else b"[]")
@@ -93,8 +100,6 @@ def with_shards(
     """(the segments, how many files) of a split check: the shards' segments, and those of `here`
     (MEMORY.md's findings) and of any path the scan found that no shard checked, in the order one
     process makes them."""
-    from .check_summary import Segment
-
     checked = {vpath for part in parts for vpath, _ in part.keys}
     here = dict(here)
     for vpath, found in scan.items():

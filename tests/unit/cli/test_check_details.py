@@ -10,6 +10,7 @@ import pytest
 from kin_memory.cli.check_output import cache_payload, here_now, segment_for
 from kin_memory.cli.check_summary import detail_of, detail_with_rows
 from kin_memory.findings.model import Finding
+from kin_memory.store.root import VIRTUAL_ROOT
 from kin_memory.store.span import Span
 
 NAMES = ["/memories/a.md", '/memories/caf\u00e9/\udcff "q".md', "/memories/\u202etxt.md"]
@@ -27,8 +28,9 @@ def test_spliced_details_are_the_encoded_ones(vpath: str, count: int, only_elsew
     ]
     age = (1.8e9 + 0.25, "episodic", 1.7e9 + 0.5)
     only = Path("/elsewhere") if only_elsewhere else None
-    full = segment_for(str(root), here_now(), vpath, found, age, only, "text")
-    lean = segment_for(str(root), here_now(), vpath, found, age, only, "text", rows=False)
+    path = str(root) + vpath[len(VIRTUAL_ROOT) :]
+    full = segment_for(path, here_now(), vpath, found, age, only, "text")
+    lean = segment_for(path, here_now(), vpath, found, age, only, "text", rows=False)
     assert full is not None and lean is not None and lean.rows is None
     payload = cache_payload(None, found)
     spliced = detail_with_rows(lean, (payload or b"[]") if lean.severities else b"[]")
