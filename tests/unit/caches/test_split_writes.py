@@ -48,31 +48,38 @@ def _rows(root: Path) -> list[str]:
         conn.close()
 
 
+def _hand(root: Path, ctx: Context, own: CachedCheck, back: int | None, worker=None) -> None:
+    """The caller's side: its entries handed over on `back` (with `worker` taking them meanwhile)."""
+    cache = FindingsCache.open(root)
+    assert cache is not None
+    try:
+        writing.hand_over(back, own, root, cache, ctx.now)
+        assert own.pending == []  # the caller has nothing left to write
+        taker = threading.Thread(target=worker) if worker is not None else None
+        if taker is not None:
+            taker.start()
+        writing.join_writers()
+        if taker is not None:
+            taker.join()
+    finally:
+        cache.close()
+
+
+def _take(root: Path, ctx: Context, theirs: CachedCheck, read_end: int) -> None:
+    """The first worker's side, after it answered (its own connection)."""
+    connection = FindingsCache.open(root)
+    writing.take_over(read_end, time.monotonic() + 30, theirs, connection, ctx.now)
+    if connection is not None:
+        connection.close()
+
+
 def test_the_first_worker_writes_both_shards_entries(tmp_path: Path) -> None:
     root = _store(tmp_path)
     ctx = Context(root=root)
     own, theirs = _checked(root, ctx)
     assert own.pending and theirs.pending
     read_end, write_end = os.pipe()
-    cache = FindingsCache.open(root)
-    assert cache is not None
-    try:
-        writing.hand_over(write_end, own, root, cache, ctx.now)
-        assert own.pending == []  # the caller has nothing left to write
-
-        # The worker's side, in a thread here (its own connection): the frame, then the pipe's end.
-        def worker() -> None:
-            connection = FindingsCache.open(root)
-            writing.take_over(read_end, time.monotonic() + 30, theirs, connection, ctx.now)
-            if connection is not None:
-                connection.close()
-
-        taker = threading.Thread(target=worker)
-        taker.start()
-        writing.join_writers()
-        taker.join()
-    finally:
-        cache.close()
+    _hand(root, ctx, own, write_end, worker=lambda: _take(root, ctx, theirs, read_end))  # in a thread here
     assert len(_rows(root)) == 6
 
 
@@ -80,13 +87,7 @@ def test_entries_nobody_can_take_are_written_by_the_caller(tmp_path: Path) -> No
     root = _store(tmp_path)
     ctx = Context(root=root)
     own, _ = _checked(root, ctx)
-    cache = FindingsCache.open(root)
-    assert cache is not None
-    try:
-        writing.hand_over(None, own, root, cache, ctx.now)
-        assert own.pending == []
-    finally:
-        cache.close()
+    _hand(root, ctx, own, None)
     assert len(_rows(root)) == 3
 
 
@@ -96,10 +97,7 @@ def test_a_worker_whose_caller_closed_its_end_writes_its_own_entries(tmp_path: P
     _, theirs = _checked(root, ctx)
     read_end, write_end = os.pipe()
     os.close(write_end)  # the caller wrote its entries itself and handed nothing
-    worker = FindingsCache.open(root)
-    writing.take_over(read_end, time.monotonic() + 30, theirs, worker, ctx.now)
-    if worker is not None:
-        worker.close()
+    _take(root, ctx, theirs, read_end)
     assert len(_rows(root)) == 3
 
 
@@ -110,11 +108,5 @@ def test_entries_a_worker_never_reads_are_written_by_the_caller(tmp_path: Path) 
     own, _ = _checked(root, ctx)
     read_end, write_end = os.pipe()
     os.close(read_end)
-    cache = FindingsCache.open(root)
-    assert cache is not None
-    try:
-        writing.hand_over(write_end, own, root, cache, ctx.now)
-        writing.join_writers()
-    finally:
-        cache.close()
+    _hand(root, ctx, own, write_end)
     assert len(_rows(root)) == 3
