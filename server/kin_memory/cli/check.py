@@ -26,6 +26,7 @@ from .check_output import (
     print_summary,
     render_rows,
     segments_of,
+    write_text,
 )
 from .check_shards import ShardPart, ShardSink, ages_of, keys_read, listed_of, with_shards
 from .common import UsageError, settings_for, workspace_flag
@@ -123,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(part.out + extra.out, indent=2))
     else:
-        sys.stdout.write(part.out + extra.out)
+        write_text(part.out + extra.out)
         print_summary(add_counts(part.counts, extra.counts), part.files)
     _join_writers()  # the findings cache is complete when the check ends
     if note:
@@ -202,7 +203,7 @@ def _summarised_store_part(root: Path, ctx, only: Path | None, fmt: str) -> Part
 def _summarised(root: Path, ctx, only: Path | None, fmt: str) -> Part:
     from ..caches.findings import FindingsCache, variant_key
     from ..store.freshness import seen_at
-    from . import check_summary  # noqa: F401 - before the workers fork: each would import it again
+    from .check_summary import pack_rows  # before the workers fork: each would import it again
 
     _join_writers()  # what an earlier split check in this process left to write is written first
     cache = FindingsCache.open(root)
@@ -236,15 +237,18 @@ def _summarised(root: Path, ctx, only: Path | None, fmt: str) -> Part:
             read = dict(keys_read(checked, parts))
             keys = [(v, read[v] if v in read else _key_now(path)) for path, v, _ in scanned[0]]
             key = summary_key(how, keys)
-        if parts is None:
-            _merge(results, scan)
-            segments = segments_of(root, results, ages_of(checked.checked), only, fmt)
-            files = len(results)
-        else:
-            segments, files = with_shards(root, results, scan, parts, only, fmt)
-        if cache is not None and checked.valid_until > ctx.now and not problems:
-            _save_summary(cache, key, ctx.now, checked.probes, segments, files)
-        return part_of(segments, files, fmt)
+        keep = cache is not None and checked.valid_until > ctx.now and not problems
+        if parts is not None:  # the shards' segments, already encoded
+            rows, counts, files = with_shards(root, results, scan, parts, only, fmt)
+            if keep and cache is not None:
+                until = min((row[1] for row in rows), default=float("inf"))
+                cache.put_summary(key, ctx.now, until, checked.probes, pack_rows(files, counts, rows))
+            return output_part(b"".join(row[2] for row in rows), counts, files, fmt)
+        _merge(results, scan)
+        segments = segments_of(root, results, ages_of(checked.checked), only, fmt)
+        if keep and cache is not None:
+            _save_summary(cache, key, ctx.now, checked.probes, segments, len(results))
+        return part_of(segments, len(results), fmt)
     finally:
         if cache is not None:
             from ..caches.writing import close_after_writers

@@ -10,11 +10,12 @@ file it finished with, and nothing of a file travels back but what is printed.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .check_output import Ages, decode_findings, here_now, segment_for, segments_of
-from .check_summary import Segment, detail_of, detail_with_rows
+from .check_summary import PackedRow, detail_of, detail_with_rows
 
 if TYPE_CHECKING:
     from ..findings.model import Finding
@@ -25,7 +26,8 @@ class ShardPart(NamedTuple):
     """What a process of a split check made of its own files, for the caller (sent as a plain tuple,
     which travels marshalled)."""
 
-    segments: list[tuple]  # as printed (Segment's fields), the details encoded as the summary keeps them
+    segments: list[PackedRow]  # each file's printed bytes and details, as the summary packs them
+    counts: dict[str, int]  # findings per severity
     listed: list[tuple[str, str]]  # (vpath, listing line) of each file MEMORY.md's listing shows
     hidden: int  # files of other workspaces the listing leaves out
     keys: list[tuple[str, Key]]  # each file's freshness key, as read
@@ -54,7 +56,8 @@ class ShardSink:
             fmt,
         )
         self.scan, self.active, self.found = scan, active, found
-        self.segments: list[tuple] = []
+        self.segments: list[PackedRow] = []
+        self.counts: dict[str, int] = {}
         self.listable: list[Any] = []
         self.keys: list[tuple[str, Key]] = []
 
@@ -76,7 +79,10 @@ class ShardSink:
                 detail = detail_with_rows(seg, (c.payload or b"[]") if seg.severities else b"[]")
             else:
                 detail = detail_of(seg)
-            self.segments.append((seg.vpath, seg.until, seg.piece, seg.severities, None, None, detail))
+            self.segments.append((seg.vpath, seg.until, seg.piece.encode("utf-8", "surrogatepass"), detail))
+            counts = self.counts
+            for severity in seg.severities:
+                counts[severity] = counts.get(severity, 0) + 1
         self.listable.append(listed_of(c))
         self.keys.append((c.vpath, c.key))
 
@@ -84,7 +90,7 @@ class ShardSink:
         from ..store.prompt_block import listing
 
         listed, hidden = listing(self.listable, self.active)
-        return (self.segments, listed, hidden, self.keys)
+        return (self.segments, self.counts, listed, hidden, self.keys)
 
 
 def keys_read(checked, parts: list[ShardPart] | None) -> Iterator[tuple[str, Key]]:
@@ -96,23 +102,27 @@ def keys_read(checked, parts: list[ShardPart] | None) -> Iterator[tuple[str, Key
 
 def with_shards(
     root: Path, here: dict[str, list[Finding]], scan, parts: list[ShardPart], only: Path | None, fmt: str
-) -> tuple[list[Segment], int]:
-    """(the segments, how many files) of a split check: the shards' segments, and those of `here`
-    (MEMORY.md's findings) and of any path the scan found that no shard checked, in the order one
-    process makes them."""
+) -> tuple[list[PackedRow], dict[str, int], int]:
+    """(the segments, the findings per severity, how many files) of a split check: the shards' segments,
+    and those of `here` (MEMORY.md's findings) and of any path the scan found that no shard checked, in
+    the order one process makes them, as the summary packs them."""
     checked = {vpath for part in parts for vpath, _ in part.keys}
     here = dict(here)
     for vpath, found in scan.items():
         if vpath not in checked:
             here[vpath] = here.get(vpath, []) + found
-    segments = segments_of(root, here, {}, only, fmt)
-    segments += [Segment(*seg) for part in parts for seg in part.segments]
-    segments.sort(key=_segment_vpath)
-    return segments, len(checked | here.keys())
-
-
-def _segment_vpath(seg: Segment) -> str:
-    return seg.vpath
+    counts: dict[str, int] = {}
+    rows: list[PackedRow] = []
+    for seg in segments_of(root, here, {}, only, fmt):
+        rows.append((seg.vpath, seg.until, seg.piece.encode("utf-8", "surrogatepass"), detail_of(seg)))
+        for severity in seg.severities:
+            counts[severity] = counts.get(severity, 0) + 1
+    for part in parts:
+        rows += part.segments
+        for severity, n in part.counts.items():
+            counts[severity] = counts.get(severity, 0) + n
+    rows.sort(key=itemgetter(0))
+    return rows, counts, len(checked | here.keys())
 
 
 class Listed(NamedTuple):

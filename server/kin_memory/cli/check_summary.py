@@ -46,14 +46,23 @@ def pack(files: int, segments: list[Segment]) -> bytes:
     for seg in segments:
         for severity in seg.severities:
             counts[severity] = counts.get(severity, 0) + 1
-    texts = [_piece_bytes(seg) for seg in segments]
-    details = [_detail_bytes(seg) for seg in segments]
-    header = json.dumps({"files": files, "counts": counts, "n": len(segments)}).encode()
+    rows = [(seg.vpath, seg.until, _piece_bytes(seg), _detail_bytes(seg)) for seg in segments]
+    return pack_rows(files, counts, rows)
+
+
+PackedRow = tuple[str, float, bytes, bytes]  # a segment as packed: vpath, until, printed bytes, details
+
+
+def pack_rows(files: int, counts: dict[str, int], rows: list[PackedRow]) -> bytes:
+    """The packed form of segments already encoded (in print order), with their severities counted."""
+    texts = [row[2] for row in rows]
+    details = [row[3] for row in rows]
+    header = json.dumps({"files": files, "counts": counts, "n": len(rows)}).encode()
     return b"".join(
         [
             _LENGTHS.pack(MAGIC, len(header)),
             header,
-            _le(array("d", [seg.until for seg in segments])),
+            _le(array("d", [row[1] for row in rows])),
             _le(_ends(texts)),
             _le(_ends(details)),
             *texts,
@@ -131,9 +140,9 @@ class Packed:
         self._replaced[i] = seg
         self.until[i] = seg.until
 
-    def text(self) -> str:
-        """Every segment's printed part, in order."""
-        return self._joined(self._text, self._text_ends, _piece_bytes).decode("utf-8", "surrogatepass")
+    def text(self) -> bytes:
+        """Every segment's printed part, in order, as UTF-8 (as it is printed)."""
+        return self._joined(self._text, self._text_ends, _piece_bytes)
 
     def segments(self) -> list[Segment]:
         return [self.segment(i) for i in range(len(self))]

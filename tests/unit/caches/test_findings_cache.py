@@ -284,7 +284,7 @@ def test_cli_summary_brings_aged_messages_up_to_date(tmp_path: Path, monkeypatch
         later = dataclasses.replace(ctx, now=ctx.now + hours * 3600, disk={})
         aged, reads = from_summary(later)
         assert reads == read, hours
-        assert aged.out != first.out and code in aged.out
+        assert aged.out != first.out and code.encode() in aged.out
         expect = fresh(later)
         assert (aged.out, aged.counts, aged.files) == (expect.out, expect.counts, expect.files)
         cli_check._summarised_store_part(root, ctx, None, "text")  # the summary of the first moment again

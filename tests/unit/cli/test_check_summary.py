@@ -30,7 +30,7 @@ def test_a_packed_summary_reads_back_whole() -> None:
     assert packed.files == 7
     assert packed.counts == {"error": 1, "warning": 1, "hint": 1}
     assert packed.segments() == _segments()
-    assert packed.text() == "".join(seg.piece for seg in _segments())
+    assert packed.text() == "".join(seg.piece for seg in _segments()).encode()  # printed as UTF-8
     assert packed.aged(60.0) == [2]
     assert packed.aged(100.0) == [1, 2]
 
@@ -40,7 +40,7 @@ def test_a_replaced_segment_changes_the_text_the_counts_and_its_validity() -> No
     assert packed is not None
     packed.replace(1, Segment("/memories/b.md", 200.0, "b.md:2:1: KM402 error: expired\n", ["error"]))
     assert packed.counts == {"error": 2}
-    assert packed.text() == "a.md:1:1: KM201 error: bad\nb.md:2:1: KM402 error: expired\n"
+    assert packed.text() == b"a.md:1:1: KM201 error: bad\nb.md:2:1: KM402 error: expired\n"
     assert packed.aged(150.0) == [2]
     again = Packed.unpack(pack(packed.files, packed.segments()))
     assert again is not None and again.segments() == packed.segments()
@@ -49,7 +49,7 @@ def test_a_replaced_segment_changes_the_text_the_counts_and_its_validity() -> No
 def test_an_empty_summary() -> None:
     packed = Packed.unpack(pack(0, []))
     assert packed is not None
-    assert (packed.text(), packed.counts, packed.aged(1e12)) == ("", {}, [])
+    assert (packed.text(), packed.counts, packed.aged(1e12)) == (b"", {}, [])
 
 
 @pytest.mark.parametrize(
