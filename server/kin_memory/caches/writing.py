@@ -1,10 +1,10 @@
 """The writes of a split first check, left to its first worker.
 
-A worker answers first, then writes: the caller goes on with the answers (merging, listing, printing)
-while the worker's core, idle otherwise, writes the new entries of every shard to the findings cache
-(its own at once, the caller's when it hands them over). The caller never waits on the cache's write
-lock, and waits for the writer only at the end (join_writers), after its output. Entries that cannot be
-handed over are written by the caller itself.
+A worker writes its own new entries before it answers (it has a little less to check than the caller),
+then the caller's, which the caller hands over once it has the answers: the caller goes on with them
+(merging, listing, printing) while the worker's core, idle otherwise, writes. The caller never waits on
+the cache's write lock, and waits for the writer only at the end (join_writers), after its output.
+Entries that cannot be handed over are written by the caller itself.
 
 One frame on the pipe from the caller to its first worker: the caller's entries and files gone
 (marshalled plain values), sent from a thread; the pipe's end says there is nothing more.
@@ -74,21 +74,18 @@ def _write_here(own: CachedCheck, root: Path, cache, now: float) -> None:
         writer.close()
 
 
-def take_over(
-    back: int, deadline: float, checked: CachedCheck, cache: FindingsCache | None, now: float
-) -> None:
-    """In the first worker, after it answered: its own entries written at once (while the caller reads
-    the answers), then the caller's when it hands them over (none when the caller wrote them itself,
-    its end closed first, or sent them short)."""
+def take_over(back: int, deadline: float, variant: str, cache: FindingsCache | None, now: float) -> None:
+    """In the first worker, after it answered: the caller's entries (of the same `variant`) written when
+    it hands them over (none when the caller wrote them itself, its end closed first, or sent them
+    short)."""
+    from .checked import CachedCheck
     from .findings import Entry
 
     try:
-        checked.write_back(cache, now)
         handed = _frame(back, deadline)
         if handed is not None:
             entries, gone = handed
-            checked.pending, checked.gone = [Entry(*e) for e in entries], gone
-            checked.write_back(cache, now)
+            CachedCheck([], 0, variant, [Entry(*e) for e in entries], gone=gone).write_back(cache, now)
     finally:
         os.close(back)
 

@@ -66,9 +66,11 @@ def _hand(root: Path, ctx: Context, own: CachedCheck, back: int | None, worker=N
 
 
 def _take(root: Path, ctx: Context, theirs: CachedCheck, read_end: int) -> None:
-    """The first worker's side, after it answered (its own connection)."""
+    """The first worker's side (its own connection): its own entries before it answers, then the
+    caller's."""
     connection = FindingsCache.open(root)
-    writing.take_over(read_end, time.monotonic() + 30, theirs, connection, ctx.now)
+    theirs.write_back(connection, ctx.now)
+    writing.take_over(read_end, time.monotonic() + 30, theirs.variant, connection, ctx.now)
     if connection is not None:
         connection.close()
 
