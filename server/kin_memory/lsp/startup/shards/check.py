@@ -60,8 +60,7 @@ def _check(
                  stats if fresh else None)  # fmt: skip
     # A cold start keeps its segments' snapshots only (a segment that changes later is read again whole,
     # and gets per-file entries, as the CLI keeps them, from then on).
-    sink = _SnapshotSink(cache, variant, redo, stats, ctx.now, each.seen, uri_of, keep=result.hits > 0,
-                         defer=len(rest) <= ENTRIES_DEFERRED)  # fmt: skip
+    sink = _SnapshotSink(cache, variant, redo, stats, ctx.now, each.seen, uri_of, keep=result.hits > 0)
 
     checked = check_files(
         rest, ctx, f"lsp-{encoding}", render, cache, shard=shard, abandon=abandon, each=each,
@@ -166,6 +165,3 @@ class _Each:
         if c.vpath in self.remade:
             self.seen[c.vpath] = (line, self.kind(line, category), str(stamp) if _is_path(stamp) else None)
         self.outbox.add(c.vpath, c.mtime, c.size, c.key, c.payload, record)
-
-
-ENTRIES_DEFERRED = 8_000  # files a worker checks whose snapshots wait for the answer (about 1 KB each)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ....store.freshness import Seen
+from ....store.paths import HIDDEN_DIR
 
 if TYPE_CHECKING:  # the workers import no more than they need before the fork
     from ....caches.segments import Snapshot
@@ -17,6 +18,7 @@ if TYPE_CHECKING:  # the workers import no more than they need before the fork
 
 from .outbox import _Lister, _Outbox
 from .records import ShardResult
+from .spill import _Spill
 
 log = logging.getLogger("kin_memory.lsp")
 
@@ -288,21 +290,23 @@ def _add_fresh(
 
 
 class _SnapshotSink:
-    """The entries of a worker's check as they are made: a segment whose files all have theirs becomes
-    its snapshot at once, written 4 MB at a time, and its entries are let go. The files come segment by
-    segment, so a worker holds one segment's entries, not its whole shard's (at 100k, 50 MB each).
-    `defer` (a worker with at most ENTRIES_DEFERRED files to check): the snapshots are for the next
-    start, so all of them are made after this one's answer, in `finish`."""
+    """The entries of a worker's check as they are made, for the segment snapshots of the next start.
+    They wait for the answer (`finish`, in the write-back): making and writing the snapshots of a big
+    shard costs a fifth of its check, and the editor waits for none of it. What waits is held by a
+    _Spill: a few thousand entries in memory, the rest in a scratch file beside the findings cache (at
+    100k, 50 MB of entries per worker). When no scratch file can be made, a segment whose files all
+    have their entries becomes its snapshot at once, written 4 MB at a time (the files come segment by
+    segment: one segment's entries are held, not the whole shard's)."""
 
     def __init__(
         self, cache, variant: str, redo: dict[int, list[str]], stats: dict[str, Seen],
         now: float, seen: dict[str, tuple[str | None, str, str | None]], uri_of: Callable[[str], str],
-        keep: bool, defer: bool = False,
+        keep: bool,
     ) -> None:  # fmt: skip
         self.cache, self.variant, self.redo, self.stats = cache, variant, redo, stats
         self.now, self.seen, self.uri_of = now, seen, uri_of
         self.kept: list[Any] | None = [] if keep else None  # entries for the per-file write-back
-        self.deferred: list[Any] | None = [] if defer else None  # taken in `finish`
+        self.deferred = _Spill(cache.root / HIDDEN_DIR) if cache is not None else None  # for `finish`
         self.fresh: dict[int, dict[str, Any]] = {}
         self.done: set[int] = set()
         self.snapshots: list[Snapshot] = []
@@ -316,9 +320,20 @@ class _SnapshotSink:
         seg = segment_of(entry.vpath)
         if seg not in self.redo:
             return
-        if self.deferred is not None:
-            self.deferred.append((seg, entry))
-        else:
+        # What the file's reading noted for its snapshot waits with its entry (or stays when taken now).
+        deferred = self.deferred
+        if deferred is not None:
+            if deferred.add((seg, entry, self.seen.get(entry.vpath))):
+                self.seen.pop(entry.vpath, None)
+                return
+            self.deferred = None  # no scratch file: what waited is taken now, and the rest as it comes
+            self._replay(deferred)
+        self._take(seg, entry)
+
+    def _replay(self, deferred: _Spill) -> None:
+        for seg, entry, seen in deferred.taken():
+            if seen is not None:
+                self.seen[entry.vpath] = seen
             self._take(seg, entry)
 
     def _take(self, seg: int, entry: Any) -> None:
@@ -353,9 +368,9 @@ class _SnapshotSink:
     def finish(self, lister: _Lister, aged_only: set[int]) -> None:
         """The rest: the snapshots made and not written, then the segments not made as their files came
         (a file without an entry, a segment only partly checked again), as before."""
-        deferred, self.deferred = self.deferred or [], None
-        for seg, entry in deferred:
-            self._take(seg, entry)
+        deferred, self.deferred = self.deferred, None
+        if deferred is not None:
+            self._replay(deferred)
         self.write()
         rest = {seg: vpaths for seg, vpaths in self.redo.items() if seg not in self.done}
         if rest:
