@@ -61,10 +61,14 @@ def _check(
     # A cold start keeps its segments' snapshots only (a segment that changes later is read again whole,
     # and gets per-file entries, as the CLI keeps them, from then on).
     sink = _SnapshotSink(cache, variant, redo, stats, ctx.now, each.seen, uri_of, keep=result.hits > 0)
-
+    # Nothing kept: the cache has nothing to answer with, and each file's entry is made from what _Each
+    # hands the sink, after the answer (check_files would make it, its record's JSON included, at once).
+    asked = None if fresh else cache
+    if fresh and cache is not None:
+        each.sink = sink
     checked = check_files(
-        rest, ctx, f"lsp-{encoding}", render, cache, shard=shard, abandon=abandon, each=each,
-        all_files=len(rest) == len(files), stats=stats, entries=sink.add if cache is not None else None,
+        rest, ctx, f"lsp-{encoding}", render, asked, shard=shard, abandon=abandon, each=each,
+        all_files=len(rest) == len(files), stats=stats, entries=sink.add if asked is not None else None,
     )  # fmt: skip
     if checked is None:
         return None
@@ -147,6 +151,7 @@ class _Each:
         self.stats = stats
         self.kind = listing_kind
         self.seen: dict[str, tuple[str | None, str, str | None]] = {}  # vpath -> (line, kind, path stamp)
+        self.sink: _SnapshotSink | None = None  # given each file of a first check (see _check)
 
     def __call__(self, c: Checked) -> None:
         # The listing from the record: no memory is made for a file the cache answered.
@@ -163,5 +168,9 @@ class _Each:
         if self.stats is not None:
             self.stats[c.vpath] = Seen(c.mtime, c.size, c.key)
         if c.vpath in self.remade:
-            self.seen[c.vpath] = (line, self.kind(line, category), str(stamp) if _is_path(stamp) else None)
+            noted = (line, self.kind(line, category), str(stamp) if _is_path(stamp) else None)
+            if self.sink is not None:
+                self.sink.checked(c, noted)
+            else:
+                self.seen[c.vpath] = noted
         self.outbox.add(c.vpath, c.mtime, c.size, c.key, c.payload, record)

@@ -13,6 +13,7 @@ from ....store.freshness import Seen
 from ....store.paths import HIDDEN_DIR
 
 if TYPE_CHECKING:  # the workers import no more than they need before the fork
+    from ....caches.checked import Checked
     from ....caches.segments import Snapshot
 
 
@@ -303,8 +304,18 @@ class _SnapshotSink:
         now: float, seen: dict[str, tuple[str | None, str, str | None]], uri_of: Callable[[str], str],
         keep: bool,
     ) -> None:  # fmt: skip
+        from ....caches.findings import Entry, record_text, stamp_probe
+        from ....caches.segments import segment_of
+
         self.cache, self.variant, self.redo, self.stats = cache, variant, redo, stats
         self.now, self.seen, self.uri_of = now, seen, uri_of
+        # Called once per file: looked up once here (an import in a function costs a lookup per call).
+        self.segment_of, self.stamp_probe, self.entry, self.record_text = (
+            segment_of,
+            stamp_probe,
+            Entry._make,
+            record_text,
+        )
         self.kept: list[Any] | None = [] if keep else None  # entries for the per-file write-back
         self.deferred = _Spill(cache.root / HIDDEN_DIR) if cache is not None else None  # for `finish`
         self.fresh: dict[int, dict[str, Any]] = {}
@@ -313,28 +324,48 @@ class _SnapshotSink:
         self.held = 0
 
     def add(self, entry: Any) -> None:
-        from ....caches.segments import segment_of
-
         if self.kept is not None:
             self.kept.append(entry)
-        seg = segment_of(entry.vpath)
-        if seg not in self.redo:
+        seg = self.segment_of(entry.vpath)
+        if seg in self.redo:  # what the file's reading noted for its snapshot waits with its entry
+            self._wait(seg, tuple(entry), self.seen.pop(entry.vpath, None))
+
+    def checked(self, c: Checked, noted: tuple[str | None, str, str | None]) -> None:
+        """A file of a first check (nothing kept: the findings cache was not asked), its entry made after
+        the answer from what its check found: its record's JSON waits too. The probe of its path stamp
+        is taken now, as the check saw it (memoized: a store has a few stamps)."""
+        if c.record is None:  # an odd file (unreadable, unusual values): no entry, as check_files makes none
+            self.seen[c.vpath] = noted
             return
-        # What the file's reading noted for its snapshot waits with its entry (or stays when taken now).
+        probe = self.stamp_probe(c.record[2], self.cache.probes)
+        fields = (c.vpath, c.mtime, c.size, c.key, self.now, c.until, probe, c.record, c.payload)
+        self._wait(self.segment_of(c.vpath), fields, noted)
+
+    def _wait(self, seg: int, fields: tuple, noted: tuple[str | None, str, str | None] | None) -> None:
+        """An entry's fields (its record, or already its JSON) until `finish`; taken now when no scratch
+        file can be made (and what waited with it)."""
         deferred = self.deferred
         if deferred is not None:
-            if deferred.add((seg, entry, self.seen.get(entry.vpath))):
-                self.seen.pop(entry.vpath, None)
+            if deferred.add((seg, fields, noted)):
                 return
             self.deferred = None  # no scratch file: what waited is taken now, and the rest as it comes
             self._replay(deferred)
-        self._take(seg, entry)
+        self._made_entry(seg, fields, noted)
 
     def _replay(self, deferred: _Spill) -> None:
-        for seg, entry, seen in deferred.taken():
-            if seen is not None:
-                self.seen[entry.vpath] = seen
-            self._take(seg, entry)
+        for seg, fields, noted in deferred.taken():
+            self._made_entry(seg, fields, noted)
+
+    def _made_entry(self, seg: int, fields: tuple, noted: tuple[str | None, str, str | None] | None) -> None:
+        vpath, record = fields[0], fields[7]
+        if noted is not None:
+            self.seen[vpath] = noted
+        if not isinstance(record, str):
+            text = self.record_text(record)
+            if text is None:  # not plain values: no entry (the segment then gets no snapshot)
+                return
+            fields = (*fields[:7], text, fields[8])
+        self._take(seg, self.entry(fields))
 
     def _take(self, seg: int, entry: Any) -> None:
         vpaths = self.redo[seg]
