@@ -241,10 +241,11 @@ def check_in_front(session: Session, shards: Shards, outlet: Outlet, recall_sync
     server's recall then starts from the index as it is."""
     started = time.perf_counter()
     uris: set[str] = set()
+    with_findings: list[list[str]] = []  # made URIs once the editor has every diagnostic
     send = outlet.send
 
     def on_frames(vpaths: list[str], frames: bytes, named: list[str]) -> None:
-        uris.update(session.uri_of(v) for v in vpaths)
+        with_findings.append(vpaths)
         uris.update(named)
         send(frames)
 
@@ -275,6 +276,9 @@ def check_in_front(session: Session, shards: Shards, outlet: Outlet, recall_sync
                             f"in {time.perf_counter() - started:.2f}s (current at start)"))  # fmt: skip
         if behind is not None and 0 < behind <= FRONT_SYNC_MAX:
             _sync_recall(session, results, lag, send, recall_synced)
+        uri_of = session.uri_of
+        for vpaths in with_findings:
+            uris.update(map(uri_of, vpaths))
         adopt(session, results)
     except Exception as exc:  # noqa: BLE001 - the server checks as usual instead
         log.warning("the start-up check failed (%r): checking again", exc)

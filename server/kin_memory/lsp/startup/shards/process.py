@@ -195,10 +195,23 @@ def _worker_main(
         out(("end", None))
         out.close()
         del result, chunks  # sent: not kept through the write-back
+        _yield_cpu()
         done()  # the findings cache is written after the server has what it waits for
     except BaseException:  # noqa: BLE001 - the parent falls back to checking in-process
         code = 1
     os._exit(code)
+
+
+def _yield_cpu() -> None:
+    """The write-back is for the next start: at a lower priority, it gives way to the workers still
+    checking (the editor waits for the last of them) and to the server's own start."""
+    try:
+        os.nice(WRITE_BACK_NICE)
+    except OSError:
+        pass
+
+
+WRITE_BACK_NICE = 10
 
 
 def _work(
