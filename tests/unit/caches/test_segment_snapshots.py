@@ -209,8 +209,8 @@ def test_a_cold_check_writes_its_segments_after_the_answer(tmp_path: Path, monke
     """A worker makes its snapshots once the server has its answer (the write-back): the entries wait in
     memory (a few), in a scratch file of the hidden folder (more), or, when no scratch file can be made,
     are made snapshots as their segments are done (one segment's entries held at a time). After the
-    write-back every segment is kept, and the warm start that follows sends exactly what a check
-    without a cache sends."""
+    write-back every segment is kept. The check sends what a check without a cache sends, and so does
+    the warm start that follows."""
     import tempfile
 
     import kin_memory.lsp.startup.shards.snapshots as snapshots
@@ -236,8 +236,15 @@ def test_a_cold_check_writes_its_segments_after_the_answer(tmp_path: Path, monke
     ]
     cache = FindingsCache.open(root)
     assert cache is not None
-    checked = _check(root, files, Context(root=root, now=now), "utf-16", (0, 1), cache, None, lambda c: True)
+    chunks: list[tuple[str, object]] = []
+    checked = _check(root, files, Context(root=root, now=now), "utf-16", (0, 1), cache, None,
+                     lambda c: chunks.append(c) or True)  # fmt: skip
     assert checked is not None
+    sent: dict[str, str] = {}
+    for kind, chunk in [*chunks, *checked[1]()]:
+        if kind == "frames":
+            sent.update(frames_by_uri(chunk[1]))  # type: ignore[index]
+    assert sent == check(root, now, cache=False)[0]  # what the editor gets, wherever the entries wait
     every = {seg for _, _, seg in files}
     assert len(every) > SEGMENTS // 2
     written = committed_segments(root)
