@@ -195,23 +195,27 @@ def _worker_main(
         out(("end", None))
         out.close()
         del result, chunks  # sent: not kept through the write-back
-        _yield_cpu()
+        _wait_for_the_others(req_fd)
         done()  # the findings cache is written after the server has what it waits for
     except BaseException:  # noqa: BLE001 - the parent falls back to checking in-process
         code = 1
     os._exit(code)
 
 
-def _yield_cpu() -> None:
-    """The write-back is for the next start: at a lower priority, it gives way to the workers still
-    checking (the editor waits for the last of them) and to the server's own start."""
-    try:
-        os.nice(WRITE_BACK_NICE)
-    except OSError:
-        pass
+def _wait_for_the_others(req_fd: int) -> None:
+    """The write-back is for the next start: it waits until the server has every worker's answer (it
+    closes the request pipes then), so that a worker done early does not take a core from the last one
+    still checking, whom the editor waits for. At most OTHERS_WAIT seconds."""
+    deadline = time.monotonic() + OTHERS_WAIT
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            if select.select([req_fd], [], [], left)[0] and not os.read(req_fd, 1 << 16):
+                return
+        except OSError:
+            return
 
 
-WRITE_BACK_NICE = 10
+OTHERS_WAIT = 30.0
 
 
 def _work(
