@@ -5,13 +5,14 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ....store.freshness import Seen
 
 if TYPE_CHECKING:  # the workers import no more than they need before the fork
-    from ....caches.checked import Checked
+    from ....caches.checked import CachedCheck, Checked
 
 
 from .channel import Chunks
@@ -64,8 +65,7 @@ def _check(
     # Nothing kept: the cache has nothing to answer with, and each file's entry is made from what _Each
     # hands the sink, after the answer (check_files would make it, its record's JSON included, at once).
     asked = None if fresh else cache
-    if fresh and cache is not None:
-        each.sink = sink
+    each.sink = sink if fresh and cache is not None else None
     checked = check_files(
         rest, ctx, f"lsp-{encoding}", render, asked, shard=shard, abandon=abandon, each=each,
         all_files=len(rest) == len(files), stats=stats, entries=sink.add if asked is not None else None,
@@ -73,18 +73,21 @@ def _check(
     if checked is None:
         return None
     result.hits += checked.hits
+    return result, outbox.chunks, partial(_write_back, cache, sink, checked, ctx.now, lister, aged_only)
 
-    def write_back() -> None:
-        if cache is None:
-            return
-        if sink.kept is not None:  # entries for the files checked one by one
-            checked.pending, sink.kept = sink.kept, None
-            checked.write_back(cache, ctx.now)
-            checked.pending = []
-        if redo:
-            sink.finish(lister, aged_only)
 
-    return result, outbox.chunks, write_back
+def _write_back(cache, sink: _SnapshotSink, checked: CachedCheck, now: float, lister: _Lister,
+                aged_only: set[int]) -> None:  # fmt: skip
+    """After the answer: the per-file entries of a warm start's files checked one by one, then the
+    segment snapshots of every segment checked again."""
+    if cache is None:
+        return
+    if sink.kept is not None:  # entries for the files checked one by one
+        checked.pending, sink.kept = sink.kept, None
+        checked.write_back(cache, now)
+        checked.pending = []
+    if sink.redo:
+        sink.finish(lister, aged_only)
 
 
 def _nothing_kept(root: Path, cache, variant: str) -> bool:
