@@ -40,6 +40,11 @@ ROWS: list[tuple[str, str]] = [
         "imports and interpreter start",
         r"_find_and_load|_run_module_as_main \(<frozen runpy>:\d+\);<module>[^;]*$",
     ),
+    (
+        "after the answer: segment snapshots made and written (a worker's write-back)",
+        r"check\.<locals>\.done|_write_back \(kin_memory/lsp",
+    ),
+    ("entries kept for after the answer (scratch file)", r"_Spill|_SnapshotSink\.(checked|_wait)"),
     ("whole-store: duplicates, contradictions (KM601/KM604)", r"duplicate_findings|contradiction"),
     ("whole-store: recall index (lexical)", r"kin_memory/recall/"),
     ("per-file findings: secrets (KM2xx scan)", r"check_memory .*_secrets"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 PROJECT_FACT = "project-fact"
 PREFERENCE = "preference"
 EPISODIC = "episodic"
@@ -26,7 +28,21 @@ def effective_category(raw: object) -> str:
 
 
 def closest(value: str) -> str | None:
-    """Did-you-mean: the valid category nearest by edit distance, when it is plausibly a typo."""
+    """Did-you-mean: the valid category nearest by edit distance, when it is plausibly a typo. Memoized
+    for short values: a store repeats its few misspellings (a whole-store check asked difflib again for
+    each of its files), and a long one is no typo worth keeping."""
+    return _closest(value) if len(value) <= MEMO_LENGTH else _nearest(value)
+
+
+MEMO_LENGTH = 64  # characters of the values whose answer is kept (at most 1,024 of them)
+
+
+@lru_cache(maxsize=1024)
+def _closest(value: str) -> str | None:
+    return _nearest(value)
+
+
+def _nearest(value: str) -> str | None:
     import difflib
 
     matches = difflib.get_close_matches(normalize(value), CATEGORIES, n=1, cutoff=0.5)

@@ -204,19 +204,30 @@ def test_a_tampered_snapshot_is_not_used(tmp_path: Path) -> None:
     same(warm, fresh(root, now + 1, tmp_path))
 
 
-@pytest.mark.parametrize("deferred", [399, 400])
-def test_a_cold_check_writes_its_segments_after_the_answer_or_as_they_are_done(
-    tmp_path: Path, monkeypatch, deferred: int
-) -> None:
-    """A worker with at most ENTRIES_DEFERRED files to check makes its snapshots once the server has its
-    answer (the write-back); one with more holds one segment's entries at a time: by the time its check
-    returns, every segment it finished is already in the cache. After the write-back all are, and the
-    warm start that follows sends exactly what a check without a cache sends."""
-    import kin_memory.lsp.startup.shards.check as shards
+@pytest.mark.parametrize("scratch", ["memory", "file", "none"])
+def test_a_cold_check_writes_its_segments_after_the_answer(tmp_path: Path, monkeypatch, scratch: str) -> None:
+    """A worker makes its snapshots once the server has its answer (the write-back): the entries wait in
+    memory (a few), in a scratch file of the hidden folder (more), or, when no scratch file can be made,
+    are made snapshots as their segments are done (one segment's entries held at a time). After the
+    write-back every segment is kept. The check sends what a check without a cache sends, and so does
+    the warm start that follows."""
+    import tempfile
+
     import kin_memory.lsp.startup.shards.snapshots as snapshots
+    import kin_memory.lsp.startup.shards.spill as spill
 
     monkeypatch.setattr(snapshots, "SNAPSHOTS_HELD", 0)  # each segment written the moment it is made
-    monkeypatch.setattr(shards, "ENTRIES_DEFERRED", deferred)
+    monkeypatch.setattr(spill, "HELD", 1000 if scratch == "memory" else 30)
+    made: list[object] = []
+    scratch_file = tempfile.TemporaryFile
+
+    def temporary_file(**kw):  # noqa: ANN003, ANN202
+        if scratch == "none":
+            raise OSError(28, "No space left on device")
+        made.append(kw["dir"])
+        return scratch_file(**kw)
+
+    monkeypatch.setattr(spill.tempfile, "TemporaryFile", temporary_file)
     root = tmp_path / "memory"
     build(root, 400)
     now = time.time()
@@ -225,12 +236,21 @@ def test_a_cold_check_writes_its_segments_after_the_answer_or_as_they_are_done(
     ]
     cache = FindingsCache.open(root)
     assert cache is not None
-    checked = _check(root, files, Context(root=root, now=now), "utf-16", (0, 1), cache, None, lambda c: True)
+    chunks: list[tuple[str, object]] = []
+    checked = _check(root, files, Context(root=root, now=now), "utf-16", (0, 1), cache, None,
+                     lambda c: chunks.append(c) or True)  # fmt: skip
     assert checked is not None
-    written = committed_segments(root)
+    sent: dict[str, str] = {}
+    for kind, chunk in [*chunks, *checked[1]()]:
+        if kind == "frames":
+            sent.update(frames_by_uri(chunk[1]))  # type: ignore[index]
+    assert sent == check(root, now, cache=False)[0]  # what the editor gets, wherever the entries wait
     every = {seg for _, _, seg in files}
     assert len(every) > SEGMENTS // 2
-    assert written == (set() if len(files) <= deferred else every)
+    written = committed_segments(root)
+    assert written == (every if scratch == "none" else set())  # "none": each done as its files came
+    assert made == ([root / HIDDEN_DIR] if scratch == "file" else [])
+    assert not [name for name in os.listdir(root / HIDDEN_DIR) if name.startswith("spill")]  # it has no name
     checked[2]()  # the write-back: the rest
     assert committed_segments(root) == every
     warm, result, kinds = check(root, now)

@@ -112,3 +112,29 @@ def test_workers_writing_to_the_editor_take_turns_with_the_server(tmp_path: Path
         pos = stop + 4 + length
     assert methods.count("window/logMessage") == 100
     assert methods.count("textDocument/publishDiagnostics") == 200  # every other file has a finding
+
+
+def test_a_worker_writes_back_once_the_server_has_every_answer(monkeypatch) -> None:
+    """A worker done early waits for the server to close its request pipe (it does so once every
+    worker has answered) before writing the findings cache, and no longer than OTHERS_WAIT."""
+    import os
+    import threading
+
+    from kin_memory.lsp.startup.shards import process
+
+    monkeypatch.setattr(process, "OTHERS_WAIT", 0.3)
+    r, w = os.pipe()
+    try:
+        started = time.monotonic()
+        process._wait_for_the_others(r)  # the server never closes it: waited for, to the cap
+        assert time.monotonic() - started >= 0.3
+        monkeypatch.setattr(process, "OTHERS_WAIT", 30.0)
+        closing = threading.Timer(0.2, os.close, (w,))
+        closing.start()
+        started = time.monotonic()
+        process._wait_for_the_others(r)  # closed after 0.2 s: over then, not at the cap
+        waited = time.monotonic() - started
+        closing.join()
+        assert 0.15 <= waited < 10
+    finally:
+        os.close(r)

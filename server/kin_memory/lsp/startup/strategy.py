@@ -56,6 +56,9 @@ FRONT_SYNC_MAX = (
     RECALL_KEEP  # index writes the start-up makes itself; more are left to the server (with progress)
 )
 ARM_WAIT = 5.0  # seconds the catch-up waits for the file watcher to arm (it reports within 0.1 s)
+# Seconds the store's adoption waits for the workers to be gone: they write the next start's snapshots
+# once every diagnostic is out, and their memory and the adopted store's together were the start's peak.
+WORKERS_GONE_WAIT = 5.0
 Say = Callable[[str, bool], None]  # (message, is a warning): a line in the editor's log
 
 
@@ -141,7 +144,7 @@ class Startup:
         index = index_diagnostics(u.session, results)
         if index is not None:
             u.diagnostics.publisher.publish("file", *index)
-        await u.scheduler.run(adopt, u.session, results)
+        await u.scheduler.run(adopt, u.session, results, shards)
         u.diagnostics.recheck_open()
         return sum(r.count() for r in results), workers_said(results)
 
@@ -241,10 +244,11 @@ def check_in_front(session: Session, shards: Shards, outlet: Outlet, recall_sync
     server's recall then starts from the index as it is."""
     started = time.perf_counter()
     uris: set[str] = set()
+    with_findings: list[list[str]] = []  # made URIs once the editor has every diagnostic
     send = outlet.send
 
     def on_frames(vpaths: list[str], frames: bytes, named: list[str]) -> None:
-        uris.update(session.uri_of(v) for v in vpaths)
+        with_findings.append(vpaths)
         uris.update(named)
         send(frames)
 
@@ -275,7 +279,10 @@ def check_in_front(session: Session, shards: Shards, outlet: Outlet, recall_sync
                             f"in {time.perf_counter() - started:.2f}s (current at start)"))  # fmt: skip
         if behind is not None and 0 < behind <= FRONT_SYNC_MAX:
             _sync_recall(session, results, lag, send, recall_synced)
-        adopt(session, results)
+        uri_of = session.uri_of
+        for vpaths in with_findings:
+            uris.update(map(uri_of, vpaths))
+        adopt(session, results, shards)
     except Exception as exc:  # noqa: BLE001 - the server checks as usual instead
         log.warning("the start-up check failed (%r): checking again", exc)
         return None
@@ -441,9 +448,13 @@ def workers_said(results: list[ShardResult]) -> str:
     return f" by {len(results)} worker processes ({hits} unchanged files from the findings cache)"
 
 
-def adopt(session: Session, results: list[ShardResult]) -> None:
+def adopt(session: Session, results: list[ShardResult], shards: Shards | None = None) -> None:
     """The server's store, made of the compact memories the workers' records became (no file is read
-    twice; a file without a record, unreadable or unusual, is read here)."""
+    twice; a file without a record, unreadable or unusual, is read here). Once the `shards` are gone
+    (at most WORKERS_GONE_WAIT seconds): every diagnostic is out by then, and the workers writing the
+    next start's snapshots and the store being made here were together the start's memory peak."""
+    if shards is not None:
+        shards.gone.wait(WORKERS_GONE_WAIT)
     root = session.root
     disk: dict[str, Memory] = {}
     for r in results:

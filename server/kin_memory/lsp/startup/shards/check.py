@@ -5,13 +5,14 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ....store.freshness import Seen
 
 if TYPE_CHECKING:  # the workers import no more than they need before the fork
-    from ....caches.checked import Checked
+    from ....caches.checked import CachedCheck, Checked
 
 
 from .channel import Chunks
@@ -60,28 +61,33 @@ def _check(
                  stats if fresh else None)  # fmt: skip
     # A cold start keeps its segments' snapshots only (a segment that changes later is read again whole,
     # and gets per-file entries, as the CLI keeps them, from then on).
-    sink = _SnapshotSink(cache, variant, redo, stats, ctx.now, each.seen, uri_of, keep=result.hits > 0,
-                         defer=len(rest) <= ENTRIES_DEFERRED)  # fmt: skip
-
+    sink = _SnapshotSink(cache, variant, redo, stats, ctx.now, each.seen, uri_of, keep=result.hits > 0)
+    # Nothing kept: the cache has nothing to answer with, and each file's entry is made from what _Each
+    # hands the sink, after the answer (check_files would make it, its record's JSON included, at once).
+    asked = None if fresh else cache
+    each.sink = sink if fresh and cache is not None else None
     checked = check_files(
-        rest, ctx, f"lsp-{encoding}", render, cache, shard=shard, abandon=abandon, each=each,
-        all_files=len(rest) == len(files), stats=stats, entries=sink.add if cache is not None else None,
+        rest, ctx, f"lsp-{encoding}", render, asked, shard=shard, abandon=abandon, each=each,
+        all_files=len(rest) == len(files), stats=stats, entries=sink.add if asked is not None else None,
     )  # fmt: skip
     if checked is None:
         return None
     result.hits += checked.hits
+    return result, outbox.chunks, partial(_write_back, cache, sink, checked, ctx.now, lister, aged_only)
 
-    def write_back() -> None:
-        if cache is None:
-            return
-        if sink.kept is not None:  # entries for the files checked one by one
-            checked.pending, sink.kept = sink.kept, None
-            checked.write_back(cache, ctx.now)
-            checked.pending = []
-        if redo:
-            sink.finish(lister, aged_only)
 
-    return result, outbox.chunks, write_back
+def _write_back(cache, sink: _SnapshotSink, checked: CachedCheck, now: float, lister: _Lister,
+                aged_only: set[int]) -> None:  # fmt: skip
+    """After the answer: the per-file entries of a warm start's files checked one by one, then the
+    segment snapshots of every segment checked again."""
+    if cache is None:
+        return
+    if sink.kept is not None:  # entries for the files checked one by one
+        checked.pending, sink.kept = sink.kept, None
+        checked.write_back(cache, now)
+        checked.pending = []
+    if sink.redo:
+        sink.finish(lister, aged_only)
 
 
 def _nothing_kept(root: Path, cache, variant: str) -> bool:
@@ -148,6 +154,7 @@ class _Each:
         self.stats = stats
         self.kind = listing_kind
         self.seen: dict[str, tuple[str | None, str, str | None]] = {}  # vpath -> (line, kind, path stamp)
+        self.sink: _SnapshotSink | None = None  # given each file of a first check (see _check)
 
     def __call__(self, c: Checked) -> None:
         # The listing from the record: no memory is made for a file the cache answered.
@@ -164,8 +171,9 @@ class _Each:
         if self.stats is not None:
             self.stats[c.vpath] = Seen(c.mtime, c.size, c.key)
         if c.vpath in self.remade:
-            self.seen[c.vpath] = (line, self.kind(line, category), str(stamp) if _is_path(stamp) else None)
+            noted = (line, self.kind(line, category), str(stamp) if _is_path(stamp) else None)
+            if self.sink is not None:
+                self.sink.checked(c, noted)
+            else:
+                self.seen[c.vpath] = noted
         self.outbox.add(c.vpath, c.mtime, c.size, c.key, c.payload, record)
-
-
-ENTRIES_DEFERRED = 8_000  # files a worker checks whose snapshots wait for the answer (about 1 KB each)

@@ -56,6 +56,7 @@ class Shards:
     requests: list[int] = field(default_factory=list)  # write ends: parent -> worker
     results: list[int] = field(default_factory=list)  # read ends: worker -> parent
     token: tuple[int, int] | None = None  # the turn to write to the editor (see wire.Outlet.share)
+    gone: threading.Event = field(default_factory=threading.Event)  # set once every worker has exited
 
     @classmethod
     def start(cls, root: Path, workers: int | None = None, guess: Context | None = None) -> Shards | None:
@@ -130,12 +131,21 @@ class Shards:
         self.requests, self.results, self.token = [], [], None
         pids, self.pids = self.pids, []
         if grace > 0:
-            threading.Thread(target=_reap, args=(pids, grace), name="kin-memory-workers", daemon=True).start()
+            threading.Thread(target=_reap, args=(pids, grace, self.gone), name="kin-memory-workers",
+                             daemon=True).start()  # fmt: skip
         else:
-            _reap(pids, 0.0)
+            _reap(pids, 0.0, self.gone)
 
 
-def _reap(pids: list[int], grace: float) -> None:
+def _reap(pids: list[int], grace: float, gone: threading.Event | None = None) -> None:
+    try:
+        _reap_all(pids, grace)
+    finally:
+        if gone is not None:
+            gone.set()
+
+
+def _reap_all(pids: list[int], grace: float) -> None:
     deadline = time.monotonic() + grace
     waiting = list(pids)
     while waiting and time.monotonic() < deadline:
@@ -195,10 +205,27 @@ def _worker_main(
         out(("end", None))
         out.close()
         del result, chunks  # sent: not kept through the write-back
+        _wait_for_the_others(req_fd)
         done()  # the findings cache is written after the server has what it waits for
     except BaseException:  # noqa: BLE001 - the parent falls back to checking in-process
         code = 1
     os._exit(code)
+
+
+def _wait_for_the_others(req_fd: int) -> None:
+    """The write-back is for the next start: it waits until the server has every worker's answer (it
+    closes the request pipes then), so that a worker done early does not take a core from the last one
+    still checking, whom the editor waits for. At most OTHERS_WAIT seconds."""
+    deadline = time.monotonic() + OTHERS_WAIT
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            if select.select([req_fd], [], [], left)[0] and not os.read(req_fd, 1 << 16):
+                return
+        except OSError:
+            return
+
+
+OTHERS_WAIT = 30.0
 
 
 def _work(

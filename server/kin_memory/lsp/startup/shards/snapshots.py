@@ -10,13 +10,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ....store.freshness import Seen
+from ....store.paths import HIDDEN_DIR
 
 if TYPE_CHECKING:  # the workers import no more than they need before the fork
+    from ....caches.checked import Checked
     from ....caches.segments import Snapshot
 
 
 from .outbox import _Lister, _Outbox
 from .records import ShardResult
+from .spill import _Spill
 
 log = logging.getLogger("kin_memory.lsp")
 
@@ -288,38 +291,81 @@ def _add_fresh(
 
 
 class _SnapshotSink:
-    """The entries of a worker's check as they are made: a segment whose files all have theirs becomes
-    its snapshot at once, written 4 MB at a time, and its entries are let go. The files come segment by
-    segment, so a worker holds one segment's entries, not its whole shard's (at 100k, 50 MB each).
-    `defer` (a worker with at most ENTRIES_DEFERRED files to check): the snapshots are for the next
-    start, so all of them are made after this one's answer, in `finish`."""
+    """The entries of a worker's check as they are made, for the segment snapshots of the next start.
+    They wait for the answer (`finish`, in the write-back): making and writing the snapshots of a big
+    shard costs a fifth of its check, and the editor waits for none of it. What waits is held by a
+    _Spill: a few thousand entries in memory, the rest in a scratch file beside the findings cache (at
+    100k, 50 MB of entries per worker). When no scratch file can be made, a segment whose files all
+    have their entries becomes its snapshot at once, written 4 MB at a time (the files come segment by
+    segment: one segment's entries are held, not the whole shard's)."""
 
     def __init__(
         self, cache, variant: str, redo: dict[int, list[str]], stats: dict[str, Seen],
         now: float, seen: dict[str, tuple[str | None, str, str | None]], uri_of: Callable[[str], str],
-        keep: bool, defer: bool = False,
+        keep: bool,
     ) -> None:  # fmt: skip
+        from ....caches.findings import Entry, record_text, stamp_probe
+        from ....caches.segments import segment_of
+
         self.cache, self.variant, self.redo, self.stats = cache, variant, redo, stats
         self.now, self.seen, self.uri_of = now, seen, uri_of
+        # Called once per file: looked up once here (an import in a function costs a lookup per call).
+        self.segment_of, self.stamp_probe, self.entry, self.record_text = (
+            segment_of,
+            stamp_probe,
+            Entry._make,
+            record_text,
+        )
         self.kept: list[Any] | None = [] if keep else None  # entries for the per-file write-back
-        self.deferred: list[Any] | None = [] if defer else None  # taken in `finish`
+        self.deferred = _Spill(cache.root / HIDDEN_DIR) if cache is not None else None  # for `finish`
         self.fresh: dict[int, dict[str, Any]] = {}
         self.done: set[int] = set()
         self.snapshots: list[Snapshot] = []
         self.held = 0
 
     def add(self, entry: Any) -> None:
-        from ....caches.segments import segment_of
-
         if self.kept is not None:
             self.kept.append(entry)
-        seg = segment_of(entry.vpath)
-        if seg not in self.redo:
+        seg = self.segment_of(entry.vpath)
+        if seg in self.redo:  # what the file's reading noted for its snapshot waits with its entry
+            self._wait(seg, tuple(entry), self.seen.pop(entry.vpath, None))
+
+    def checked(self, c: Checked, noted: tuple[str | None, str, str | None]) -> None:
+        """A file of a first check (nothing kept: the findings cache was not asked), its entry made after
+        the answer from what its check found: its record's JSON waits too. The probe of its path stamp
+        is taken now, as the check saw it (memoized: a store has a few stamps)."""
+        if c.record is None:  # an odd file (unreadable, unusual values): no entry, as check_files makes none
+            self.seen[c.vpath] = noted
             return
-        if self.deferred is not None:
-            self.deferred.append((seg, entry))
-        else:
-            self._take(seg, entry)
+        probe = self.stamp_probe(c.record[2], self.cache.probes)
+        fields = (c.vpath, c.mtime, c.size, c.key, self.now, c.until, probe, c.record, c.payload)
+        self._wait(self.segment_of(c.vpath), fields, noted)
+
+    def _wait(self, seg: int, fields: tuple, noted: tuple[str | None, str, str | None] | None) -> None:
+        """An entry's fields (its record, or already its JSON) until `finish`; taken now when no scratch
+        file can be made (and what waited with it)."""
+        deferred = self.deferred
+        if deferred is not None:
+            if deferred.add((seg, fields, noted)):
+                return
+            self.deferred = None  # no scratch file: what waited is taken now, and the rest as it comes
+            self._replay(deferred)
+        self._made_entry(seg, fields, noted)
+
+    def _replay(self, deferred: _Spill) -> None:
+        for seg, fields, noted in deferred.taken():
+            self._made_entry(seg, fields, noted)
+
+    def _made_entry(self, seg: int, fields: tuple, noted: tuple[str | None, str, str | None] | None) -> None:
+        vpath, record = fields[0], fields[7]
+        if noted is not None:
+            self.seen[vpath] = noted
+        if not isinstance(record, str):
+            text = self.record_text(record)
+            if text is None:  # not plain values: no entry (the segment then gets no snapshot)
+                return
+            fields = (*fields[:7], text, fields[8])
+        self._take(seg, self.entry(fields))
 
     def _take(self, seg: int, entry: Any) -> None:
         vpaths = self.redo[seg]
@@ -353,9 +399,9 @@ class _SnapshotSink:
     def finish(self, lister: _Lister, aged_only: set[int]) -> None:
         """The rest: the snapshots made and not written, then the segments not made as their files came
         (a file without an entry, a segment only partly checked again), as before."""
-        deferred, self.deferred = self.deferred or [], None
-        for seg, entry in deferred:
-            self._take(seg, entry)
+        deferred, self.deferred = self.deferred, None
+        if deferred is not None:
+            self._replay(deferred)
         self.write()
         rest = {seg: vpaths for seg, vpaths in self.redo.items() if seg not in self.done}
         if rest:
