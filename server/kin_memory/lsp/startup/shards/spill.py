@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from ....store.paths import hidden_problem
+
 log = logging.getLogger("kin_memory.lsp")
 
 HELD = 2_000  # items kept in memory before they are written to the scratch file, as one batch
@@ -40,6 +42,11 @@ class _Spill:
             return True
         try:
             if self.file is None:
+                # Made by name, as SQLite opens the cache beside it: the folder is asked first, and a
+                # link there (a hidden folder is never followed out of the store) gets no scratch file.
+                problem = hidden_problem(self.folder.parent)
+                if problem is not None:
+                    raise OSError(problem)
                 self.file = tempfile.TemporaryFile(dir=self.folder, prefix="spill-")
             pickle.dump(self.held, self.file, pickle.HIGHEST_PROTOCOL)
         except (OSError, pickle.PicklingError) as exc:
