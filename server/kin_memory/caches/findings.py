@@ -169,6 +169,15 @@ class FindingsCache:
                 return None
         return None
 
+    def without_syncs(self) -> None:
+        """No sync to the disk on this connection's commits and checkpoints (a split first check's bulk
+        write: 10,000 entries' checkpoint waited some 20 ms on them). A cache may lose its last writes
+        when the machine stops; a file left unreadable then is discarded and made again (open)."""
+        try:
+            self.conn.execute("PRAGMA synchronous=OFF")
+        except sqlite3.Error:
+            pass
+
     def close(self) -> None:
         try:
             self.conn.close()

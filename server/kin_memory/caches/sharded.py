@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .frames import HEADER, read_all, read_exact, ready, send_frame  # noqa: F401 - the framing's users
 from .segments import SEGMENTS, segment_of
-from .writing import hand_over, join_writers, reap, still_writing, take_over  # noqa: F401 - join_writers: the callers'
+from .writing import join_writers, reap, still_writing, write_apart  # noqa: F401 - join_writers: the callers'
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -75,9 +75,9 @@ def workers_for(files: int, cold: bool) -> int:
 
 
 # The caller's share of a split's segments, over an even share: a worker writes its own entries before it
-# answers (some 5 µs a file, against 60 µs to check one), so it takes a little less, and its answer comes
-# when the caller is done with its own files.
-CALLER_SHARE = 1.03
+# answers (5 µs a file at 10k, 6 at 100k, against 60 µs to check one), so it takes a little less, and its
+# answer comes as the caller is done with its own files (34 of 64 segments for two processes).
+CALLER_SHARE = 1.06
 
 
 def owner_of(segment: int, count: int) -> int:
@@ -107,10 +107,10 @@ def check_sharded(
     """check_files over `count` processes, each its shard of `files`, merged as one process would have
     made it: the caller's (shard 0, through `cache`, its connection to the findings cache, when it has
     one open, with a little more than its share: see CALLER_SHARE) and `count - 1` forked workers (each
-    through its own connection). The workers write the new entries and forget the files gone (the
-    answer has neither), their own before they answer, and the first one the caller's too, which the
-    caller hands it then (its core is idle while the caller goes on with the answers:
-    caches/writing.py). The cache is complete once join_writers() returns.
+    through its own connection). Each worker writes its new entries and forgets its files gone before
+    it answers (the answer has neither); the caller's are written by a process forked for it once it
+    has every answer, while it goes on with them (caches/writing.py). The cache is complete once
+    join_writers() returns.
     None when forking or a worker
     failed: the caller checks in-process. With `sink`, each shard's process hands every file, as it
     is checked, to a Sink of its own (sink()), which keeps what the caller wants of it (work the caller
@@ -127,37 +127,28 @@ def check_sharded(
     join_writers()  # a previous split's entries are all written before this one looks anything up
     pids: list[int] = []
     fds: list[int] = []
-    back: int | None = None  # where the caller hands its new entries to the first worker
     parts: list[tuple[CachedCheck, Any]] | None = None
     try:
         for index in range(1, count):
             read_end, write_end = os.pipe()
-            back_read, back_write = os.pipe() if back is None else (-1, -1)
             pid = os.fork()
             if pid == 0:  # the worker: never returns
                 os.close(read_end)
-                for fd in (*fds, back_write, -1 if back is None else back):
-                    if fd >= 0:
-                        os.close(fd)
-                work = (files, ctx, form, render, root, (index, count), write_end, sink, stats)
-                _worker(*work, back_read, time.monotonic() + timeout)
+                for fd in fds:
+                    os.close(fd)
+                _worker(files, ctx, form, render, root, (index, count), write_end, sink, stats)
             os.close(write_end)
-            if back is None:
-                os.close(back_read)
-                back = back_write
             pids.append(pid)
             fds.append(read_end)
         own = _own_shard(files, ctx, form, render, root, count, sink, stats, cache)
         parts = [own, *_gather(fds, time.monotonic() + timeout)]
-        hand_over(back, own[0], root, cache, ctx.now)
-        back = None  # closed by hand_over
+        write_apart(own[0], root, cache, ctx.now)
     except Exception as exc:  # noqa: BLE001 - a shard failed (here or in a worker): one process checks
         log.info("check workers failed (%s): checking in one process", exc)
         parts = None
     finally:
-        for fd in (*fds, -1 if back is None else back):
-            if fd >= 0:
-                os.close(fd)
+        for fd in fds:
+            os.close(fd)
         if parts is None:
             for pid in pids:
                 reap(pid, kill=True)
@@ -185,32 +176,19 @@ def _own_shard(
 
 
 def _worker(
-    files,
-    ctx,
-    form: str,
-    render,
-    root: Path,
-    shard: tuple[int, int],
-    out: int,
-    sink,
-    stats=None,
-    back: int = -1,
-    deadline: float = 0.0,
+    files, ctx, form: str, render, root: Path, shard: tuple[int, int], out: int, sink, stats=None
 ) -> None:
     code = 1
     try:
         from .findings import FindingsCache
 
         cache = FindingsCache.open(root)  # its own connection: the parent's is not used across a fork
+        if cache is not None:
+            cache.without_syncs()
         checked, made = _check_shard(files, ctx, form, render, shard, cache, sink, stats)
         checked.write_back(cache, ctx.now)  # while the caller, with the larger share, still checks its own
         _send_parts(out, _answer(_flat(checked), made))
         os.close(out)
-        # The caller's entries are written after the answer: the caller goes on with it (merging,
-        # printing) meanwhile, and waits for this process to end (join_writers) before it takes the
-        # cache for complete.
-        if back >= 0:
-            take_over(back, deadline, checked.variant, cache, ctx.now)
         code = 0
     except BaseException:  # noqa: BLE001 - the parent checks in one process instead
         pass

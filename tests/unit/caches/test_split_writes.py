@@ -1,13 +1,14 @@
-"""The writes of a split check (caches/writing.py): the first worker writes the caller's entries with its
-own; what it cannot take the caller writes itself."""
+"""The writes of a split check the caller does not wait for (caches/writing.py): its entries are written
+by a process forked for them (by the caller itself when none can be made), and its connection stays
+open until that process is done."""
 
 from __future__ import annotations
 
 import os
 import sqlite3
-import threading
-import time
 from pathlib import Path
+
+import pytest
 
 from kin_memory.caches import writing
 from kin_memory.caches.checked import CachedCheck, check_files
@@ -48,67 +49,60 @@ def _rows(root: Path) -> list[str]:
         conn.close()
 
 
-def _hand(root: Path, ctx: Context, own: CachedCheck, back: int | None, worker=None) -> None:
-    """The caller's side: its entries handed over on `back` (with `worker` taking them meanwhile)."""
+def test_the_callers_entries_are_written_by_a_process_of_their_own(tmp_path: Path, monkeypatch) -> None:
+    root = _store(tmp_path)
+    ctx = Context(root=root)
+    own, _ = _checked(root, ctx)
+    forked: list[int] = []
+    real_fork = os.fork
+
+    def fork() -> int:
+        pid = real_fork()
+        if pid:
+            forked.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork)
     cache = FindingsCache.open(root)
     assert cache is not None
     try:
-        writing.hand_over(back, own, root, cache, ctx.now)
-        assert own.pending == []  # the caller has nothing left to write
-        taker = threading.Thread(target=worker) if worker is not None else None
-        if taker is not None:
-            taker.start()
+        writing.write_apart(own, root, cache, ctx.now)
+        assert len(forked) == 1 and own.pending == []  # the caller has nothing left to write
         writing.join_writers()
-        if taker is not None:
-            taker.join()
     finally:
         cache.close()
-
-
-def _take(root: Path, ctx: Context, theirs: CachedCheck, read_end: int) -> None:
-    """The first worker's side (its own connection): its own entries before it answers, then the
-    caller's."""
-    connection = FindingsCache.open(root)
-    theirs.write_back(connection, ctx.now)
-    writing.take_over(read_end, time.monotonic() + 30, theirs.variant, connection, ctx.now)
-    if connection is not None:
-        connection.close()
-
-
-def test_the_first_worker_writes_both_shards_entries(tmp_path: Path) -> None:
-    root = _store(tmp_path)
-    ctx = Context(root=root)
-    own, theirs = _checked(root, ctx)
-    assert own.pending and theirs.pending
-    read_end, write_end = os.pipe()
-    _hand(root, ctx, own, write_end, worker=lambda: _take(root, ctx, theirs, read_end))  # in a thread here
-    assert len(_rows(root)) == 6
-
-
-def test_entries_nobody_can_take_are_written_by_the_caller(tmp_path: Path) -> None:
-    root = _store(tmp_path)
-    ctx = Context(root=root)
-    own, _ = _checked(root, ctx)
-    _hand(root, ctx, own, None)
     assert len(_rows(root)) == 3
 
 
-def test_a_worker_whose_caller_closed_its_end_writes_its_own_entries(tmp_path: Path) -> None:
-    root = _store(tmp_path)
-    ctx = Context(root=root)
-    _, theirs = _checked(root, ctx)
-    read_end, write_end = os.pipe()
-    os.close(write_end)  # the caller wrote its entries itself and handed nothing
-    _take(root, ctx, theirs, read_end)
-    assert len(_rows(root)) == 3
-
-
-def test_entries_a_worker_never_reads_are_written_by_the_caller(tmp_path: Path) -> None:
-    """The worker died after it answered: the frame cannot be sent, and the caller writes its own."""
+def test_entries_no_process_can_be_made_for_are_written_by_the_caller(tmp_path: Path, monkeypatch) -> None:
     root = _store(tmp_path)
     ctx = Context(root=root)
     own, _ = _checked(root, ctx)
-    read_end, write_end = os.pipe()
-    os.close(read_end)
-    _hand(root, ctx, own, write_end)
+
+    def no_fork() -> int:
+        raise OSError("no more processes")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    cache = FindingsCache.open(root)
+    assert cache is not None
+    try:
+        writing.write_apart(own, root, cache, ctx.now)
+        assert own.pending == []
+    finally:
+        cache.close()
+    assert len(_rows(root)) == 3
+
+
+def test_the_callers_connection_is_closed_once_its_writers_are_done(tmp_path: Path) -> None:
+    root = _store(tmp_path)
+    ctx = Context(root=root)
+    own, _ = _checked(root, ctx)
+    cache = FindingsCache.open(root)
+    assert cache is not None
+    writing.write_apart(own, root, cache, ctx.now)
+    writing.close_after_writers(cache)
+    cache.conn.execute("SELECT 1")  # still open: a writer may still be writing
+    writing.join_writers()
+    with pytest.raises(sqlite3.ProgrammingError):
+        cache.conn.execute("SELECT 1")
     assert len(_rows(root)) == 3
