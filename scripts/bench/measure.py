@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kin_memory.caches.findings import DB_NAME as FINDINGS_DB
+from kin_memory.caches.summaries import PREFIX as SUMMARY_PREFIX
 from kin_memory.store.paths import HIDDEN_DIR
 
 from . import REPO
@@ -221,8 +222,11 @@ def external_write(c: LspClient, store: GeneratedStore, rounds: int) -> dict:
 
 
 def drop_findings_cache(store: GeneratedStore) -> None:
+    """No findings cache and no check summary kept: what a first `check` meets."""
     for suffix in ("", "-wal", "-shm", "-journal"):
         (store.root / HIDDEN_DIR / (FINDINGS_DB + suffix)).unlink(missing_ok=True)
+    for summary in (store.root / HIDDEN_DIR).glob(SUMMARY_PREFIX + "*"):
+        summary.unlink(missing_ok=True)
 
 
 def _timed_check(store: GeneratedStore) -> tuple[float, bytes, int]:
