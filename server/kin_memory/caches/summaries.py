@@ -4,9 +4,10 @@ A summary is megabytes (4.5 MB for a 10k store, ten times that at 100k). As a fi
 few milliseconds and read in less; as a row of the findings cache it cost some 25 ms to write (through
 the write-ahead log, queued behind the first check's entries) and up to 20 ms to read at 10k.
 
-One file per key, `check-summary-<key>` (the key is a SHA-256 in hex): written whole under another name
-and renamed over it (a reader has the old file or the new one, never a part of either), never through a
-link, never read past MAX_BYTES. Kept a day, at most KEEP of them.
+One file per key, `check-summary-<key>` (the key is a SHA-256 in hex): written as every file of the
+store is (store.atomic: whole under another name and renamed over it, so a reader has the old file or
+the new one, never a part), without syncs to the disk (a cache), never through a link, and read by the
+bounded reader (store.reader), never past MAX_BYTES. Kept a day, at most KEEP of them.
 
     {"since": …, "valid_until": …, "probes": {…}}\\n<the packed output>
 """
@@ -20,7 +21,9 @@ import string
 import time
 from pathlib import Path
 
+from ..store.atomic import write_at
 from ..store.paths import HiddenRefused, open_hidden_dir, open_hidden_file
+from ..store.reader import Refused, read_fd
 
 log = logging.getLogger("kin_memory.caches")
 
@@ -50,27 +53,13 @@ def read(root: Path, key: str, header_only: bool = False) -> Saved | None:
     finally:
         os.close(dir_fd)
     try:
-        size = os.fstat(fd).st_size
-        if size > MAX_BYTES:
-            return None
-        data = _read_all(fd, min(size, MAX_HEADER) if header_only else size)
-    except OSError:
+        data = read_fd(fd, MAX_HEADER, truncate=True) if header_only else read_fd(fd, MAX_BYTES)
+    except (OSError, Refused):
         return None
     finally:
         os.close(fd)
-    saved = _parsed(data)
+    saved = _parsed(data.data)
     return saved if saved is None or not header_only else (*saved[:3], b"")
-
-
-def _read_all(fd: int, size: int) -> bytes:
-    chunks, left = [], size
-    while left > 0:
-        chunk = os.read(fd, left)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        left -= len(chunk)
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _parsed(data: bytes) -> Saved | None:
@@ -102,31 +91,17 @@ def write(
     except (OSError, HiddenRefused) as exc:
         log.info("check summary not kept: %s", exc)
         return
-    part = f"{PREFIX}{key}.{os.getpid()}.part"
     try:
-        fd = open_hidden_file(dir_fd, part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-        try:
-            for piece in (head, output):
-                view = memoryview(piece)
-                while view:
-                    view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-        os.replace(part, PREFIX + key, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        write_at(dir_fd, PREFIX + key, head + output, durable=False)
         _tidy(dir_fd, keep=PREFIX + key)
-    except (OSError, HiddenRefused) as exc:
+    except OSError as exc:
         log.info("check summary not kept: %s", exc)
-        try:
-            os.unlink(part, dir_fd=dir_fd)
-        except OSError:
-            pass
     finally:
         os.close(dir_fd)
 
 
 def _tidy(dir_fd: int, keep: str) -> None:
-    """Remove summaries older than MAX_AGE and all but the KEEP newest (and parts left by a process that
-    died writing one, once they are as old)."""
+    """Remove summaries older than MAX_AGE and all but the KEEP newest."""
     now = time.time()
     found: list[tuple[float, str]] = []
     for name in os.listdir(dir_fd):
@@ -138,7 +113,7 @@ def _tidy(dir_fd: int, keep: str) -> None:
             continue
         if now - st.st_mtime > MAX_AGE:
             _remove(dir_fd, name)
-        elif not name.endswith(".part"):
+        else:
             found.append((st.st_mtime, name))
     found.sort(reverse=True)
     for _, name in found[KEEP - 1 :]:

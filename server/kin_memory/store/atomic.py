@@ -53,7 +53,7 @@ def make_dirs(path: Path) -> None:
         fsync_dir(d.parent)
 
 
-def _write_temp(dir_fd: int, data: bytes, mode: int) -> str:
+def _write_temp(dir_fd: int, data: bytes, mode: int, durable: bool = True) -> str:
     name = TEMP_PREFIX + secrets.token_hex(8)
     fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, FILE_MODE, dir_fd=dir_fd)
     try:
@@ -61,7 +61,8 @@ def _write_temp(dir_fd: int, data: bytes, mode: int) -> str:
         while view:
             view = view[os.write(fd, view) :]
         os.fchmod(fd, mode)
-        os.fsync(fd)
+        if durable:
+            os.fsync(fd)
     except BaseException:
         os.close(fd)
         with contextlib.suppress(OSError):
@@ -79,16 +80,20 @@ def _identity(st: os.stat_result) -> tuple[int, int, int]:
     return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def write_at(dir_fd: int, name: str, data: bytes, expect: os.stat_result | None = None) -> None:
+def write_at(
+    dir_fd: int, name: str, data: bytes, expect: os.stat_result | None = None, durable: bool = True
+) -> None:
     """Replace (or create) `name` atomically; an existing file keeps its permission bits. With expect,
     the target is checked again right before the rename (after the slow fsync of the new version), so
-    a writer that changed it meanwhile is reported (Changed), not overwritten."""
+    a writer that changed it meanwhile is reported (Changed), not overwritten. `durable` False: nothing
+    is synced to the disk (a cache, which may lose its last writes when the machine stops, never a
+    torn file)."""
     try:
         st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         mode = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else FILE_MODE
     except FileNotFoundError:
         mode = FILE_MODE
-    tmp = _write_temp(dir_fd, data, mode)
+    tmp = _write_temp(dir_fd, data, mode, durable)
     try:
         if expect is not None:
             try:
@@ -102,7 +107,8 @@ def write_at(dir_fd: int, name: str, data: bytes, expect: os.stat_result | None 
         with contextlib.suppress(OSError):
             os.unlink(tmp, dir_fd=dir_fd)
         raise
-    _fsync_fd(dir_fd)
+    if durable:
+        _fsync_fd(dir_fd)
 
 
 def create_at(dir_fd: int, name: str, data: bytes) -> None:
