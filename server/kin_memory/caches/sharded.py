@@ -1,13 +1,14 @@
-"""Checking a store's files across forked processes, a shard each: what the server's cold start and the
-CLI's first `check` share.
+"""Checking a store's files across forked processes, a shard each: what the CLI's first `check` does
+with a store big enough (the server's cold start has workers of its own, lsp/startup/shards, with the
+same framing: caches/frames.py).
 
-A shard of n processes is every segment s with s % n == its index (caches/segments.py), the same split
-the findings cache answers by (FindingsCache.lookup_batches), so each process reads, parses and checks
-its own files and looks up only its own entries. What travels back is a frame on a pipe (marshalled
-plain values, see _answer). The server's workers stream diagnostics to the editor as they go
-(lsp/startup/shards); the CLI's gather a whole CachedCheck each, merged here into what one process
-would have made: the same files in the same order. Each process writes its own shard's new entries to
-the findings cache (a worker after it answered), so the merged check has none left to write.
+The caller takes the first segments (caches/segments.py) of the store, a little more than its share
+(CALLER_SHARE), and each worker the others in turn, so each process reads, parses and checks its own
+files and looks up only their entries. What travels back is a frame on a pipe (marshalled plain values,
+see _answer): with a Sink, only what the Sink kept of the files; without one, the whole CachedCheck,
+merged here into what one process would have made (the same files in the same order). Each worker
+writes its own new entries before it answers; the caller's are written by a process forked for them
+(caches/writing.py), so the merged check has none left to write.
 
 This module knows nothing of LSP: the CLI imports it.
 """
@@ -22,9 +23,9 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .frames import HEADER, read_all, read_exact, ready, send_frame  # noqa: F401 - the framing's users
+from .frames import HEADER, ready
 from .segments import SEGMENTS, segment_of
-from .writing import join_writers, reap, still_writing, write_apart  # noqa: F401 - join_writers: the callers'
+from .writing import join_writers, reap, still_writing, write_apart
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -110,9 +111,7 @@ def check_sharded(
     through its own connection). Each worker writes its new entries and forgets its files gone before
     it answers (the answer has neither); the caller's are written by a process forked for it once it
     has every answer, while it goes on with them (caches/writing.py). The cache is complete once
-    join_writers() returns.
-    None when forking or a worker
-    failed: the caller checks in-process. With `sink`, each shard's process hands every file, as it
+    join_writers() returns. None when forking or a worker failed: the caller checks in-process. With `sink`, each shard's process hands every file, as it
     is checked, to a Sink of its own (sink()), which keeps what the caller wants of it (work the caller
     would otherwise do alone after the others): the second item is what each Sink made, in shard
     order, and the files stay where they were checked (none travels back, none is kept): the merged
@@ -152,7 +151,7 @@ def check_sharded(
         if parts is None:
             for pid in pids:
                 reap(pid, kill=True)
-        else:  # each answered and is writing its new entries now: waited for by join_writers()
+        else:  # each answered, its entries written: reaped by join_writers()
             still_writing(pids)
     if parts is None:
         return None

@@ -13,14 +13,14 @@ if TYPE_CHECKING:  # the workers import no more than they need before the fork
     pass
 
 
-from ....caches.sharded import HEADER, read_all, read_exact, send_frame
+from ....caches.frames import HEADER, read_all, read_exact, send_frame
 from .records import JsonRecords, PickledRecords, ShardResult
 from .snapshots import RecallSaid
 
 log = logging.getLogger("kin_memory.lsp")
 
 
-# The framing every forked checker uses, the CLI's too (caches/sharded.py).
+# The framing every forked checker uses, the CLI's too (caches/frames.py).
 _HEADER, _send, _read_exact = HEADER, send_frame, read_exact
 
 

@@ -332,7 +332,7 @@ def _scan(root: Path, index: int, count: int, cache) -> tuple[Listing, Callable[
             index_vpath = vpath
             continue
         seg = segment_of(vpath)
-        if seg % count == index:  # as sharded.in_shard splits them, and the findings cache answers
+        if seg % count == index:  # as the findings cache answers (lookup_batches)
             mine.append((path, vpath, seg))
         if index == 0:
             segments.setdefault(seg, []).append(vpath)
