@@ -237,7 +237,7 @@ def _summarised(root: Path, ctx, only: Path | None, fmt: str) -> Part:
             read = dict(keys_read(checked, parts))
             keys = [(v, read[v] if v in read else _key_now(path)) for path, v, _ in scanned[0]]
             key = summary_key(how, keys)
-        keep = cache is not None and checked.valid_until > ctx.now and not problems
+        keep = checked.valid_until > ctx.now and not problems
         if parts is not None:  # the shards' segments, already encoded
             rows, counts, files = with_shards(root, results, scan, parts, only, fmt)
             if keep and cache is not None:
@@ -257,8 +257,8 @@ def _summarised(root: Path, ctx, only: Path | None, fmt: str) -> Part:
 
 
 def _join_writers() -> None:
-    """The first worker of a split check writes its entries (and the summary) after it answered, while
-    this process prints: the check ends with it."""
+    """A split check's entries are written by processes of their own while this one prints (see
+    caches/writing.py): the check ends with them."""
     from ..caches.writing import join_writers
 
     join_writers()

@@ -14,7 +14,10 @@ from .. import plain_json
 from ..sinks import terminal
 from ..sinks.controls import nothing_to_escape
 from ..wording import counted
-from .check_summary import Segment  # light (no store, no findings): imported per file otherwise
+from .check_summary import (  # light (no store, no findings): imported per file otherwise
+    Segment,
+    count_severities,
+)
 
 if TYPE_CHECKING:
     from ..findings.model import Finding
@@ -89,8 +92,7 @@ def _row(f: Finding) -> list:
 def part_of(segments: list[Segment], files: int, fmt: str) -> Part:
     counts: dict[str, int] = {}
     for seg in segments:
-        for severity in seg.severities:
-            counts[severity] = counts.get(severity, 0) + 1
+        count_severities(counts, seg.severities)
     return output_part(
         "".join(seg.piece for seg in segments).encode("utf-8", "surrogatepass"), counts, files, fmt
     )
@@ -131,8 +133,7 @@ def _piece(rows: list[tuple[str, Finding]], fmt: str, here: str) -> str:
 
 def render_rows(rows: list[tuple[str, Finding]], fmt: str) -> Part:
     counts: dict[str, int] = {}
-    for _, f in rows:
-        counts[f.severity] = counts.get(f.severity, 0) + 1
+    count_severities(counts, (f.severity for _, f in rows))
     if fmt == "json":
         return Part([_json(path, f) for path, f in rows], counts)
     return Part(_text(rows, here_now()).encode("utf-8", "surrogatepass"), counts)

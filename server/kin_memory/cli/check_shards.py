@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .check_output import Ages, decode_findings, here_now, segment_for, segments_of
-from .check_summary import PackedRow, detail_of, detail_with_rows
+from .check_summary import PackedRow, count_severities, detail_with_rows, row_of
 
 if TYPE_CHECKING:
     from ..findings.model import Finding
@@ -75,14 +75,11 @@ class ShardSink:
         path = self.prefix + c.vpath[self.cut :]
         seg = segment_for(path, self.here, c.vpath, findings, age, self.only, self.fmt, rows=not own)
         if seg is not None:
+            detail = None  # its own: its rows were made (a scan finding joined them), or it has none
             if own and seg.life is not None:  # the payload's rows, or none when `only` left them out
                 detail = detail_with_rows(seg, (c.payload or b"[]") if seg.severities else b"[]")
-            else:
-                detail = detail_of(seg)
-            self.segments.append((seg.vpath, seg.until, seg.piece.encode("utf-8", "surrogatepass"), detail))
-            counts = self.counts
-            for severity in seg.severities:
-                counts[severity] = counts.get(severity, 0) + 1
+            self.segments.append(row_of(seg, detail))
+            count_severities(self.counts, seg.severities)
         self.listable.append(listed_of(c))
         self.keys.append((c.vpath, c.key))
 
@@ -114,9 +111,8 @@ def with_shards(
     counts: dict[str, int] = {}
     rows: list[PackedRow] = []
     for seg in segments_of(root, here, {}, only, fmt):
-        rows.append((seg.vpath, seg.until, seg.piece.encode("utf-8", "surrogatepass"), detail_of(seg)))
-        for severity in seg.severities:
-            counts[severity] = counts.get(severity, 0) + 1
+        rows.append(row_of(seg))
+        count_severities(counts, seg.severities)
     for part in parts:
         rows += part.segments
         for severity, n in part.counts.items():

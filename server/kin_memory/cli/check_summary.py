@@ -15,7 +15,7 @@ import json
 import struct
 import sys
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .. import plain_json
@@ -44,13 +44,22 @@ class Segment:
 def pack(files: int, segments: list[Segment]) -> bytes:
     counts: dict[str, int] = {}
     for seg in segments:
-        for severity in seg.severities:
-            counts[severity] = counts.get(severity, 0) + 1
-    rows = [(seg.vpath, seg.until, _piece_bytes(seg), _detail_bytes(seg)) for seg in segments]
-    return pack_rows(files, counts, rows)
+        count_severities(counts, seg.severities)
+    return pack_rows(files, counts, [row_of(seg) for seg in segments])
 
 
 PackedRow = tuple[str, float, bytes, bytes]  # a segment as packed: vpath, until, printed bytes, details
+
+
+def row_of(seg: Segment, detail: bytes | None = None) -> PackedRow:
+    """A segment as the summary packs it; its details as given, else its own."""
+    return (seg.vpath, seg.until, _piece_bytes(seg), _detail_bytes(seg) if detail is None else detail)
+
+
+def count_severities(counts: dict[str, int], severities: Iterable[str]) -> None:
+    """One more in `counts` for each finding's severity."""
+    for severity in severities:
+        counts[severity] = counts.get(severity, 0) + 1
 
 
 def pack_rows(files: int, counts: dict[str, int], rows: list[PackedRow]) -> bytes:
@@ -134,8 +143,7 @@ class Packed:
     def replace(self, i: int, seg: Segment) -> None:
         for severity in self.segment(i).severities:
             self.counts[severity] -= 1
-        for severity in seg.severities:
-            self.counts[severity] = self.counts.get(severity, 0) + 1
+        count_severities(self.counts, seg.severities)
         self.counts = {k: v for k, v in self.counts.items() if v}
         self._replaced[i] = seg
         self.until[i] = seg.until
