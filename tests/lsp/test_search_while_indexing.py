@@ -58,6 +58,7 @@ def wait_for_snapshots(store: Path, files: int, timeout: float = 20.0) -> None:
         except sqlite3.Error:
             pass
         time.sleep(0.05)
+    raise AssertionError(f"the first session's workers wrote no snapshot of some segments in {timeout}s")
 
 
 def test_a_memory_written_while_the_editor_was_closed_is_found_at_once(tmp_path: Path) -> None:

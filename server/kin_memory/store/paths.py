@@ -201,6 +201,31 @@ def is_transient(exc: BaseException) -> bool:
 
 def use_wal(conn: sqlite3.Connection) -> None:
     """Write-ahead mode, synced at checkpoints, its log kept within WAL_SIZE_LIMIT."""
-    conn.execute("PRAGMA journal_mode=WAL")
+    _switch_to_wal(conn)
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
+
+
+WAL_SWITCH_WAIT = 5.0  # seconds, as long as a connection waits for another process's lock
+
+
+def _switch_to_wal(conn: sqlite3.Connection) -> None:
+    """The switch to write-ahead mode, tried again while SQLite says "busy". Two processes opening a new
+    database at once (a start's workers and its findings cache) both hold a read lock and both want the
+    write lock: SQLite refuses one of them at once, without waiting, to avoid a deadlock. One of the
+    two refused a whole worker's cache in about one start in ten."""
+    import time
+
+    deadline = time.monotonic() + WAL_SWITCH_WAIT
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except Exception as exc:  # sqlite3.OperationalError; sqlite3 is not imported here
+            code = getattr(exc, "sqlite_errorcode", None)
+            if not (isinstance(code, int) and code & 0xFF == _BUSY) or time.monotonic() >= deadline:
+                raise
+        time.sleep(0.005)
+
+
+_BUSY = 5  # SQLITE_BUSY

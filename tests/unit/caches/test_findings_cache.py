@@ -420,3 +420,24 @@ def test_a_cache_of_another_format_is_made_again_under_processes_that_have_it_op
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     conn.close()
     assert check(store, ctx) == (fresh(store, ctx), 4)
+
+
+def test_processes_opening_a_new_cache_at_once_all_get_it(tmp_path: Path) -> None:
+    """A start's workers open the findings cache at the same moment, the first time it is made. SQLite
+    refuses one of two switches to write-ahead mode at once, without waiting; that worker then ran
+    without the cache and wrote no snapshot for the next start (about one start in ten)."""
+    refused = 0
+    for trial in range(40):
+        root = tmp_path / f"store{trial}"
+        (root / HIDDEN_DIR).mkdir(parents=True)
+        pids = []
+        for _ in range(4):
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the child reports by its exit code
+                cache = FindingsCache.open(root)
+                os._exit(0 if cache is not None else 1)
+            pids.append(pid)
+        for pid in pids:
+            _, status = os.waitpid(pid, 0)
+            refused += os.waitstatus_to_exitcode(status) != 0
+    assert refused == 0
