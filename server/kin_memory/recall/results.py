@@ -88,7 +88,7 @@ def index_preview_result(block: PromptBlock) -> IndexPreviewResult:
         lines=block.kept,
         bytes=len(text.encode("utf-8", "surrogatepass")),
         truncated=block.truncated,
-        cut=len(block.lines) - block.kept,
+        cut=block.count - block.kept,
         cut_reason=reason,  # type: ignore[arg-type]  # narrowed to the literal above
         hidden=block.hidden,
     )

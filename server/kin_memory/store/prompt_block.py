@@ -35,14 +35,22 @@ class PromptBlock:
     cut_byte_col: int = 0
     hidden: int = 0  # foreign-workspace files collapsed into the summary line
     extra: dict[str, int] = field(default_factory=dict)
+    # Listing lines past the line cap, counted but not made: they come after the first MAX_LINES listing
+    # lines and before the summary line (a 100k-memory store's block made 100k lines nobody sees).
+    omitted: int = 0
 
     @property
     def text(self) -> str:
         return "\n".join(line.text for line in self.lines[: self.kept])
 
     @property
+    def count(self) -> int:
+        """Every line of the block, those past the cap included."""
+        return len(self.lines) + self.omitted
+
+    @property
     def truncated(self) -> bool:
-        return self.kept < len(self.lines)
+        return self.kept < self.count
 
 
 class Listable(Protocol):
@@ -104,22 +112,22 @@ def compose(memories: Iterable[Listable], index: Memory | None, active: tuple[st
     return compose_from(listed, hidden, index)
 
 
-def _in_order(listed: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The listing by path, as far as the line cap lets anyone see it: past MAX_LINES no line is shown and
-    only their count matters, so those are left in no particular order (a 100k-memory store's full sort
-    took a tenth of a second of every check of MEMORY.md)."""
+def _first_by_path(listed: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The listing's first MAX_LINES lines by path: past the line cap no line is shown and only their
+    count matters (a 100k-memory store's full sort took a tenth of a second of every check of MEMORY.md,
+    and making its lines another twentieth)."""
     if len(listed) <= MAX_LINES:
         return sorted(listed)
-    head = heapq.nsmallest(MAX_LINES, listed)
-    last = head[-1]
-    return head + [item for item in listed if item > last]
+    return heapq.nsmallest(MAX_LINES, listed)
 
 
 def compose_from(listed: list[tuple[str, str]], hidden: int, index: Memory | None) -> PromptBlock:
     lines = [BlockLine("# Memory", "header")]
     # Made in C (`tuple.__new__`, not the named tuple's own constructor): 100k lines at 100k memories.
     make = partial(tuple.__new__, BlockLine)
-    lines += map(make, zip(map(itemgetter(1), _in_order(listed)), repeat("listing"), repeat(-1)))
+    shown = _first_by_path(listed)
+    lines += map(make, zip(map(itemgetter(1), shown), repeat("listing"), repeat(-1)))
+    omitted = len(listed) - len(shown)
     if hidden:
         lines.append(
             BlockLine(
@@ -131,8 +139,9 @@ def compose_from(listed: list[tuple[str, str]], hidden: int, index: Memory | Non
         lines.append(BlockLine("## MEMORY.md", "header"))
         for n, text in enumerate(index.lines):
             lines.append(BlockLine(text, "index", n))
-    kept = min(len(lines), MAX_LINES)
-    reason = "lines" if len(lines) > MAX_LINES else ""
+    count = len(lines) + omitted
+    kept = min(count, MAX_LINES)
+    reason = "lines" if count > MAX_LINES else ""
     used = 0
     cut_line, cut_col = -1, 0
     for i, line in enumerate(lines[:kept]):
@@ -144,4 +153,4 @@ def compose_from(listed: list[tuple[str, str]], hidden: int, index: Memory | Non
             cut_line, kept, reason = i, i, "bytes"
             break
         used += size
-    return PromptBlock(tuple(lines), kept, reason, cut_line, cut_col, hidden)
+    return PromptBlock(tuple(lines), kept, reason, cut_line, cut_col, hidden, omitted=omitted)

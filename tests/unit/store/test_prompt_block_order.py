@@ -1,5 +1,5 @@
 """The prompt block past its line cap: the lines anyone sees are the listing's first by path, whatever the
-order the listing came in; the lines past the cap are all there (counted), in no particular order."""
+order the listing came in; the lines past the cap are counted, not made."""
 
 from __future__ import annotations
 
@@ -27,8 +27,10 @@ def test_a_block_past_its_cap_shows_the_first_lines_by_path_and_counts_the_rest(
     for seed in (1, 2, 3):
         block = compose_from(listing(5000, seed), 4, index)  # type: ignore[arg-type]
         assert block.text.split("\n") == shown
-        assert len(block.lines) == 1 + 5000 + 1 + 2 + 3  # header, listing, summary, blank + title, MEMORY.md
-        assert sorted(b.text for b in block.lines if b.source == "listing") == sorted(t for _, t in whole)
+        assert block.count == 1 + 5000 + 1 + 2 + 3  # header, listing, summary, blank + title, MEMORY.md
+        # The lines past the cap are counted, not made: the first MAX_LINES of the listing are.
+        assert [b.text for b in block.lines if b.source == "listing"] == [t for _, t in whole][:MAX_LINES]
+        assert block.omitted == 5000 - MAX_LINES and block.truncated
         assert [b.index_line for b in block.lines[MAX_LINES:] if b.source == "index"] == [0, 1, 2]
         found = check(index, block, {v for v, _ in whole}, Context(root=tmp_path, active=(), now=0.0))  # type: ignore[arg-type]
         assert [f.code for f in found] == ["KM500"]

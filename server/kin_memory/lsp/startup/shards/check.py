@@ -130,14 +130,21 @@ def _stat_files(
     stats: dict[str, Seen] = {}
     listings: dict[int, list[tuple[str, int]]] = {}
     stat = os.stat
+    last = None
+    # The files come segment by segment (the kept listing keeps them so): a segment's lists are looked up
+    # when it changes, not for every file (any order is still right).
     for path, vpath, seg in files:
-        by_segment.setdefault(seg, []).append((path, vpath))
+        if seg != last:
+            last = seg
+            seg_files = by_segment.setdefault(seg, [])
+            seg_listing = listings.setdefault(seg, [])
+        seg_files.append((path, vpath))
         try:
             seen = seen_of(stat(path))
         except OSError:
             continue
         stats[vpath] = seen
-        listings.setdefault(seg, []).append((vpath, seen.key))
+        seg_listing.append((vpath, seen[2]))
     return by_segment, stats, listings
 
 
