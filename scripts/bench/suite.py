@@ -140,8 +140,13 @@ def run_size(store: GeneratedStore, quick: bool, log=print, semantic_off: bool =
     if semantic_off:  # the old budgets, with the layer off
         log("  the same with recall.semantic off:")
         out["off"] = server_measures(store, quick, timeout, log, semantic="off")
+    # The floors and the first checks are measured settled, as the cold start is: the servers above wrote
+    # hundreds of MB (recall index, history, findings cache) still being written back, which slowed
+    # whatever ran next (a 10k store's five first checks fell from 0.85 s to 0.55 s one after another).
+    settle(store)
     out["floors"] = floors(store, quick, log)  # the FTS5 floor before the probes below change the index
     out["first_search"] = first_search_measures(store, timeout, log)
+    settle(store)
     out["check"] = check_cli(store, cached_runs=3, first_runs=3 if quick else 5)
     log(f"  kin-memory check: first {out['check']['first_s']}s, second {out['check']['second_s']}s")
     out["first_look"] = first_look(store, runs=3 if quick else 5, calls=10 if quick else 20)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 from pathlib import Path
 
@@ -54,7 +53,9 @@ def make_dirs(path: Path) -> None:
 
 
 def _write_temp(dir_fd: int, data: bytes, mode: int, durable: bool = True) -> str:
-    name = TEMP_PREFIX + secrets.token_hex(8)
+    name = (
+        TEMP_PREFIX + os.urandom(8).hex()
+    )  # as secrets.token_hex, without its import (random, hmac, base64)
     fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, FILE_MODE, dir_fd=dir_fd)
     try:
         view = memoryview(data)
