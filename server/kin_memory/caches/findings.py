@@ -330,7 +330,7 @@ class FindingsCache:
         return {} if saved is None else saved[2]
 
     def put_summary(
-        self, key: str, since: float, valid_until: float, probes: dict[str, str], output: bytes
+        self, key: str, since: float, valid_until: float, probes: dict[str, str], output: bytes | list[bytes]
     ) -> None:
         from . import summaries
 

@@ -4,10 +4,10 @@ same framing: caches/frames.py).
 
 The caller takes the first segments (caches/segments.py) of the store, a little more than its share
 (CALLER_SHARE), and each worker the others in turn, so each process reads, parses and checks its own
-files and looks up only their entries. What travels back is a frame on a pipe (marshalled plain values,
-see _answer): with a Sink, only what the Sink kept of the files; without one, the whole CachedCheck,
+files and looks up only their entries. What travels back is an answer left in a nameless file in memory,
+its size told on a pipe (marshalled plain values, see _answer and _send_answer): with a Sink, only what the Sink kept of the files; without one, the whole CachedCheck,
 merged here into what one process would have made (the same files in the same order). Each worker
-writes its own new entries before it answers; the caller's are written by a process forked for them
+writes its own new entries after it answers; the caller's are written by a process forked for them
 (caches/writing.py), so the merged check has none left to write.
 
 This module knows nothing of LSP: the CLI imports it.
@@ -75,9 +75,10 @@ def workers_for(files: int, cold: bool) -> int:
     return max(1, min(cores(), MAX_WORKERS))
 
 
-# The caller's share of a split's segments, over an even share: a worker writes its own entries before it
-# answers (5 µs a file at 10k, 6 at 100k, against 60 µs to check one), so it takes a little less, and its
-# answer comes as the caller is done with its own files (34 of 64 segments for two processes).
+# The caller's share of a split's segments, over an even share (34 of 64 segments for two processes): a
+# worker writes its own entries after it answers (5 µs a file at 10k, 6 at 100k, against 60 µs to check
+# one), while the caller still checks; the caller's are written by another process after the answers,
+# beside the caller's own work, so the caller takes a little more.
 CALLER_SHARE = 1.06
 
 
@@ -108,7 +109,7 @@ def check_sharded(
     """check_files over `count` processes, each its shard of `files`, merged as one process would have
     made it: the caller's (shard 0, through `cache`, its connection to the findings cache, when it has
     one open, with a little more than its share: see CALLER_SHARE) and `count - 1` forked workers (each
-    through its own connection). Each worker writes its new entries and forgets its files gone before
+    through its own connection). Each worker writes its new entries and forgets its files gone after
     it answers (the answer has neither); the caller's are written by a process forked for it once it
     has every answer, while it goes on with them (caches/writing.py). The cache is complete once
     join_writers() returns. None when forking or a worker failed: the caller checks in-process. With `sink`, each shard's process hands every file, as it
@@ -126,27 +127,29 @@ def check_sharded(
     join_writers()  # a previous split's entries are all written before this one looks anything up
     pids: list[int] = []
     fds: list[int] = []
+    scratch: list[int] = []  # where each worker leaves its answer (see _send_answer)
     parts: list[tuple[CachedCheck, Any]] | None = None
     try:
         for index in range(1, count):
             read_end, write_end = os.pipe()
+            scratch.append(_scratch_fd())
             pid = os.fork()
             if pid == 0:  # the worker: never returns
                 os.close(read_end)
                 for fd in fds:
                     os.close(fd)
-                _worker(files, ctx, form, render, root, (index, count), write_end, sink, stats)
+                _worker(files, ctx, form, render, root, (index, count), (write_end, scratch[-1]), sink, stats)
             os.close(write_end)
             pids.append(pid)
             fds.append(read_end)
         own = _own_shard(files, ctx, form, render, root, count, sink, stats, cache)
-        parts = [own, *_gather(fds, time.monotonic() + timeout)]
+        parts = [own, *_gather(fds, scratch, time.monotonic() + timeout)]
         write_apart(own[0], root, cache, ctx.now)
     except Exception as exc:  # noqa: BLE001 - a shard failed (here or in a worker): one process checks
         log.info("check workers failed (%s): checking in one process", exc)
         parts = None
     finally:
-        for fd in fds:
+        for fd in (*fds, *scratch):
             os.close(fd)
         if parts is None:
             for pid in pids:
@@ -175,7 +178,7 @@ def _own_shard(
 
 
 def _worker(
-    files, ctx, form: str, render, root: Path, shard: tuple[int, int], out: int, sink, stats=None
+    files, ctx, form: str, render, root: Path, shard: tuple[int, int], out: tuple[int, int], sink, stats=None
 ) -> None:
     code = 1
     try:
@@ -185,9 +188,11 @@ def _worker(
         if cache is not None:
             cache.without_syncs()
         checked, made = _check_shard(files, ctx, form, render, shard, cache, sink, stats)
-        checked.write_back(cache, ctx.now)  # while the caller, with the larger share, still checks its own
-        _send_parts(out, _answer(_flat(checked), made))
-        os.close(out)
+        _send_answer(*out, _answer(_flat(checked), made))  # the answer holds no entry: see _flat
+        os.close(out[0])
+        # Written after the answer, while the caller still checks its own, larger share: the caller
+        # waits for this process only at its end (join_writers), never for the answer.
+        checked.write_back(cache, ctx.now)
         code = 0
     except BaseException:  # noqa: BLE001 - the parent checks in one process instead
         pass
@@ -241,12 +246,26 @@ def _answer(flat: Flat, made: Any) -> list[bytes]:
         return [b"P", pickle.dumps((flat, made), protocol=pickle.HIGHEST_PROTOCOL)]
 
 
-def _send_parts(fd: int, parts: list[bytes]) -> None:
-    """One frame (see HEADER) made of these parts, written without joining them."""
-    for part in (HEADER.pack(sum(map(len, parts))), *parts):
+def _scratch_fd() -> int:
+    """A file in memory, nameless, for a worker's answer (a pipe holds 64 KB: a worker's megabytes sent
+    through one waited for the caller to read them, and the caller reads only once its own share is
+    checked, so the worker's writes to the findings cache came after, beside the caller's last steps)."""
+    if hasattr(os, "memfd_create"):
+        return os.memfd_create("kin-memory-answer", getattr(os, "MFD_CLOEXEC", 0))
+    import tempfile
+
+    with tempfile.TemporaryFile() as f:  # already unlinked where it can be
+        return os.dup(f.fileno())
+
+
+def _send_answer(signal: int, scratch: int, parts: list[bytes]) -> None:
+    """The answer's parts written to the scratch file, then its size (see HEADER) on the pipe: the
+    caller reads the file once it is told."""
+    for part in parts:
         view = memoryview(part)
         while view:
-            view = view[os.write(fd, view) :]
+            view = view[os.write(scratch, view) :]
+    os.write(signal, HEADER.pack(sum(map(len, parts))))
 
 
 def _answered(data: bytes | memoryview) -> tuple[Flat, Any]:
@@ -269,31 +288,28 @@ def _unflat(flat: Flat) -> CachedCheck:
     return CachedCheck([Checked(*row) for row in rows], hits, variant, [], valid_until, probes, [])
 
 
-def _gather(fds: list[int], deadline: float) -> list[tuple[CachedCheck, Any]]:
-    """Every worker's answer, read from all at once (one left unread would stall its worker on a full
-    pipe), each into a buffer of the size its frame's header says: megabytes are read in place, not
-    gathered in pieces and copied."""
+def _gather(fds: list[int], scratch: list[int], deadline: float) -> list[tuple[CachedCheck, Any]]:
+    """Every worker's answer: its size from its pipe (EOF there: the worker failed), then the answer
+    itself read in place from its scratch file, into a buffer of that size."""
     heads = {fd: b"" for fd in fds}
     bodies: dict[int, memoryview] = {}
-    filled = dict.fromkeys(fds, 0)
     waiting = list(fds)
     while waiting:
         for fd in ready(waiting, deadline):
-            body = bodies.get(fd)
-            if body is None:
-                data = os.read(fd, HEADER.size - len(heads[fd]))
-                if not data:
-                    raise EOFError("worker exited early")
-                heads[fd] += data
-                if len(heads[fd]) == HEADER.size:
-                    bodies[fd] = body = memoryview(bytearray(HEADER.unpack(heads[fd])[0]))
-            else:
-                got = os.readv(fd, [body[filled[fd] :]])
-                if not got:
-                    raise EOFError("worker exited early")
-                filled[fd] += got
-            if body is not None and filled[fd] == len(body):
+            data = os.read(fd, HEADER.size - len(heads[fd]))
+            if not data:
+                raise EOFError("worker exited early")
+            heads[fd] += data
+            if len(heads[fd]) == HEADER.size:
                 waiting.remove(fd)
+    for fd, file in zip(fds, scratch, strict=True):
+        body = bodies[fd] = memoryview(bytearray(HEADER.unpack(heads[fd])[0]))
+        filled = 0
+        while filled < len(body):
+            got = os.preadv(file, [body[filled:]], filled)
+            if not got:
+                raise EOFError("worker's answer cut short")
+            filled += got
     parts = []
     for fd in fds:
         flat, made = _answered(bodies[fd])

@@ -79,10 +79,15 @@ def _parsed(data: bytes) -> Saved | None:
 
 
 def write(
-    root: Path, key: str, since: float, valid_until: float, probes: dict[str, str], output: bytes
+    root: Path,
+    key: str,
+    since: float,
+    valid_until: float,
+    probes: dict[str, str],
+    output: bytes | list[bytes],
 ) -> None:
-    """Keep `output` for `key` (replacing what was kept for it); the old and the surplus are removed.
-    A failure leaves what was there."""
+    """Keep `output` (bytes, or its parts in order) for `key` (replacing what was kept for it); the old
+    and the surplus are removed. A failure leaves what was there."""
     if not _is_key(key):
         return
     head = json.dumps({"since": since, "valid_until": valid_until, "probes": probes}).encode() + b"\n"
@@ -92,7 +97,12 @@ def write(
         log.info("check summary not kept: %s", exc)
         return
     try:
-        write_at(dir_fd, PREFIX + key, head + output, durable=False)
+        write_at(
+            dir_fd,
+            PREFIX + key,
+            [head, *output] if isinstance(output, list) else [head, output],
+            durable=False,
+        )
         _tidy(dir_fd, keep=PREFIX + key)
     except OSError as exc:
         log.info("check summary not kept: %s", exc)

@@ -1,7 +1,7 @@
 """The writes of a split first check that the caller does not wait for.
 
-Each worker writes its own new entries before it answers (the caller has a little more to check, so
-the answer comes as the caller finishes its own files). The caller's entries are written by a process
+Each worker writes its own new entries after it answers, while the caller still checks its own
+(a little more) files. The caller's entries are written by a process
 forked for that once it has every answer: it holds them already (nothing is encoded or sent), writes
 them through its own connection while the caller goes on with the answers (merging, listing,
 printing), and the caller waits for it only at the end (join_writers), after its output. When no such

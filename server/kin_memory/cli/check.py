@@ -203,7 +203,7 @@ def _summarised_store_part(root: Path, ctx, only: Path | None, fmt: str) -> Part
 def _summarised(root: Path, ctx, only: Path | None, fmt: str) -> Part:
     from ..caches.findings import FindingsCache, variant_key
     from ..store.freshness import seen_at
-    from .check_summary import pack_rows  # before the workers fork: each would import it again
+    from .check_summary import packed_parts  # before the workers fork: each would import it again
 
     _join_writers()  # what an earlier split check in this process left to write is written first
     cache = FindingsCache.open(root)
@@ -242,7 +242,7 @@ def _summarised(root: Path, ctx, only: Path | None, fmt: str) -> Part:
             rows, counts, files = with_shards(root, results, scan, parts, only, fmt)
             if keep and cache is not None:
                 until = min((row[1] for row in rows), default=float("inf"))
-                cache.put_summary(key, ctx.now, until, checked.probes, pack_rows(files, counts, rows))
+                cache.put_summary(key, ctx.now, until, checked.probes, packed_parts(files, counts, rows))
             return output_part(b"".join(row[2] for row in rows), counts, files, fmt)
         _merge(results, scan)
         segments = segments_of(root, results, ages_of(checked.checked), only, fmt)

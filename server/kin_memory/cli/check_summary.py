@@ -17,6 +17,7 @@ import sys
 from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 from .. import plain_json
 
@@ -64,20 +65,24 @@ def count_severities(counts: dict[str, int], severities: Iterable[str]) -> None:
 
 def pack_rows(files: int, counts: dict[str, int], rows: list[PackedRow]) -> bytes:
     """The packed form of segments already encoded (in print order), with their severities counted."""
+    return b"".join(packed_parts(files, counts, rows))
+
+
+def packed_parts(files: int, counts: dict[str, int], rows: list[PackedRow]) -> list[bytes]:
+    """pack_rows' bytes in the parts they are made of, to be written as they are (at 100k memories the
+    summary is 40 MB: joined, it was copied once more before being written)."""
     texts = [row[2] for row in rows]
     details = [row[3] for row in rows]
     header = json.dumps({"files": files, "counts": counts, "n": len(rows)}).encode()
-    return b"".join(
-        [
-            _LENGTHS.pack(MAGIC, len(header)),
-            header,
-            _le(array("d", [row[1] for row in rows])),
-            _le(_ends(texts)),
-            _le(_ends(details)),
-            *texts,
-            *details,
-        ]
-    )
+    return [
+        _LENGTHS.pack(MAGIC, len(header)),
+        header,
+        _le(array("d", [row[1] for row in rows])),
+        _le(_ends(texts)),
+        _le(_ends(details)),
+        *texts,
+        *details,
+    ]
 
 
 class Packed:
@@ -218,12 +223,7 @@ def detail_with_rows(seg: Segment, rows_json: bytes) -> bytes:
 
 
 def _ends(parts: list[bytes]) -> array:
-    ends = array("q")
-    total = 0
-    for part in parts:
-        total += len(part)
-        ends.append(total)
-    return ends
+    return array("q", accumulate(map(len, parts)))
 
 
 def _slice(data: memoryview, ends: array, i: int) -> memoryview:
