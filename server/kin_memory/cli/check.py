@@ -234,9 +234,7 @@ def _summarised(root: Path, ctx, only: Path | None, fmt: str) -> Part:
             root, ctx, scanned, cache, sink, stats, whole_store=False
         )
         if cold:  # MEMORY.md, read apart, and any file gone since the scan: a stat each
-            read = dict(keys_read(checked, parts))
-            keys = [(v, read[v] if v in read else _key_now(path)) for path, v, _ in scanned[0]]
-            key = summary_key(how, keys)
+            key = summary_key(how, _keys_after(scanned[0], list(keys_read(checked, parts))))
         keep = checked.valid_until > ctx.now and not problems
         if parts is not None:  # the shards' segments, already encoded
             rows, counts, files = with_shards(root, results, scan, parts, only, fmt)
@@ -270,6 +268,19 @@ def summary_key(how: str, keys: list[tuple[str, Key | None]]) -> str:
 
     listing = "\n".join(f"{vpath}\0{key}" for vpath, key in sorted(keys, key=_by_vpath))
     return hashlib.sha256((how + listing).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _keys_after(scanned: list, read: list[tuple[str, Key]]) -> list[tuple[str, Key | None]]:
+    """Every scanned file's (vpath, freshness key) after a first check: as its reading found it, else
+    (MEMORY.md, read apart, and a file gone since the scan) a stat now. When every other file was read (the usual
+    case) the readings are taken as they are, not looked up one by one (100k lookups at 100k)."""
+    others = [(path, vpath) for path, vpath, is_index in scanned if is_index]
+    # The readings are of scanned files, one each: as many as the others scanned, they are those. (Were
+    # one counted twice, the key would name no store and the summary simply never be used.)
+    if len(read) + len(others) == len(scanned):
+        return [*read, *((vpath, _key_now(path)) for path, vpath in others)]
+    by_vpath = dict(read)
+    return [(v, by_vpath[v] if v in by_vpath else _key_now(path)) for path, v, _ in scanned]
 
 
 def _key_now(path) -> Key | None:
