@@ -4,11 +4,12 @@ same framing: caches/frames.py).
 
 The caller takes the first segments (caches/segments.py) of the store, a little more than its share
 (CALLER_SHARE), and each worker the others in turn, so each process reads, parses and checks its own
-files and looks up only their entries. What travels back is an answer left in a nameless file in memory,
-its size told on a pipe (marshalled plain values, see _answer and _send_answer): with a Sink, only what the Sink kept of the files; without one, the whole CachedCheck,
-merged here into what one process would have made (the same files in the same order). Each worker
-writes its own new entries after it answers; the caller's are written by a process forked for them
-(caches/writing.py), so the merged check has none left to write.
+files and looks up only their entries. What travels back is an answer left in a nameless file in
+memory, its size told on a pipe (marshalled plain values, see _answer and _send_answer): with a Sink,
+only what the Sink kept of the files; without one, the whole CachedCheck, merged here into what one
+process would have made (the same files in the same order). Each worker writes its own new entries
+after it answers; the caller's are written by a process forked for them (caches/writing.py), so the
+merged check has none left to write.
 
 This module knows nothing of LSP: the CLI imports it.
 """
