@@ -113,8 +113,8 @@ def check_sharded(
     through its own connection). Each worker writes its new entries and forgets its files gone after
     it answers (the answer has neither); the caller's are written by a process forked for it once it
     has every answer, while it goes on with them (caches/writing.py). The cache is complete once
-    join_writers() returns. None when forking or a worker failed: the caller checks in-process. With `sink`, each shard's process hands every file, as it
-    is checked, to a Sink of its own (sink()), which keeps what the caller wants of it (work the caller
+    join_writers() returns. None when forking or a worker failed: the caller checks in-process. With
+    `sink`, each shard's process hands every file, as it is checked, to a Sink of its own (sink()), which keeps what the caller wants of it (work the caller
     would otherwise do alone after the others): the second item is what each Sink made, in shard
     order, and the files stay where they were checked (none travels back, none is kept): the merged
     check holds only the counts, the earliest change and the probes. `stats`: what a stat of each file
@@ -262,10 +262,9 @@ def _scratch_fd() -> int:
 def _send_answer(signal: int, scratch: int, parts: list[bytes]) -> None:
     """The answer's parts written to the scratch file, then its size (see HEADER) on the pipe: the
     caller reads the file once it is told."""
-    for part in parts:
-        view = memoryview(part)
-        while view:
-            view = view[os.write(scratch, view) :]
+    from ..store.atomic import write_parts
+
+    write_parts(scratch, parts)
     os.write(signal, HEADER.pack(sum(map(len, parts))))
 
 

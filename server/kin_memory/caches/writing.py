@@ -1,11 +1,10 @@
 """The writes of a split first check that the caller does not wait for.
 
-Each worker writes its own new entries after it answers, while the caller still checks its own
-(a little more) files. The caller's entries are written by a process
-forked for that once it has every answer: it holds them already (nothing is encoded or sent), writes
-them through its own connection while the caller goes on with the answers (merging, listing,
-printing), and the caller waits for it only at the end (join_writers), after its output. When no such
-process can be made, the caller writes them itself.
+Each worker writes its own new entries after it answers, while the caller still checks its own (a little
+more) files. The caller's entries are written by a process forked for that once it has every answer: it
+holds them already (nothing is encoded or sent), writes them through its own connection while the caller
+goes on with the answers (merging, listing, printing), and the caller waits for it only at the end
+(join_writers), after its output. When no such process can be made, the caller writes them itself.
 """
 
 from __future__ import annotations

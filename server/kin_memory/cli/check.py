@@ -272,13 +272,14 @@ def summary_key(how: str, keys: list[tuple[str, Key | None]]) -> str:
 
 def _keys_after(scanned: list, read: list[tuple[str, Key]]) -> list[tuple[str, Key | None]]:
     """Every scanned file's (vpath, freshness key) after a first check: as its reading found it, else
-    (MEMORY.md, read apart, and a file gone since the scan) a stat now. When every other file was read (the usual
-    case) the readings are taken as they are, not looked up one by one (100k lookups at 100k)."""
-    others = [(path, vpath) for path, vpath, is_index in scanned if is_index]
+    (MEMORY.md, read apart, and a file gone since the scan) a stat now. When every file but MEMORY.md
+    was read (the usual case) the readings are taken as they are, not looked up one by one (100k
+    lookups at 100k)."""
+    apart = [(path, vpath) for path, vpath, is_index in scanned if is_index]
     # The readings are of scanned files, one each: as many as the others scanned, they are those. (Were
     # one counted twice, the key would name no store and the summary simply never be used.)
-    if len(read) + len(others) == len(scanned):
-        return [*read, *((vpath, _key_now(path)) for path, vpath in others)]
+    if len(read) + len(apart) == len(scanned):
+        return [*read, *((vpath, _key_now(path)) for path, vpath in apart)]
     by_vpath = dict(read)
     return [(v, by_vpath[v] if v in by_vpath else _key_now(path)) for path, v, _ in scanned]
 

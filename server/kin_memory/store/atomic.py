@@ -58,7 +58,7 @@ def _write_temp(dir_fd: int, data: bytes | Sequence[bytes], mode: int, durable: 
     name = TEMP_PREFIX + os.urandom(8).hex()
     fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, FILE_MODE, dir_fd=dir_fd)
     try:
-        _write_parts(fd, [data] if isinstance(data, (bytes, bytearray, memoryview)) else data)
+        write_parts(fd, [data] if isinstance(data, (bytes, bytearray, memoryview)) else data)
         os.fchmod(fd, mode)
         if durable:
             os.fsync(fd)
@@ -74,7 +74,7 @@ def _write_temp(dir_fd: int, data: bytes | Sequence[bytes], mode: int, durable: 
 _IOV_MAX = 1024  # buffers per writev call (Linux's IOV_MAX; POSIX guarantees at least 16 and 1024 is common)
 
 
-def _write_parts(fd: int, parts: Sequence[bytes | bytearray | memoryview]) -> None:
+def write_parts(fd: int, parts: Sequence[bytes | bytearray | memoryview]) -> None:
     """Every byte of `parts`, in order, many parts per system call: a file made of many pieces (a check
     summary at 100k memories is 200,000 of them, 40 MB) is written without joining them into one copy
     first."""
