@@ -82,6 +82,11 @@ class LspClient:
                 chunks, self.raw = self.raw, []
             batch: list[tuple[float, dict]] = []
             ended = False
+            # No cyclic collection while a batch is parsed (frozen after it, below): every message made
+            # is kept, none is garbage in a cycle, and collections mid-batch walked each one again,
+            # doubling the parse's CPU (0.52 → 1.1-1.2 s for a 100k start's 66,000 diagnostics), a core
+            # taken from the server being measured that an editor's own parser would not take.
+            gc.disable()
             for arrived, chunk in chunks:
                 if not chunk:
                     ended = True
@@ -108,9 +113,9 @@ class LspClient:
                 self.closed = self.closed or ended
                 self.cond.notify_all()
             # Kept messages are never garbage: without this the collector walks all of them again and
-            # again (0.8 s of CPU over a 100k start's 66,000 diagnostics), a core taken from the server
-            # being measured that an editor's own parser would not take.
+            # again (0.8 s of CPU over a 100k start's 66,000 diagnostics).
             gc.freeze()
+            gc.enable()
             if ended:
                 return
 

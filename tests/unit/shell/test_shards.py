@@ -138,3 +138,53 @@ def test_a_worker_writes_back_once_the_server_has_every_answer(monkeypatch) -> N
         assert 0.15 <= waited < 10
     finally:
         os.close(r)
+
+
+def test_every_listing_reaches_the_server_while_the_editor_has_not_read_a_diagnostic(tmp_path: Path) -> None:
+    """With `direct`, a worker's frames go to the editor on a thread of their own: its summary (the
+    listing MEMORY.md's diagnostics need) reaches the server while the editor has not read yet, instead
+    of after its last frame was written. The editor here reads nothing until `on_summaries` is called;
+    its pipe holds far less than the diagnostics."""
+    import os
+    import threading
+
+    root = tmp_path / "memory"
+    build(root, 1000)
+    ctx = Context(root=root, now=time.time())
+    r, w = os.pipe()
+    saved = os.dup(1)
+    os.dup2(w, 1)  # the workers keep the output they were forked with: the "editor" pipe
+    try:
+        started = Shards.start(root, 2, ctx)
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+    assert started is not None
+    os.close(w)
+    heard: list[tuple[int, int]] = []  # (workers' results, files listed) at each call
+    listings_in = threading.Event()
+    received = bytearray()
+
+    def on_summaries(results) -> None:
+        heard.append((len(results), sum(r.count() for r in results)))
+        listings_in.set()
+
+    def read() -> None:  # nothing until every listing is in (or a generous wait is over)
+        listings_in.wait(20)
+        heard_first = listings_in.is_set()
+        while chunk := os.read(r, 1 << 16):
+            received.extend(chunk)
+        outcome.append(heard_first)
+
+    outcome: list[bool] = []
+    reader = threading.Thread(target=read)
+    reader.start()
+    results = started.collect(ctx, "utf-16", on_frames=lambda *_: None, on_records=lambda _c: None,
+                              make=False, direct=True, on_summaries=on_summaries)  # fmt: skip
+    started.close()
+    reader.join(timeout=30)
+    os.close(r)
+    assert results is not None
+    assert heard == [(2, 1000)]  # once, with both workers' whole listings
+    assert outcome == [True]  # heard before the editor read a byte
+    assert received.count(b"textDocument/publishDiagnostics") == 500  # then every diagnostic arrived

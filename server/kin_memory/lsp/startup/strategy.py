@@ -44,7 +44,7 @@ from ..heap import release_freed
 from ..scheduler import Scheduler
 from ..session import Session
 from ..wire import Outlet, frame
-from .shards import RECALL_KEEP, OnFrames, OnRecall, OnRecords, RecallSaid, ShardResult, Shards
+from .shards import RECALL_KEEP, OnFrames, OnRecall, OnRecords, OnSummaries, RecallSaid, ShardResult, Shards
 
 if TYPE_CHECKING:
     from ..features.documents import Documents
@@ -250,22 +250,24 @@ def check_in_front(session: Session, shards: Shards, outlet: Outlet, recall_sync
     def on_frames(vpaths: list[str], frames: bytes, named: list[str]) -> None:
         with_findings.append(vpaths)
         uris.update(named)
-        send(frames)
+        if frames:  # none when the workers wrote them to the editor: no turn taken for nothing
+            send(frames)
 
     lag = Lag(session.root, keep=FRONT_SYNC_MAX)  # the recall index, with the workers' comparisons added
     early = _EarlyRecall(session, lag, len(shards.results), send, recall_synced, started)
+    index_said = _IndexEarly(session, send)
     try:
         if lag.conn is not None:  # loaded while the workers check, should a few files need indexing
             scheduler.submit(_load_recall)
-        results = _collect_shared(session, shards, outlet, on_frames, early.heard)
+        results = _collect_shared(session, shards, outlet, on_frames, early.heard, index_said.heard)
         if results is None:
             return None
         for r in results:
             for frames in r.frames:
                 send(frames)
             r.frames = []
-        index = index_diagnostics(session, results)
-        if index is not None:
+        index = index_said.index if index_said.made else index_diagnostics(session, results)
+        if index is not None and not index_said.sent:
             send(diagnostics_frame(*index))
         count = sum(r.count() for r in results)
         send(_log_frame(f"kin-memory: {count} memories in {session.root} checked in "
@@ -292,7 +294,7 @@ def check_in_front(session: Session, shards: Shards, outlet: Outlet, recall_sync
 
 
 def _collect_shared(session: Session, shards: Shards, outlet: Outlet, on_frames: OnFrames,
-                    on_recall: OnRecall) -> list[ShardResult] | None:  # fmt: skip
+                    on_recall: OnRecall, on_summaries: OnSummaries) -> list[ShardResult] | None:  # fmt: skip
     """The workers write their diagnostics to the editor themselves instead of through this process
     (which is importing the LSP stack meanwhile), taking turns with this process's writes. The records
     are made memories when adopted (not while the workers stream)."""
@@ -301,9 +303,30 @@ def _collect_shared(session: Session, shards: Shards, outlet: Outlet, on_frames:
         outlet.share(token)
     try:
         return collect_for(session, shards, on_frames, lambda chunk: None, direct=token is not None,
-                           on_recall=on_recall)  # fmt: skip
+                           on_recall=on_recall, on_summaries=on_summaries)  # fmt: skip
     finally:
         outlet.alone()
+
+
+class _IndexEarly:
+    """MEMORY.md's diagnostics made and sent as soon as every worker's listing is in, while the workers'
+    last frames are still going out to the editor (they need the whole listing, so they came last,
+    after every worker was done). A failure leaves them to the end of the check, as before."""
+
+    def __init__(self, session: Session, send: Callable[[bytes], None]) -> None:
+        self.session, self.send = session, send
+        self.index: tuple[str, list[dict]] | None = None
+        self.made = self.sent = False
+
+    def heard(self, results: list[ShardResult]) -> None:
+        try:
+            self.index = index_diagnostics(self.session, results)  # the listing is let go of then
+            self.made = True
+            if self.index is not None:
+                self.send(diagnostics_frame(*self.index))
+            self.sent = True
+        except Exception as exc:  # noqa: BLE001 - made again at the end of the check
+            log.info("MEMORY.md's diagnostics not made early: %r", exc)
 
 
 class _EarlyRecall:
@@ -431,6 +454,7 @@ def collect_for(
     on_records: OnRecords | None = None,
     direct: bool = False,
     on_recall: OnRecall | None = None,
+    on_summaries: OnSummaries | None = None,
 ) -> list[ShardResult] | None:
     """The workers' results when they were started for the root this session serves (with on_records,
     the records not made memories yet are left to `adopt`)."""
@@ -440,7 +464,8 @@ def collect_for(
         shards.close()
         return None
     return shards.collect(session.context(), session.encoding, on_frames=on_frames, on_records=on_records,
-                          make=on_records is None, direct=direct, on_recall=on_recall)  # fmt: skip
+                          make=on_records is None, direct=direct, on_recall=on_recall,
+                          on_summaries=on_summaries)  # fmt: skip
 
 
 def workers_said(results: list[ShardResult]) -> str:

@@ -20,7 +20,7 @@ segment snapshots and the recall comparison), `records` (what comes back about e
 
 from __future__ import annotations
 
-from .channel import OnFrames, OnRecall, OnRecords
+from .channel import OnFrames, OnRecall, OnRecords, OnSummaries
 from .check import _check
 from .process import MAX_WORKERS, POSITION_ENCODINGS, Shards, same_check
 from .records import JsonRecords, PickledRecords, ShardResult
@@ -33,6 +33,7 @@ __all__ = [
     "JsonRecords",
     "OnFrames",
     "OnRecall",
+    "OnSummaries",
     "OnRecords",
     "PickledRecords",
     "RecallSaid",

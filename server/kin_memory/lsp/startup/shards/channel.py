@@ -34,6 +34,10 @@ OnRecords = Callable[[PickledRecords], None]  # a chunk of records checked one b
 OnRecall = Callable[["RecallSaid"], None]  # a worker's comparison of the recall index with its files
 
 
+# Every worker's summary (its listing) is in, their last frames may still be on the way to the editor.
+OnSummaries = Callable[[list[ShardResult]], None]
+
+
 class _Incoming:
     """One worker's stream as it arrives: chunks of frames and records while it checks, then its summary
     and "end". Frames are handed on at once; records are kept as sent and become compact memories once
@@ -110,26 +114,38 @@ def _gather(
     on_frames: OnFrames | None = None,
     on_records: OnRecords | None = None,
     on_recall: OnRecall | None = None,
+    on_summaries: OnSummaries | None = None,
 ) -> list[ShardResult]:
     """Every worker's result, read from all of them at once: a worker streams while it checks, and one
     left unread would stall on a full pipe. The records are kept as sent, made memories by whoever adopts
-    them (ShardResult.make_memories) once every worker is done."""
+    them (ShardResult.make_memories) once every worker is done. `on_summaries` is called once, as soon
+    as every worker's summary is in (before their "end")."""
     incoming = {fd: _Incoming(root, on_frames, on_records, on_recall) for fd in fds}
+    summaries = on_summaries
     # A worker's pipe is done with at its "end" chunk: it writes the findings cache after that.
     for fd, data in read_all(fds, deadline, done=lambda fd: incoming[fd].done):
         if not data:
             raise EOFError("worker exited early")
         incoming[fd].feed(data)
+        if summaries is not None and all(i.result is not None for i in incoming.values()):
+            summaries, heard = None, summaries
+            heard([incoming[fd].result for fd in fds])  # type: ignore[misc]
     return [incoming[fd].result for fd in fds]  # type: ignore[misc]
 
 
 class _ToServer:
     """A worker's chunks to the server; once the server asked for it (`asked`), the frames of each chunk
-    go straight to the editor first, one worker at a time, and the chunk follows without them."""
+    go straight to the editor, one worker at a time, and the chunk follows without them.
+
+    The editor's frames are written by a thread of their own, in the order given: the worker goes on
+    checking while the editor reads (its writes wait on the editor and on the turn), so its summary
+    reaches the server while the frames are still going out, and MEMORY.md's diagnostics, which need
+    every worker's listing, are made meanwhile. `drain` waits for the last of them; "end" follows."""
 
     def __init__(self, res_fd: int, editor: int, token: tuple[int, int]) -> None:
         self.res_fd, self.editor, self.token = res_fd, editor, token
         self.direct = False
+        self.writer: _EditorWriter | None = None
 
     def asked(self, request: tuple) -> None:
         self.direct = len(request) > 2 and request[2] is True
@@ -146,17 +162,58 @@ class _ToServer:
         _send(self.res_fd, pickle.dumps(chunk))
 
     def _to_editor(self, frames: bytes) -> None:
-        from ...wire import TURN, take_turn, write_all
+        if self.writer is None:
+            self.writer = _EditorWriter(self.editor, self.token)
+        self.writer.put(frames)
 
-        take_turn(self.token)
-        try:
-            write_all(self.editor, frames)
-        finally:
-            os.write(self.token[1], TURN)
+    def drain(self) -> None:
+        """Every frame given is written to the editor (OSError or TimeoutError if one could not be)."""
+        if self.writer is not None:
+            self.writer.drain()
 
     def close(self) -> None:
         for fd in (self.res_fd, self.editor, *self.token):
             os.close(fd)
+
+
+class _EditorWriter:
+    """Frames written to the editor in order on a thread, each while holding the turn (wire.take_turn)."""
+
+    def __init__(self, editor: int, token: tuple[int, int]) -> None:
+        import queue
+        import threading
+
+        self.editor, self.token = editor, token
+        self.queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self.failed: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="kin-memory-to-editor", daemon=True)
+        self.thread.start()
+
+    def put(self, frames: bytes) -> None:
+        if self.failed is not None:
+            raise self.failed
+        self.queue.put(frames)
+
+    def drain(self) -> None:
+        self.queue.put(None)
+        self.thread.join()
+        if self.failed is not None:
+            raise self.failed
+
+    def _run(self) -> None:
+        from ...wire import TURN, take_turn, write_all
+
+        while (frames := self.queue.get()) is not None:
+            if self.failed is not None:
+                continue  # the worker learns of it at its next put or at drain
+            try:
+                take_turn(self.token)
+                try:
+                    write_all(self.editor, frames)
+                finally:
+                    os.write(self.token[1], TURN)
+            except BaseException as exc:  # noqa: BLE001 - handed to the worker's own thread
+                self.failed = exc
 
 
 Chunks = Callable[[], Iterator[tuple[str, object]]]

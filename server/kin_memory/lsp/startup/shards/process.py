@@ -26,6 +26,7 @@ from .channel import (
     OnFrames,
     OnRecall,
     OnRecords,
+    OnSummaries,
     Send,
     _gather,
     _read_exact,
@@ -97,6 +98,7 @@ class Shards:
         make: bool = True,
         direct: bool = False,
         on_recall: OnRecall | None = None,
+        on_summaries: OnSummaries | None = None,
     ) -> list[ShardResult] | None:
         """Send the check context, gather every worker's result; None if any worker fails. With
         `on_frames`, each worker's diagnostics are handed over as they arrive (its files with findings
@@ -105,13 +107,16 @@ class Shards:
         (ShardResult.make_memories). `direct`: the workers write their diagnostics to the editor
         themselves (the server's output is the editor's and nothing else writes to it until they are
         done); what comes to the server then has the frames left out. `on_recall` hears each worker's
-        comparison of the recall index with its files (RecallSaid), told before its files are sent."""
+        comparison of the recall index with its files (RecallSaid), told before its files are sent;
+        `on_summaries` gets every worker's result as soon as all are in, while their last frames may
+        still be on the way to the editor (see _gather)."""
         request = pickle.dumps((ctx, encoding, direct))
         try:
             for fd in self.requests:
                 _send(fd, request)
+            deadline = time.monotonic() + timeout
             results = _gather(
-                self.results, time.monotonic() + timeout, self.root, on_frames, on_records, on_recall
+                self.results, deadline, self.root, on_frames, on_records, on_recall, on_summaries
             )
             for r in results if make else ():
                 r.make_memories()
@@ -207,6 +212,7 @@ def _worker_main(
         for chunk in chunks():  # what was not streamed while checking
             out(chunk)
         out(("summary", result))
+        out.drain()  # "end" says the editor has every diagnostic of this worker
         out(("end", None))
         out.close()
         del result, chunks  # sent: not kept through the write-back
