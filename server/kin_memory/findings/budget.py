@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Container
 from pathlib import PurePosixPath
 
 from ..store.context import Context
@@ -40,7 +41,7 @@ def link_targets(index: Memory) -> list[tuple[int, int, int, str]]:
     return out
 
 
-def check(index: Memory, block: PromptBlock, known: set[str], ctx: Context) -> list[Finding]:
+def check(index: Memory, block: PromptBlock, known: Container[str], ctx: Context) -> list[Finding]:
     findings: list[Finding] = []
     last = len(index.lines) - 1
     end = (last, len(index.lines[last]))

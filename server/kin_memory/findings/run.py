@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import replace
 
 from ..store.context import Context
@@ -15,7 +16,7 @@ FAMILIES = (content.check, frontmatter.check, category.check, workspace.check, l
 
 
 def check_memory(
-    memory: Memory, ctx: Context, *, block: PromptBlock | None = None, known: set[str] | None = None
+    memory: Memory, ctx: Context, *, block: PromptBlock | None = None, known: Container[str] | None = None
 ) -> list[Finding]:
     """Findings for one file. MEMORY.md additionally needs the composed prompt block and the known paths."""
     findings: list[Finding] = []

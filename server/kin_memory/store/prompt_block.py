@@ -112,7 +112,7 @@ def compose(memories: Iterable[Listable], index: Memory | None, active: tuple[st
     return compose_from(listed, hidden, index)
 
 
-def _first_by_path(listed: list[tuple[str, str]]) -> list[tuple[str, str]]:
+def first_by_path(listed: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The listing's first MAX_LINES lines by path: past the line cap no line is shown and only their
     count matters (a 100k-memory store's full sort took a tenth of a second of every check of MEMORY.md,
     and making its lines another twentieth)."""
@@ -121,13 +121,17 @@ def _first_by_path(listed: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return heapq.nsmallest(MAX_LINES, listed)
 
 
-def compose_from(listed: list[tuple[str, str]], hidden: int, index: Memory | None) -> PromptBlock:
+def compose_from(
+    listed: list[tuple[str, str]], hidden: int, index: Memory | None, total: int | None = None
+) -> PromptBlock:
+    """The block of these listing lines. `total`: how many lines the listing has when `listed` holds
+    only some of them, the first MAX_LINES by path among them (see first_by_path)."""
     lines = [BlockLine("# Memory", "header")]
     # Made in C (`tuple.__new__`, not the named tuple's own constructor): 100k lines at 100k memories.
     make = partial(tuple.__new__, BlockLine)
-    shown = _first_by_path(listed)
+    shown = first_by_path(listed)
     lines += map(make, zip(map(itemgetter(1), shown), repeat("listing"), repeat(-1)))
-    omitted = len(listed) - len(shown)
+    omitted = (len(listed) if total is None else total) - len(shown)
     if hidden:
         lines.append(
             BlockLine(

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kin_memory.findings.run import check_memory
-from kin_memory.lsp.startup.shards import Shards
+from kin_memory.lsp.startup.shards import JsonRecords, Shards
 from kin_memory.lsp.startup.shards import outbox as shards_module
 from kin_memory.store.context import Context
 from kin_memory.store.memory import load
@@ -188,3 +188,42 @@ def test_every_listing_reaches_the_server_while_the_editor_has_not_read_a_diagno
     assert heard == [(2, 1000)]  # once, with both workers' whole listings
     assert outcome == [True]  # heard before the editor read a byte
     assert received.count(b"textDocument/publishDiagnostics") == 500  # then every diagnostic arrived
+
+
+def test_the_workers_first_listing_lines_make_the_prompt_block_the_whole_listing_makes(tmp_path: Path) -> None:
+    """Each worker sends its listing's first lines and their count only; merged, they make the same
+    prompt block as the whole store's listing, and the workers' files are known without a set of all."""
+    from kin_memory.lsp.startup.shards import KnownFiles
+    from kin_memory.store.prompt_block import MAX_LINES, compose, compose_from
+
+    root = tmp_path / "memory"
+    build(root, 700)
+    write(root, "MEMORY.md", "# Index\n\n- [m1](notes/m01.md)\n")
+    ctx = Context(root=root, now=time.time())
+    started = Shards.start(root, 2, ctx)
+    assert started is not None
+    results = started.collect(ctx, "utf-16", make=False)
+    assert results is not None and len(results) == 2
+    for r in results:
+        r.shorten_listing()
+        assert len(r.listed) == MAX_LINES < r.listed_count()
+    merged = compose_from([item for r in results for item in r.listed], sum(r.hidden for r in results), None,
+                          sum(r.listed_count() for r in results))  # fmt: skip
+    memories = [load(path, vpath) for path, vpath, is_index in scan(root)[0] if not is_index]
+    whole = compose(memories, None, ctx.active)
+    assert (merged.text, merged.count, merged.omitted, merged.kept) == (
+        whole.text, whole.count, whole.omitted, whole.kept
+    )
+    known = KnownFiles(results)
+    assert all(m.vpath in known for m in memories)
+    assert "/memories/notes/m999.md" not in known and "/memories/MEMORY.md" not in known
+    # A warm start: the files come named by their segments' snapshots, looked for in their own segment.
+    assert started.gone.wait(30)  # the findings cache written
+    again = Shards.start(root, 2, ctx)
+    assert again is not None
+    warm = again.collect(ctx, "utf-16", make=False)
+    assert warm is not None
+    assert any(isinstance(chunk, JsonRecords) for r in warm for chunk in r.records)
+    known = KnownFiles(warm)
+    assert all(m.vpath in known for m in memories)
+    assert "/memories/notes/m999.md" not in known

@@ -44,7 +44,17 @@ from ..heap import release_freed
 from ..scheduler import Scheduler
 from ..session import Session
 from ..wire import Outlet, frame
-from .shards import RECALL_KEEP, OnFrames, OnRecall, OnRecords, OnSummaries, RecallSaid, ShardResult, Shards
+from .shards import (
+    RECALL_KEEP,
+    KnownFiles,
+    OnFrames,
+    OnRecall,
+    OnRecords,
+    OnSummaries,
+    RecallSaid,
+    ShardResult,
+    Shards,
+)
 
 if TYPE_CHECKING:
     from ..features.documents import Documents
@@ -129,7 +139,7 @@ class Startup:
         u = self.units
         loop = asyncio.get_running_loop()
 
-        def stream(vpaths: list[str], frames: bytes, named: list[str]) -> None:  # from the collecting thread
+        def stream(vpaths: list[str], frames: bytes, named: str) -> None:  # from the collecting thread
             loop.call_soon_threadsafe(self._publish_frames, vpaths, frames, named)
 
         # Each worker's diagnostics go out as they arrive, before its records become the store.
@@ -182,10 +192,10 @@ class Startup:
         diagnostics.send_store_frames(*await self.units.scheduler.run(load_and_check))
         return sum(1 for _ in session.store.memories()), ""
 
-    def _publish_frames(self, vpaths: list[str], frames: bytes, named: list[str]) -> None:
+    def _publish_frames(self, vpaths: list[str], frames: bytes, named: str) -> None:
         session = self.units.session
         self.units.diagnostics.publisher.publish_bulk(
-            "file", frames, {session.uri_of(v) for v in vpaths}.union(named)
+            "file", frames, {session.uri_of(v) for v in vpaths}.union(named.split("\0") if named else ())
         )
 
     # -- step 5: the catch-up --------------------------------------------------------------------------
@@ -245,11 +255,13 @@ def check_in_front(session: Session, shards: Shards, outlet: Outlet, recall_sync
     started = time.perf_counter()
     uris: set[str] = set()
     with_findings: list[list[str]] = []  # made URIs once the editor has every diagnostic
+    named_uris: list[str] = []  # the same, as the workers named them (split then too)
     send = outlet.send
 
-    def on_frames(vpaths: list[str], frames: bytes, named: list[str]) -> None:
+    def on_frames(vpaths: list[str], frames: bytes, named: str) -> None:
         with_findings.append(vpaths)
-        uris.update(named)
+        if named:
+            named_uris.append(named)
         if frames:  # none when the workers wrote them to the editor: no turn taken for nothing
             send(frames)
 
@@ -284,6 +296,8 @@ def check_in_front(session: Session, shards: Shards, outlet: Outlet, recall_sync
         uri_of = session.uri_of
         for vpaths in with_findings:
             uris.update(map(uri_of, vpaths))
+        for named in named_uris:
+            uris.update(named.split("\0"))
         adopt(session, results, shards)
     except Exception as exc:  # noqa: BLE001 - the server checks as usual instead
         log.warning("the start-up check failed (%r): checking again", exc)
@@ -501,9 +515,9 @@ def index_diagnostics(session: Session, results: list[ShardResult]) -> tuple[str
         index = session.store.refresh_path(session.path_of(index_vpath))[1]
         if index is not None:
             listed = [item for r in results for item in r.listed]
-            block = compose_from(listed, sum(r.hidden for r in results), index)
-            known = set().union(*(r.vpaths() for r in results))
-            findings = check_memory(index, session.context(), block=block, known=known)
+            total = sum(r.listed_count() for r in results)
+            block = compose_from(listed, sum(r.hidden for r in results), index, total)
+            findings = check_memory(index, session.context(), block=block, known=KnownFiles(results))
             found = (session.uri_of(INDEX_VPATH),
                      diagnostics_json(findings, index.lines, session.encoding, session.uri_of))  # fmt: skip
     for r in results:  # at 100k memories the listing is tens of MB, not worth keeping

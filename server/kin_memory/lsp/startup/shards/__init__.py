@@ -23,7 +23,7 @@ from __future__ import annotations
 from .channel import OnFrames, OnRecall, OnRecords, OnSummaries
 from .check import _check
 from .process import MAX_WORKERS, POSITION_ENCODINGS, Shards, same_check
-from .records import JsonRecords, PickledRecords, ShardResult
+from .records import JsonRecords, KnownFiles, PickledRecords, ShardResult
 from .snapshots import RECALL_KEEP, RecallSaid
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "POSITION_ENCODINGS",
     "RECALL_KEEP",
     "JsonRecords",
+    "KnownFiles",
     "OnFrames",
     "OnRecall",
     "OnSummaries",

@@ -24,8 +24,9 @@ log = logging.getLogger("kin_memory.lsp")
 _HEADER, _send, _read_exact = HEADER, send_frame, read_exact
 
 
-# (vpaths with findings, framed diagnostics, the URIs of those not named by vpath)
-OnFrames = Callable[[list[str], bytes, list[str]], None]
+# (vpaths with findings, framed diagnostics, the URIs of those not named by vpath, joined by NUL as the
+# worker sent them: split by whoever needs them, once the editor has every diagnostic)
+OnFrames = Callable[[list[str], bytes, str], None]
 
 
 OnRecords = Callable[[PickledRecords], None]  # a chunk of records checked one by one, as sent
@@ -76,7 +77,7 @@ class _Incoming:
             vpaths: list[str] = chunk[0]
             frames: bytes = chunk[1]
             if self.on_frames is not None:
-                self.on_frames(vpaths, frames, [])
+                self.on_frames(vpaths, frames, "")
             else:
                 self.with_findings += vpaths
                 self.frames.append(frames)
@@ -87,7 +88,7 @@ class _Incoming:
         elif kind == "segment":  # its records are read from the cache when adopted (see JsonRecords)
             names, uris, frames, (variant, seg, listing), skip = chunk
             if self.on_frames is not None:
-                self.on_frames([], frames, uris.split("\0") if uris else [])
+                self.on_frames([], frames, uris)
             else:
                 self.frames.append(frames)
             snapshot = (self.made.prefix, variant, seg, listing)

@@ -211,6 +211,7 @@ def _worker_main(
         result, chunks, done = _work(root, index, count, req_fd, guess, out, out.asked)
         for chunk in chunks():  # what was not streamed while checking
             out(chunk)
+        result.shorten_listing()
         out(("summary", result))
         out.drain()  # "end" says the editor has every diagnostic of this worker
         out(("end", None))
