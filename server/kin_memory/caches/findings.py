@@ -58,6 +58,7 @@ LOOKUP_BATCH = 500  # entries read and answered at a time (and vpaths asked in o
 KEPT_VARIANTS = 6  # contexts remembered (workspaces, the CLI's and the server's forms), most recent first
 _FRAME_HEAD = b"Content-Length: "
 COUNT_KEY = "entries:"  # meta key prefix: how many entries a variant holds
+PAGE_SIZE = 16384  # a split check's halves insert interleaved: fewer pages split (10k: 32 → 19 ms)
 
 
 def shard_of(vpath: str, count: int) -> int:
@@ -341,8 +342,7 @@ class FindingsCache:
     def store(self, variant: str, entries: Iterable[Entry], now: float, gone: Iterable[str] = ()) -> None:
         """Write entries (replacing older ones of the same files) and forget files that are gone; keeps
         the most recently used variants only. A failure leaves the cache as it was."""
-        # In key order: a check hands its files over segment by segment, scattered over the table's
-        # B-tree, and inserted so each touched pages all over it (5,000 entries: 67 → 37 ms).
+        # In key order: a check's files come segment by segment, scattered over the table (5,000: 67 → 37 ms).
         rows = sorted(_rows(variant, entries), key=itemgetter(1))
         gone = list(gone)
         try:
@@ -526,7 +526,7 @@ def _connect(root: Path) -> sqlite3.Connection:
         os.path.join(root, HIDDEN_DIR, DB_NAME), timeout=BUSY_TIMEOUT, isolation_level=None
     )
     try:
-        use_wal(conn)
+        use_wal(conn, PAGE_SIZE)
         if not _tables(conn):
             _create(conn)
         elif not _this_format(conn):

@@ -79,7 +79,11 @@ def join_writers() -> None:
     while _still_writing:
         reap(_still_writing.pop(), kill=False)
     while _closing:
-        _closing.pop().close()
+        cache = _closing.pop()
+        # Closed last, it checkpoints the split check's bulk write: without the two syncs, as its writers
+        # wrote (FindingsCache.without_syncs; 10k: 17 → 5 ms at the end of every first check).
+        cache.without_syncs()
+        cache.close()
 
 
 def reap(pid: int, kill: bool) -> None:

@@ -199,8 +199,11 @@ def is_transient(exc: BaseException) -> bool:
     return isinstance(code, int) and (code & 0xFF) in _TRANSIENT_CODES
 
 
-def use_wal(conn: sqlite3.Connection) -> None:
-    """Write-ahead mode, synced at checkpoints, its log kept within WAL_SIZE_LIMIT."""
+def use_wal(conn: sqlite3.Connection, page_size: int | None = None) -> None:
+    """Write-ahead mode, synced at checkpoints, its log kept within WAL_SIZE_LIMIT. `page_size`: the
+    pages of a database not made yet (the switch makes it; a made one keeps its own)."""
+    if page_size is not None:
+        conn.execute(f"PRAGMA page_size={int(page_size)}")
     _switch_to_wal(conn)
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")

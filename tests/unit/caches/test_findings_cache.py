@@ -441,3 +441,30 @@ def test_processes_opening_a_new_cache_at_once_all_get_it(tmp_path: Path) -> Non
             _, status = os.waitpid(pid, 0)
             refused += os.waitstatus_to_exitcode(status) != 0
     assert refused == 0
+
+
+def test_a_new_cache_is_made_with_large_pages_and_a_made_one_keeps_its_own(tmp_path: Path) -> None:
+    """A split check's halves insert their entries interleaved in key order: larger pages split less.
+    A cache made before keeps the page size it was made with (it is not made again for that)."""
+    import sqlite3
+
+    from kin_memory.caches.findings import PAGE_SIZE
+
+    new_root = tmp_path / "new"
+    new_root.mkdir()
+    cache = FindingsCache.open(new_root)
+    assert cache is not None
+    assert cache.conn.execute("PRAGMA page_size").fetchone()[0] == PAGE_SIZE == 16384
+    cache.close()
+    old_root = tmp_path / "old"
+    (old_root / HIDDEN_DIR).mkdir(parents=True)
+    made = sqlite3.connect(old_root / HIDDEN_DIR / DB_NAME)
+    made.execute("PRAGMA page_size=4096")
+    made.execute("CREATE TABLE other (x)")  # another format's: the cache's tables are made in its place
+    made.commit()
+    made.close()
+    cache = FindingsCache.open(old_root)
+    assert cache is not None
+    assert cache.conn.execute("PRAGMA page_size").fetchone()[0] == 4096
+    assert cache.conn.execute("SELECT count(*) FROM entries").fetchone()[0] == 0
+    cache.close()

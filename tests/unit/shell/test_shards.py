@@ -190,7 +190,9 @@ def test_every_listing_reaches_the_server_while_the_editor_has_not_read_a_diagno
     assert received.count(b"textDocument/publishDiagnostics") == 500  # then every diagnostic arrived
 
 
-def test_the_workers_first_listing_lines_make_the_prompt_block_the_whole_listing_makes(tmp_path: Path) -> None:
+def test_the_workers_first_listing_lines_make_the_prompt_block_the_whole_listing_makes(
+    tmp_path: Path,
+) -> None:
     """Each worker sends its listing's first lines and their count only; merged, they make the same
     prompt block as the whole store's listing, and the workers' files are known without a set of all."""
     from kin_memory.lsp.startup.shards import KnownFiles
@@ -212,7 +214,10 @@ def test_the_workers_first_listing_lines_make_the_prompt_block_the_whole_listing
     memories = [load(path, vpath) for path, vpath, is_index in scan(root)[0] if not is_index]
     whole = compose(memories, None, ctx.active)
     assert (merged.text, merged.count, merged.omitted, merged.kept) == (
-        whole.text, whole.count, whole.omitted, whole.kept
+        whole.text,
+        whole.count,
+        whole.omitted,
+        whole.kept,
     )
     known = KnownFiles(results)
     assert all(m.vpath in known for m in memories)
