@@ -23,6 +23,22 @@ def build(root: Path, n: int = 40) -> None:
         write(root, f"notes/m{k:02}.md", memory(category, f"# M{k}\n\ntext {k}\n"))
 
 
+def start_with_an_editor_pipe(root: Path, ctx: Context) -> tuple[Shards | None, int, int]:
+    """Two workers forked with a pipe as their output (they keep the output they were forked with: the
+    "editor"): (the shards, the pipe's read end, its write end)."""
+    import os
+
+    r, w = os.pipe()
+    saved = os.dup(1)
+    os.dup2(w, 1)
+    try:
+        started = Shards.start(root, 2, ctx)
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+    return started, r, w
+
+
 @pytest.mark.parametrize("guessed", ["right", "wrong", "none"])
 def test_workers_stream_chunks_and_together_cover_the_store(
     tmp_path: Path, monkeypatch, guessed: str
@@ -65,14 +81,7 @@ def test_workers_writing_to_the_editor_take_turns_with_the_server(tmp_path: Path
     root = tmp_path / "memory"
     build(root, 400)
     ctx = Context(root=root, now=time.time())
-    r, w = os.pipe()
-    saved = os.dup(1)
-    os.dup2(w, 1)  # the workers keep the output they were forked with: the "editor" pipe
-    try:
-        started = Shards.start(root, 2, ctx)
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
+    started, r, w = start_with_an_editor_pipe(root, ctx)
     assert started is not None and started.token is not None
     received = bytearray()
 
@@ -151,14 +160,7 @@ def test_every_listing_reaches_the_server_while_the_editor_has_not_read_a_diagno
     root = tmp_path / "memory"
     build(root, 1000)
     ctx = Context(root=root, now=time.time())
-    r, w = os.pipe()
-    saved = os.dup(1)
-    os.dup2(w, 1)  # the workers keep the output they were forked with: the "editor" pipe
-    try:
-        started = Shards.start(root, 2, ctx)
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
+    started, r, w = start_with_an_editor_pipe(root, ctx)
     assert started is not None
     os.close(w)
     heard: list[tuple[int, int]] = []  # (workers' results, files listed) at each call
