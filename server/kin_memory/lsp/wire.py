@@ -189,11 +189,7 @@ class Outlet:
             if token is None:
                 write_all(self.fd, data)
                 return
-            take_turn(token)
-            try:
-                write_all(self.fd, data)
-            finally:
-                os.write(token[1], TURN)
+            write_in_turn(self.fd, data, token)
 
     def share(self, token: tuple[int, int]) -> None:
         """From now on other processes write whole messages to this output too, each while it holds the
@@ -219,6 +215,15 @@ def new_token() -> tuple[int, int]:
     os.set_blocking(r, False)
     os.write(w, TURN)
     return r, w
+
+
+def write_in_turn(fd: int, data: bytes, token: tuple[int, int]) -> None:
+    """All of `data` written to `fd` while holding the turn of `token`, given back after."""
+    take_turn(token)
+    try:
+        write_all(fd, data)
+    finally:
+        os.write(token[1], TURN)
 
 
 def take_turn(token: tuple[int, int], wait: float = TURN_WAIT) -> None:

@@ -178,7 +178,7 @@ class _ToServer:
 
 
 class _EditorWriter:
-    """Frames written to the editor in order on a thread, each while holding the turn (wire.take_turn)."""
+    """Frames written to the editor in order on a thread, each while holding the turn (wire.write_in_turn)."""
 
     def __init__(self, editor: int, token: tuple[int, int]) -> None:
         import queue
@@ -202,17 +202,13 @@ class _EditorWriter:
             raise self.failed
 
     def _run(self) -> None:
-        from ...wire import TURN, take_turn, write_all
+        from ...wire import write_in_turn
 
         while (frames := self.queue.get()) is not None:
             if self.failed is not None:
                 continue  # the worker learns of it at its next put or at drain
             try:
-                take_turn(self.token)
-                try:
-                    write_all(self.editor, frames)
-                finally:
-                    os.write(self.token[1], TURN)
+                write_in_turn(self.editor, frames, self.token)
             except BaseException as exc:  # noqa: BLE001 - handed to the worker's own thread
                 self.failed = exc
 
