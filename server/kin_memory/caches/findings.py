@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import sqlite3
 import zlib
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import plain_json
+from ..quiet_log import LazyLogger
 from ..store.context import Context
 from ..store.freshness import Seen, unchanged
 from ..store.paths import (
@@ -43,12 +43,12 @@ from ..store.paths import (
     use_wal,
 )
 from ..store.workspace import machines_key
-from .segments import SEGMENTS, Snapshot, segment_of
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # segments.py: the server's snapshots, imported where they are read (a check has none)
     from ..store.memory import Record
+    from .segments import Snapshot
 
-log = logging.getLogger("kin_memory.findings")
+log = LazyLogger("kin_memory.findings")  # logging is imported only if something is said
 BUSY_TIMEOUT = 5.0  # seconds a connection waits for another process's lock
 
 DB_NAME = "findings.sqlite3"
@@ -59,12 +59,6 @@ KEPT_VARIANTS = 6  # contexts remembered (workspaces, the CLI's and the server's
 _FRAME_HEAD = b"Content-Length: "
 COUNT_KEY = "entries:"  # meta key prefix: how many entries a variant holds
 PAGE_SIZE = 16384  # a split check's halves insert interleaved: fewer pages split (10k: 32 → 19 ms)
-
-
-def shard_of(vpath: str, count: int) -> int:
-    """Which of `count` shards a file belongs to (the same in every process): shards are made of whole
-    segments (see segments.py), so a shard's snapshots are its own whatever the number of workers."""
-    return segment_of(vpath) % count
 
 
 _code_version: str | None = None
@@ -186,6 +180,14 @@ class FindingsCache:
         except sqlite3.Error:
             pass
 
+    def checkpoint(self) -> None:
+        """Copy what the log holds into the database now, as far as no reader stops it (a writer of a
+        split check, before it ends: the caller's close then has little left to copy)."""
+        try:
+            self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        except sqlite3.Error:
+            pass
+
     # -- reading ----------------------------------------------------------------------------------
     def lookup(
         self, variant: str, stats: dict[str, Seen], now: float, shard: tuple[int, int] = (0, 1)
@@ -211,6 +213,8 @@ class FindingsCache:
         """lookup's answer a batch of entries at a time: a start of 100,000 files then never holds every
         payload at once. With `only`, just those files' entries are read (a few files checked again)
         and none is called gone. An error ends the batches (the files not answered yet are checked)."""
+        from .segments import SEGMENTS
+
         index, count = shard
         columns = "SELECT vpath, key, since, valid_until, probe, record, payload FROM entries "
         try:
@@ -339,8 +343,10 @@ class FindingsCache:
         summaries.write(self.root, key, since, valid_until, probes, output)
 
     # -- writing ----------------------------------------------------------------------------------
-    def store(self, variant: str, entries: Iterable[Entry], now: float, gone: Iterable[str] = ()) -> None:
-        """Write entries (replacing older ones of the same files) and forget files that are gone; keeps
+    def store(
+        self, variant: str, entries: Iterable[Entry | tuple], now: float, gone: Iterable[str] = ()
+    ) -> None:
+        """Write entries (an Entry or its plain tuple each, replacing older ones of the same files) and forget files that are gone; keeps
         the most recently used variants only. A failure leaves the cache as it was."""
         # In key order: a check's files come segment by segment, scattered over the table (5,000: 67 → 37 ms).
         rows = sorted(_rows(variant, entries), key=itemgetter(1))
@@ -384,6 +390,8 @@ _SNAPSHOT_COLUMNS = "seg, listing, since, valid_until, probes, frames, files, li
 def _snapshot(row: tuple[Any, ...]) -> Snapshot | None:
     """A snapshot row as kept (its records left out), None when any part of it is not what this code
     writes."""
+    from .segments import SEGMENTS, Snapshot
+
     seg, listing, since, valid_until, probes, frames, files, listed, count, uris, hidden = row
     records = ""
     try:
@@ -407,24 +415,14 @@ def _snapshot(row: tuple[Any, ...]) -> Snapshot | None:
     )
 
 
-def _rows(variant: str, entries: Iterable[Entry]) -> Iterator[tuple[object, ...]]:
-    for e in entries:
-        record = e.record if isinstance(e.record, str) else record_text(e.record)
-        if record is None:
+def _rows(variant: str, entries: Iterable[Entry | tuple]) -> Iterator[tuple[object, ...]]:
+    # By position: an Entry, or one as a plain tuple (as a split check's Writer is handed them).
+    for vpath, mtime, size, key, since, valid_until, probe, record, payload in entries:
+        text = record if isinstance(record, str) else record_text(record)
+        if text is None:
             continue  # not plain values: that file is read again next time
-        yield (
-            variant,
-            e.vpath,
-            zlib.crc32(e.vpath.encode("utf-8", "surrogatepass")),
-            e.mtime,
-            e.size,
-            e.key,
-            e.since,
-            e.valid_until,
-            e.probe,
-            record,
-            e.payload,
-        )
+        crc = zlib.crc32(vpath.encode("utf-8", "surrogatepass"))
+        yield (variant, vpath, crc, mtime, size, key, since, valid_until, probe, text, payload)
 
 
 # One encoder for every record: `json.dumps` makes a new one per call (half its cost).

@@ -2,31 +2,30 @@
 with a store big enough (the server's cold start has workers of its own, lsp/startup/shards, with the
 same framing: caches/frames.py).
 
-The caller takes the first segments (caches/segments.py) of the store, a little more than its share
-(CALLER_SHARE), and each worker the others in turn, so each process reads, parses and checks its own
-files and looks up only their entries. What travels back is an answer left in a nameless file in
-memory, its size told on a pipe (marshalled plain values, see _answer and _send_answer): with a Sink,
+The store's files are dealt out into shares (shard_files): the caller's a little more than an even one
+(CALLER_SHARE), the workers' the rest, so each process reads, parses and checks its own files and
+looks up only their entries. What travels back is an answer left in a nameless file in
+memory, its size told on a pipe (marshalled plain values, see _answer and frames.leave): with a Sink,
 only what the Sink kept of the files; without one, the whole CachedCheck, merged here into what one
 process would have made (the same files in the same order). Each worker writes its own new entries
-after it answers; the caller's are written by a process forked for them (caches/writing.py), so the
-merged check has none left to write.
+after it answers; the caller's are written by a Writer, a process forked for them when the check
+begins (caches/writing.py), so the merged check has none left to write.
 
 This module knows nothing of LSP: the CLI imports it.
 """
 
 from __future__ import annotations
 
-import logging
 import marshal
 import os
-import pickle
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from itertools import chain
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from .frames import HEADER, ready
-from .segments import SEGMENTS, segment_of
-from .writing import join_writers, reap, still_writing, write_apart
+from ..quiet_log import LazyLogger
+from .frames import HEADER, MARSHAL_VERSION, leave, read_left, ready, scratch_file
+from .writing import Writer, hand_over, join_writers, reap, still_writing
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -37,7 +36,8 @@ if TYPE_CHECKING:
     from .checked import CachedCheck, Checked, Render
     from .findings import FindingsCache
 
-log = logging.getLogger("kin_memory.caches")
+log = LazyLogger("kin_memory.caches")  # logging is imported only if something is said
+T = TypeVar("T")
 
 
 class Sink(Protocol):
@@ -76,24 +76,27 @@ def workers_for(files: int, cold: bool) -> int:
     return max(1, min(cores(), MAX_WORKERS))
 
 
-# The caller's share of a split's segments, over an even share (33 of 64 segments for two processes): a
-# worker writes its own entries after it answers (about 4 µs a file, in key order, against 60 µs to check
-# one), while the caller still checks; the caller's are written by another process after the answers,
-# beside the caller's own work, so the caller takes a little more. (34 segments, before the writes were
-# in key order: the caller's check ended some 35 ms after the worker's at 10k, 10 ms later overall.)
-CALLER_SHARE = 1.035
+# The caller's share of a split's files, over an even share. Each worker answers once its own share is
+# checked (about 9 ms at 10k) and then writes its entries (about 4 µs a file); the caller, once its share
+# is checked, hands its entries to its Writer (about 7 ms) and goes on with the answers, the merging, the
+# summary and the output. The worker is best done with its answer and its writes by then, so it takes
+# a little less.
+CALLER_SHARE = 1.04
+DEAL = 64  # places in the scan the files are dealt from in turn: each share holds some of every folder
 
 
-def owner_of(segment: int, count: int) -> int:
-    """Which of `count` processes checks a segment: the caller (0) the first ones, its share (see
-    CALLER_SHARE), the workers the others in turn."""
-    caller = min(SEGMENTS, round(SEGMENTS / count * CALLER_SHARE))
-    return 0 if segment < caller else 1 + (segment - caller) % (count - 1)
-
-
-def in_shard(vpath: str, shard: tuple[int, int]) -> bool:
+def shard_files(files: Sequence[T], shard: tuple[int, int]) -> list[T]:
+    """A shard's files: the store's files dealt out (each DEAL-th file, from each of DEAL places in turn,
+    so a share is no one folder's) and cut into shares, the caller's (shard 0) CALLER_SHARE of an even
+    one and the workers' the rest, evenly. Any cut will do: the shards are merged in `files`' order,
+    and a worker looks up (or a cold check finds) entries by path."""
     index, count = shard
-    return owner_of(segment_of(vpath), count) == index
+    dealt = list(chain.from_iterable(files[start::DEAL] for start in range(DEAL)))
+    caller = min(len(dealt), round(len(dealt) / count * CALLER_SHARE))
+    if index == 0:
+        return dealt[:caller]
+    rest, workers = len(dealt) - caller, count - 1
+    return dealt[caller + rest * (index - 1) // workers : caller + rest * index // workers]
 
 
 def check_sharded(
@@ -112,8 +115,8 @@ def check_sharded(
     made it: the caller's (shard 0, through `cache`, its connection to the findings cache, when it has
     one open, with a little more than its share: see CALLER_SHARE) and `count - 1` forked workers (each
     through its own connection). Each worker writes its new entries and forgets its files gone after
-    it answers (the answer has neither); the caller's are written by a process forked for it once it
-    has every answer, while it goes on with them (caches/writing.py). The cache is complete once
+    it answers (the answer has neither); the caller's are written by its Writer, handed them once its
+    share is checked, while it goes on with the answers (caches/writing.py). The cache is complete once
     join_writers() returns. None when forking or a worker failed: the caller checks in-process. With
     `sink`, each shard's process hands every file, as it is checked, to a Sink of its own (sink()), which keeps what the caller wants of it (work the caller
     would otherwise do alone after the others): the second item is what each Sink made, in shard
@@ -129,24 +132,27 @@ def check_sharded(
     join_writers()  # a previous split's entries are all written before this one looks anything up
     pids: list[int] = []
     fds: list[int] = []
-    scratch: list[int] = []  # where each worker leaves its answer (see _send_answer)
+    scratch: list[int] = []  # where each worker leaves its answer (see frames.leave)
     parts: list[tuple[CachedCheck, Any]] | None = None
+    writer = Writer.fork(root, ctx.now)  # first: the caller is at its smallest
     try:
         for index in range(1, count):
             read_end, write_end = os.pipe()
-            scratch.append(_scratch_fd())
+            scratch.append(scratch_file())
             pid = os.fork()
             if pid == 0:  # the worker: never returns
                 os.close(read_end)
                 for fd in fds:
                     os.close(fd)
+                if writer is not None:
+                    writer.close_in_child()
                 _worker(files, ctx, form, render, root, (index, count), (write_end, scratch[-1]), sink, stats)
             os.close(write_end)
             pids.append(pid)
             fds.append(read_end)
         own = _own_shard(files, ctx, form, render, root, count, sink, stats, cache)
+        hand_over(writer, own[0], root, cache, ctx.now)  # written while the answers are read and joined
         parts = [own, *_gather(fds, scratch, time.monotonic() + timeout)]
-        write_apart(own[0], root, cache, ctx.now)
     except Exception as exc:  # noqa: BLE001 - a shard failed (here or in a worker): one process checks
         log.info("check workers failed (%s): checking in one process", exc)
         parts = None
@@ -156,6 +162,8 @@ def check_sharded(
         if parts is None:
             for pid in pids:
                 reap(pid, kill=True)
+            if writer is not None:
+                writer.stop()
         else:  # each answered, its entries written: reaped by join_writers()
             still_writing(pids)
     if parts is None:
@@ -190,11 +198,13 @@ def _worker(
         if cache is not None:
             cache.without_syncs()
         checked, made = _check_shard(files, ctx, form, render, shard, cache, sink, stats)
-        _send_answer(*out, _answer(_flat(checked), made))  # the answer holds no entry: see _flat
+        leave(*out, _answer(_flat(checked), made))  # the answer holds no entry: see _flat
         os.close(out[0])
         # Written after the answer, while the caller still checks its own, larger share: the caller
         # waits for this process only at its end (join_writers), never for the answer.
         checked.write_back(cache, ctx.now)
+        if cache is not None:
+            cache.checkpoint()
         code = 0
     except BaseException:  # noqa: BLE001 - the parent checks in one process instead
         pass
@@ -208,11 +218,10 @@ def _check_shard(
     Sink made of its files, each handed over as it was checked)."""
     from .checked import check_files
 
-    mine = [(path, vpath) for path, vpath in files if in_shard(vpath, shard)]
+    mine = shard_files(files, shard)
     taker = sink() if sink is not None else None
     each = taker.take if taker is not None else None
-    # Only its own files' entries are looked up (a shard is not the cache's own split of the segments),
-    # and no other file's is taken for gone.
+    # Only its own files' entries are looked up, and no other file's is taken for gone.
     checked = check_files(mine, ctx, form, render, cache, stats=stats, each=each, all_files=False)
     assert checked is not None  # nothing to abandon
     return checked, taker.made() if taker is not None else None
@@ -243,41 +252,32 @@ def _answer(flat: Flat, made: Any) -> list[bytes]:
     if odd:
         rows = [row if row[8] is None else (*row[:8], None) for row in rows]
     try:
-        return [b"M", marshal.dumps(((rows, *rest), made, pickle.dumps(odd) if odd else b""))]
+        return [b"M", marshal.dumps(((rows, *rest), made, _pickled(odd) if odd else b""), MARSHAL_VERSION)]
     except ValueError:  # not plain values
-        return [b"P", pickle.dumps((flat, made), protocol=pickle.HIGHEST_PROTOCOL)]
+        return [b"P", _pickled((flat, made))]
 
 
-def _scratch_fd() -> int:
-    """A file in memory, nameless, for a worker's answer (a pipe holds 64 KB: a worker's megabytes sent
-    through one waited for the caller to read them, and the caller reads only once its own share is
-    checked, so the worker's writes to the findings cache came after, beside the caller's last steps)."""
-    if hasattr(os, "memfd_create"):
-        return os.memfd_create("kin-memory-answer", getattr(os, "MFD_CLOEXEC", 0))
-    import tempfile
+def _pickled(value: Any) -> bytes:
+    import pickle  # here: nearly every answer is plain values, and the module takes 1.5 ms to import
 
-    with tempfile.TemporaryFile() as f:  # already unlinked where it can be
-        return os.dup(f.fileno())
+    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _send_answer(signal: int, scratch: int, parts: list[bytes]) -> None:
-    """The answer's parts written to the scratch file, then its size (see HEADER) on the pipe: the
-    caller reads the file once it is told."""
-    from ..store.atomic import write_parts
+def _unpickled(data: bytes | memoryview) -> Any:
+    import pickle
 
-    write_parts(scratch, parts)
-    os.write(signal, HEADER.pack(sum(map(len, parts))))
+    return pickle.loads(data)
 
 
 def _answered(data: bytes | memoryview) -> tuple[Flat, Any]:
     """(flat, made) from a worker's answer (see _answer)."""
     if data[:1] == b"P":
-        return pickle.loads(data[1:])
+        return _unpickled(data[1:])
     if data[:1] != b"M":
         raise EOFError("worker answered nothing readable")
     (rows, *rest), made, odd_bytes = marshal.loads(data[1:])
     if odd_bytes:
-        for n, memory in pickle.loads(odd_bytes).items():
+        for n, memory in _unpickled(odd_bytes).items():
             rows[n] = (*rows[n][:8], memory)
     return (rows, *rest), made
 
@@ -304,13 +304,7 @@ def _gather(fds: list[int], scratch: list[int], deadline: float) -> list[tuple[C
             if len(heads[fd]) == HEADER.size:
                 waiting.remove(fd)
     for fd, file in zip(fds, scratch, strict=True):
-        body = bodies[fd] = memoryview(bytearray(HEADER.unpack(heads[fd])[0]))
-        filled = 0
-        while filled < len(body):
-            got = os.preadv(file, [body[filled:]], filled)
-            if not got:
-                raise EOFError("worker's answer cut short")
-            filled += got
+        bodies[fd] = read_left(file, HEADER.unpack(heads[fd])[0])
     parts = []
     for fd in fds:
         flat, made = _answered(bodies[fd])

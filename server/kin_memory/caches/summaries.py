@@ -15,17 +15,17 @@ bounded reader (store.reader), never past MAX_BYTES. Kept a day, at most KEEP of
 from __future__ import annotations
 
 import json
-import logging
 import os
 import string
 import time
 from pathlib import Path
 
+from ..quiet_log import LazyLogger
 from ..store.atomic import write_at
 from ..store.paths import HiddenRefused, open_hidden_dir, open_hidden_file
 from ..store.reader import Refused, read_fd
 
-log = logging.getLogger("kin_memory.caches")
+log = LazyLogger("kin_memory.caches")  # logging is imported only if something is said
 
 PREFIX = "check-summary-"
 KEEP = 16  # summaries of other ways of asking (text or JSON, a subfolder, another folder asked from)

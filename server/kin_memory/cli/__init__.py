@@ -101,10 +101,10 @@ def entry() -> NoReturn:
     args_in = sys.argv[1:]
     code = main(args_in)
     if args_in and args_in[0] in QUICK_EXIT:
-        import logging
         import os
 
-        logging.shutdown()
+        if "logging" in sys.modules:  # imported only once something was logged (see quiet_log)
+            sys.modules["logging"].shutdown()
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()

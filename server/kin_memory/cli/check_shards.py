@@ -28,9 +28,10 @@ class ShardPart(NamedTuple):
 
     segments: list[PackedRow]  # each file's printed bytes and details, as the summary packs them
     counts: dict[str, int]  # findings per severity
-    listed: list[tuple[str, str]]  # (vpath, listing line) of each file MEMORY.md's listing shows
+    listed: list[tuple[str, str]]  # (vpath, listing line): the first lines of MEMORY.md's listing here
     hidden: int  # files of other workspaces the listing leaves out
     keys: list[tuple[str, Key]]  # each file's freshness key, as read
+    listed_total: int  # how many lines the listing has here (see store.prompt_block.first_listing)
 
 
 class ShardSink:
@@ -84,10 +85,10 @@ class ShardSink:
         self.keys.append((c.vpath, c.key))
 
     def made(self) -> tuple:
-        from ..store.prompt_block import listing
+        from ..store.prompt_block import first_listing
 
-        listed, hidden = listing(self.listable, self.active)
-        return (self.segments, self.counts, listed, hidden, self.keys)
+        listed, total, hidden = first_listing(self.listable, self.active)
+        return (self.segments, self.counts, listed, hidden, self.keys, total)
 
 
 def keys_read(checked, parts: list[ShardPart] | None) -> Iterator[tuple[str, Key]]:

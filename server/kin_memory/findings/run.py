@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Container
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from ..store.context import Context
 from ..store.memory import Memory
 from ..store.prompt_block import PromptBlock, compose
-from ..store.store import Store
 from . import budget, category, content, frontmatter, lifecycle, suppress, workspace
 from .model import Finding
+
+if TYPE_CHECKING:  # a whole-store check by file (the CLI's) has no Store: its module is not imported for it
+    from ..store.store import Store
 
 FAMILIES = (content.check, frontmatter.check, category.check, workspace.check, lifecycle.check)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..store.frontmatter import Span
-from ..store.store import ScanProblem
+from ..store.scan import ScanProblem
 from .model import Finding
 from .settings_files import settings_findings as settings_findings  # re-exported
 from .settings_files import settings_problem_finding as settings_problem_finding

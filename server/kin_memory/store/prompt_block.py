@@ -86,7 +86,28 @@ def listing(memories: Iterable[Listable], active: tuple[str, ...]) -> tuple[list
 
     Split from compose so shards of the store can be listed separately and merged (sorted by vpath).
     """
-    listed: list[tuple[str, str]] = []
+    shown, hidden = _visible(memories, active)
+    return [(memory.vpath, listing_line(memory)) for memory in shown], hidden
+
+
+def first_listing(
+    memories: Iterable[Listable], active: tuple[str, ...]
+) -> tuple[list[tuple[str, str]], int, int]:
+    """listing's first MAX_LINES lines by path, how many lines it has, and how many memories are hidden:
+    a shard of a split check lists only what the block can show (see first_by_path), and making the
+    lines of all its files cost 4 ms of a 10k store's check."""
+    shown, hidden = _visible(memories, active)
+    first = shown if len(shown) <= MAX_LINES else heapq.nsmallest(MAX_LINES, shown, key=_vpath_of)
+    return [(memory.vpath, listing_line(memory)) for memory in first], len(shown), hidden
+
+
+def _vpath_of(memory: Listable) -> str:
+    return memory.vpath
+
+
+def _visible(memories: Iterable[Listable], active: tuple[str, ...]) -> tuple[list[Listable], int]:
+    """The memories the agent would list, and how many others are hidden (sessions are neither)."""
+    shown: list[Listable] = []
     hidden = 0
     seen: dict[object, bool] = {}  # visibility by stamp: a store has few distinct stamps
     for memory in memories:
@@ -101,10 +122,10 @@ def listing(memories: Iterable[Listable], active: tuple[str, ...]) -> tuple[list
             if visible is None:
                 visible = seen[stamp] = visibility(stamp, active).visible
         if visible:
-            listed.append((memory.vpath, listing_line(memory)))
+            shown.append(memory)
         else:
             hidden += 1
-    return listed, hidden
+    return shown, hidden
 
 
 def compose(memories: Iterable[Listable], index: Memory | None, active: tuple[str, ...]) -> PromptBlock:

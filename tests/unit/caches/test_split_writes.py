@@ -1,6 +1,6 @@
 """The writes of a split check the caller does not wait for (caches/writing.py): its entries are written
-by a process forked for them (by the caller itself when none can be made), and its connection stays
-open until that process is done."""
+by its Writer, a process forked before the check and handed them once they are made (by the caller
+itself when none can be made or told), and its connection stays open until that process is done."""
 
 from __future__ import annotations
 
@@ -49,10 +49,9 @@ def _rows(root: Path) -> list[str]:
         conn.close()
 
 
-def test_the_callers_entries_are_written_by_a_process_of_their_own(tmp_path: Path, monkeypatch) -> None:
+def test_the_callers_entries_are_written_by_its_writer(tmp_path: Path, monkeypatch) -> None:
     root = _store(tmp_path)
     ctx = Context(root=root)
-    own, _ = _checked(root, ctx)
     forked: list[int] = []
     real_fork = os.fork
 
@@ -63,15 +62,30 @@ def test_the_callers_entries_are_written_by_a_process_of_their_own(tmp_path: Pat
         return pid
 
     monkeypatch.setattr(os, "fork", fork)
+    writer = writing.Writer.fork(root, ctx.now)  # before the check, as a split check forks it
+    assert writer is not None and forked == [writer.pid]
+    own, _ = _checked(root, ctx)
     cache = FindingsCache.open(root)
     assert cache is not None
     try:
-        writing.write_apart(own, root, cache, ctx.now)
-        assert len(forked) == 1 and own.pending == []  # the caller has nothing left to write
+        writing.hand_over(writer, own, root, cache, ctx.now)
+        assert own.pending == []  # the caller has nothing left to write
+        assert cache.conn.total_changes == 0  # and wrote nothing itself
         writing.join_writers()
     finally:
         cache.close()
     assert len(_rows(root)) == 3
+
+
+def test_a_writer_told_nothing_ends_without_writing(tmp_path: Path) -> None:
+    root = _store(tmp_path)
+    writer = writing.Writer.fork(root, Context(root=root).now)
+    assert writer is not None
+    writer.let_go()
+    _, status = os.waitpid(writer.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    writing._still_writing.remove(writer.pid)
+    assert _rows(root) == []
 
 
 def test_entries_no_process_can_be_made_for_are_written_by_the_caller(tmp_path: Path, monkeypatch) -> None:
@@ -83,23 +97,58 @@ def test_entries_no_process_can_be_made_for_are_written_by_the_caller(tmp_path: 
         raise OSError("no more processes")
 
     monkeypatch.setattr(os, "fork", no_fork)
+    writer = writing.Writer.fork(root, ctx.now)
+    assert writer is None
     cache = FindingsCache.open(root)
     assert cache is not None
     try:
-        writing.write_apart(own, root, cache, ctx.now)
+        writing.hand_over(writer, own, root, cache, ctx.now)
         assert own.pending == []
     finally:
         cache.close()
     assert len(_rows(root)) == 3
 
 
+def test_entries_the_writer_cannot_be_told_are_written_by_the_caller(tmp_path: Path, monkeypatch) -> None:
+    root = _store(tmp_path)
+    ctx = Context(root=root)
+    writer = writing.Writer.fork(root, ctx.now)
+    assert writer is not None
+    own, _ = _checked(root, ctx)
+
+    def broken(*args: object) -> None:
+        raise OSError("no room left")
+
+    monkeypatch.setattr(writing, "leave", broken)
+    cache = FindingsCache.open(root)
+    assert cache is not None
+    try:
+        writing.hand_over(writer, own, root, cache, ctx.now)
+        assert own.pending == [] and cache.conn.total_changes > 0  # written here
+        writing.join_writers()  # the writer, told nothing, ended
+    finally:
+        cache.close()
+    assert len(_rows(root)) == 3
+
+
+def test_a_stopped_writer_is_ended_and_forgotten(tmp_path: Path) -> None:
+    root = _store(tmp_path)
+    writer = writing.Writer.fork(root, Context(root=root).now)
+    assert writer is not None
+    writer.stop()  # the split failed: the caller checks and writes everything itself
+    assert writer.pid not in writing._still_writing
+    with pytest.raises(ChildProcessError):
+        os.waitpid(writer.pid, os.WNOHANG)  # reaped already
+
+
 def test_the_callers_connection_is_closed_once_its_writers_are_done(tmp_path: Path) -> None:
     root = _store(tmp_path)
     ctx = Context(root=root)
+    writer = writing.Writer.fork(root, ctx.now)
     own, _ = _checked(root, ctx)
     cache = FindingsCache.open(root)
     assert cache is not None
-    writing.write_apart(own, root, cache, ctx.now)
+    writing.hand_over(writer, own, root, cache, ctx.now)
     writing.close_after_writers(cache)
     cache.conn.execute("SELECT 1")  # still open: a writer may still be writing
     writing.join_writers()

@@ -110,6 +110,20 @@ def test_a_worker_that_fails_leaves_the_check_to_one_process(store, monkeypatch)
     monkeypatch.setattr("kin_memory.caches.checked.check_files", broken)
     files = [(str(p), "/memories/" + p.relative_to(store.root).as_posix()) for p in store.root.rglob("*.md")]
     assert sharded.check_sharded(files, Context(root=store.root), "cli", cache_payload, store.root, 2) is None
+    from kin_memory.caches import writing
+
+    assert writing._still_writing == []  # the workers and the caller's Writer ended, none left behind
+
+
+@pytest.mark.parametrize("count", [2, 3, 4])
+def test_the_shards_hold_every_file_once_and_some_of_every_folder(count: int) -> None:
+    files = [(f"/s/{folder}/{n}.md", f"/memories/{folder}/{n}.md") for folder in "abcdefgh" for n in range(500)]
+    shards = [sharded.shard_files(files, (index, count)) for index in range(count)]
+    assert sorted(f for shard in shards for f in shard) == sorted(files)
+    assert len(shards[0]) == round(len(files) / count * sharded.CALLER_SHARE)
+    assert max(len(s) for s in shards[1:]) - min(len(s) for s in shards[1:]) <= 1
+    for shard in shards:  # dealt out, not cut: each share holds files of every folder
+        assert {path.split("/")[2] for path, _ in shard} == set("abcdefgh")
 
 
 def test_a_workers_answer_comes_back_as_it_was_sent() -> None:

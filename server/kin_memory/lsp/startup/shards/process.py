@@ -336,7 +336,7 @@ def _scan(root: Path, index: int, count: int, cache) -> tuple[Listing, Callable[
 
     tree = ScanTree()
     files, problems = scan_names(root, tree)
-    mine: list[tuple[str, str, int]] = []  # a shard is whole segments (see shard_of)
+    mine: list[tuple[str, str, int]] = []  # a shard is whole segments (segments.segment_of)
     segments: dict[int, list[str]] = {}
     index_vpath = None
     for path, vpath, is_index in files:
