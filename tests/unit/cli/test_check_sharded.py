@@ -117,7 +117,9 @@ def test_a_worker_that_fails_leaves_the_check_to_one_process(store, monkeypatch)
 
 @pytest.mark.parametrize("count", [2, 3, 4])
 def test_the_shards_hold_every_file_once_and_some_of_every_folder(count: int) -> None:
-    files = [(f"/s/{folder}/{n}.md", f"/memories/{folder}/{n}.md") for folder in "abcdefgh" for n in range(500)]
+    files = [
+        (f"/s/{folder}/{n}.md", f"/memories/{folder}/{n}.md") for folder in "abcdefgh" for n in range(500)
+    ]
     shards = [sharded.shard_files(files, (index, count)) for index in range(count)]
     assert sorted(f for shard in shards for f in shard) == sorted(files)
     assert len(shards[0]) == round(len(files) / count * sharded.CALLER_SHARE)
