@@ -19,6 +19,7 @@ means no cache at all (the check just reads every file), never a write elsewhere
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -101,8 +102,10 @@ def variant_key(ctx: Context, form: str) -> str:
 
 
 def stamp_probe(stamp: object, memo: dict[str, str]) -> str:
-    """What the disk says about a path stamp, as the stamp findings read it: the same probe means the
-    same findings. Labels, `global` and non-strings read nothing from the disk."""
+    """What the disk says about a path stamp, as the stamp findings read it, as a digest: the same probe
+    means the same findings (only ever compared, and kept with every entry of the stamp, where the facts
+    themselves were 130 bytes of a 500-byte row). Labels, `global` and non-strings read nothing from
+    the disk: ""."""
     if not isinstance(stamp, str) or not stamp or not (stamp.startswith("/") or stamp.startswith("~")):
         return ""
     known = memo.get(stamp)
@@ -118,7 +121,8 @@ def stamp_probe(stamp: object, memo: dict[str, str]) -> str:
             main = main_worktree(candidate) if is_dir else None
             top = _git_toplevel(real)  # KM307: a folder inside a repository
             parts.append(f"{candidate}|{os.path.exists(real)}|{real}|{is_dir}|{main}|{top}")
-    memo[stamp] = probe = "\n".join(sorted(parts))
+    facts = "\n".join(sorted(parts)).encode("utf-8", "surrogatepass")
+    memo[stamp] = probe = hashlib.blake2b(facts, digest_size=12).hexdigest()
     return probe
 
 
@@ -175,14 +179,12 @@ class FindingsCache:
             pass
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(sqlite3.Error):
             self.conn.close()
-        except sqlite3.Error:
-            pass
 
     def checkpoint(self) -> None:
-        """Copy what the log holds into the database now, as far as no reader stops it (a writer of a
-        split check, before it ends: the caller's close then has little left to copy)."""
+        """The log copied into the database now, as far as it can be (a split check's writers do: the
+        caller's close then has little left to copy)."""
         try:
             self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
         except sqlite3.Error:
