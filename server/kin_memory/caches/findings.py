@@ -215,8 +215,6 @@ class FindingsCache:
         """lookup's answer a batch of entries at a time: a start of 100,000 files then never holds every
         payload at once. With `only`, just those files' entries are read (a few files checked again)
         and none is called gone. An error ends the batches (the files not answered yet are checked)."""
-        from .segments import SEGMENTS
-
         index, count = shard
         columns = "SELECT vpath, key, since, valid_until, probe, record, payload FROM entries "
         try:
@@ -229,6 +227,8 @@ class FindingsCache:
                     ).fetchall()
                     yield self._answers(rows, stats, now)[0], []
                 return
+            from .segments import SEGMENTS
+
             cursor = self.conn.execute(
                 f"{columns} WHERE variant = ? AND h % ? % ? = ?", (variant, SEGMENTS, count, index)
             )

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import string
 import time
 from pathlib import Path
 
@@ -32,7 +31,7 @@ KEEP = 16  # summaries of other ways of asking (text or JSON, a subfolder, anoth
 MAX_AGE = 86400.0  # seconds a summary is kept after it was written
 MAX_BYTES = 1 << 30  # a summary larger than this is not one this code wrote
 MAX_HEADER = 1 << 20
-_HEX = frozenset(string.hexdigits)
+_HEX = frozenset("0123456789abcdefABCDEF")
 
 Saved = tuple[float, float, dict[str, str], bytes]  # since, valid until, probes, the packed output
 

@@ -425,7 +425,6 @@ def check_through_cache(
     from ..store.memory import load
     from ..store.paths import INDEX_VPATH
     from ..store.prompt_block import compose_from, listing
-    from ..store.store import Store
 
     files, problems = scanned
     owned = cache is None
@@ -463,6 +462,8 @@ def check_through_cache(
             disk[INDEX_VPATH] = index
         store = None
         if whole_store:
+            from ..store.store import Store  # here: a check that only prints makes none
+
             store = Store(root)
             store.adopt(disk, problems)
         checked.write_back(cache, ctx.now)
