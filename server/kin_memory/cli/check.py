@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -248,11 +249,14 @@ def _summarised(root: Path, ctx, only: Path | None, fmt: str) -> Part:
         keep = checked.valid_until > ctx.now and not problems
         if parts is not None:  # the shards' segments, already encoded
             rows, counts, files = with_shards(root, results, scan, parts, only, fmt)
+            text = b"".join(map(itemgetter(2), rows))  # printed, and kept as the summary's text
             if keep and cache is not None:
-                until = min((row[1] for row in rows), default=float("inf"))
-                cache.put_summary(key, ctx.now, until, checked.probes, packed_parts(files, counts, rows))
+                until = min(map(itemgetter(1), rows), default=float("inf"))
+                cache.put_summary(
+                    key, ctx.now, until, checked.probes, packed_parts(files, counts, rows, text)
+                )
             _HELD[:] = [scanned, parts, rows, results, checked]
-            return output_part(b"".join(row[2] for row in rows), counts, files, fmt)
+            return output_part(text, counts, files, fmt)
         _merge(results, scan)
         segments = segments_of(root, results, ages_of(checked.checked), only, fmt)
         if keep and cache is not None:
@@ -407,7 +411,7 @@ def check_through_cache(
     ctx,
     scanned,
     cache=None,
-    sink: Callable[[dict[str, list[Finding]]], Any] | None = None,
+    sink: Callable[[dict[str, list[Finding]], frozenset[str]], Any] | None = None,
     stats: dict[str, Any] | None = None,
     whole_store: bool = True,
 ) -> tuple[Any, dict[str, list[Finding]], Any, list[ShardPart] | None]:
@@ -415,12 +419,14 @@ def check_through_cache(
     `scan_names`), unchanged files answered by the findings cache (a stat each, or what `stats` says
     when the caller has stat'ed them; `cache` when the caller has it open); what had to be checked is
     written back for the next run. With `sink`, a check split across processes hands each file, as it
-    is checked, to a ShardSink of its process (sink(where the check leaves each file's findings)): the
+    is checked, to a ShardSink of its process (sink(where the check leaves each file's findings, the
+    paths it asks about: MEMORY.md's link targets)): the
     findings then hold MEMORY.md's alone, the CachedCheck holds no file, and the fourth item is the
     shards' parts. `whole_store` False: the caller only prints, so no Store (and no memory per file) is made:
     the first item is None."""
     from ..caches.checked import check_files
     from ..caches.findings import FindingsCache
+    from ..findings.budget import link_targets
     from ..findings.run import check_memory
     from ..store.memory import load
     from ..store.paths import INDEX_VPATH
@@ -433,7 +439,11 @@ def check_through_cache(
     try:
         memories = [(path, vpath) for path, vpath, is_index in files if not is_index]
         render = Keeping()
-        shard_sink = None if sink is None else partial(sink, render.found)
+        index_path = next((path for path, _, is_index in files if is_index), None)
+        index = load(index_path, INDEX_VPATH, is_index=True) if index_path is not None else None
+        # A split check's shards say which of MEMORY.md's link targets they hold (no set of every path)
+        asked = frozenset(vpath for *_, vpath in link_targets(index)) if index is not None else frozenset()
+        shard_sink = None if sink is None else partial(sink, render.found, asked)
         split = _check_sharded(root, memories, ctx, cache, render, shard_sink, stats)
         checked = (
             split[0] if split is not None else check_files(memories, ctx, "cli", render, cache, stats=stats)
@@ -445,9 +455,7 @@ def check_through_cache(
         disk: dict[str, Any] = {c.vpath: c.memory if whole_store else listed_of(c) for c in checked.checked}
         found = render.found
         results = {} if rendered is not None else {c.vpath: findings_of(c, found) for c in checked.checked}
-        index_path = next((path for path, _, is_index in files if is_index), None)
-        if index_path is not None:
-            index = load(index_path, INDEX_VPATH, is_index=True)
+        if index is not None:
             total = None
             if rendered is None:
                 listed, hidden = listing(disk.values(), ctx.active)
@@ -456,7 +464,7 @@ def check_through_cache(
                 listed = [pair for part in rendered for pair in part.listed]
                 hidden = sum(part.hidden for part in rendered)
                 total = sum(part.listed_total for part in rendered)
-                known = {vpath for part in rendered for vpath, _ in part.keys}
+                known = {vpath for part in rendered for vpath in part.seen}
             block = compose_from(listed, hidden, index, total)
             results[INDEX_VPATH] = check_memory(index, ctx, block=block, known=known)
             disk[INDEX_VPATH] = index

@@ -32,6 +32,7 @@ class ShardPart(NamedTuple):
     hidden: int  # files of other workspaces the listing leaves out
     keys: list[tuple[str, Key]]  # each file's freshness key, as read
     listed_total: int  # how many lines the listing has here (see store.prompt_block.first_listing)
+    seen: list[str]  # the paths the caller asked about (MEMORY.md's links, the scan's) checked here
 
 
 class ShardSink:
@@ -46,6 +47,7 @@ class ShardSink:
         scan: dict[str, list[Finding]],
         active: tuple[str, ...],
         found: dict[str, list[Finding]],
+        asked: frozenset[str] = frozenset(),
     ) -> None:
         from ..store.root import VIRTUAL_ROOT
 
@@ -57,6 +59,8 @@ class ShardSink:
             fmt,
         )
         self.scan, self.active, self.found = scan, active, found
+        self.asked = asked | scan.keys()
+        self.seen: list[str] = []
         self.segments: list[PackedRow] = []
         self.counts: dict[str, int] = {}
         self.listable: list[Any] = []
@@ -83,12 +87,14 @@ class ShardSink:
             count_severities(self.counts, seg.severities)
         self.listable.append(listed_of(c))
         self.keys.append((c.vpath, c.key))
+        if c.vpath in self.asked:
+            self.seen.append(c.vpath)
 
     def made(self) -> tuple:
         from ..store.prompt_block import first_listing
 
         listed, total, hidden = first_listing(self.listable, self.active)
-        return (self.segments, self.counts, listed, hidden, self.keys, total)
+        return (self.segments, self.counts, listed, hidden, self.keys, total, self.seen)
 
 
 def keys_read(checked, parts: list[ShardPart] | None) -> Iterator[tuple[str, Key]]:
@@ -104,7 +110,7 @@ def with_shards(
     """(the segments, the findings per severity, how many files) of a split check: the shards' segments,
     and those of `here` (MEMORY.md's findings) and of any path the scan found that no shard checked, in
     the order one process makes them, as the summary packs them."""
-    checked = {vpath for part in parts for vpath, _ in part.keys}
+    checked = {vpath for part in parts for vpath in part.seen}  # of the scan's paths, those checked
     here = dict(here)
     for vpath, found in scan.items():
         if vpath not in checked:
@@ -119,7 +125,8 @@ def with_shards(
         for severity, n in part.counts.items():
             counts[severity] = counts.get(severity, 0) + n
     rows.sort(key=itemgetter(0))
-    return rows, counts, len(checked | here.keys())
+    # Each file is checked by one shard; MEMORY.md and the paths no shard checked are `here`.
+    return rows, counts, sum(len(part.keys) for part in parts) + len(here)
 
 
 class Listed(NamedTuple):

@@ -18,13 +18,21 @@ class Thresholds:
     session_warn_hours: float = 2
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Lifecycle:
+    """Where a memory is in its life: its status, how old it is, when it turns, and how that is said."""
+
     status: str  # ok, stale, expiring, expired
     age_days: float
     due: datetime | None  # when it turns stale / is swept, when that applies
     wording: str  # the label, "{when}" where the due date goes
     now: datetime | None = field(default=None, compare=False)
+
+    def __init__(
+        self, status: str, age_days: float, due: datetime | None, wording: str, now: datetime | None = None
+    ) -> None:
+        # One step, not a frozen __setattr__ call per field: a whole-store check makes one per memory.
+        self.__dict__.update(status=status, age_days=age_days, due=due, wording=wording, now=now)
 
     @property
     def label(self) -> str:
