@@ -21,6 +21,7 @@ from ..store.memory import Memory, Record, StrPath, from_record, load, record_of
 from .findings import Entry, FindingsCache, record_text, stamp_probe, variant_key
 
 Render = Callable[[Memory, list[Finding]], bytes]  # b"" when there is nothing to publish
+_entry = tuple.__new__  # an Entry made in C: one per file checked, and its own constructor is Python code
 
 
 @dataclass
@@ -128,7 +129,9 @@ def check_files(
             result.valid_until = until
         elif cache is not None and (text := record_text(fresh)) is not None:
             # Kept as its JSON until written back: a worker of a big store holds tens of thousands.
-            entry = Entry(vpath, whole.mtime, whole.size, whole.key, ctx.now, until, probe, text, payload)
+            entry = _entry(
+                Entry, (vpath, whole.mtime, whole.size, whole.key, ctx.now, until, probe, text, payload)
+            )
         # A file with a record gets its memory from it when someone asks (a worker never does).
         made = whole.compacted() if fresh is None else None
         keep(Checked(vpath, payload, fresh, until, path, whole.mtime, whole.size, whole.key, made))

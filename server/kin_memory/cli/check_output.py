@@ -69,13 +69,32 @@ def segment_for(
     """One file's segment (`path`: the file's path as a string; `here`: see here_now), None when nothing
     is printed for it and nothing of it can age. `rows` False: its rows are left out (None), for a caller
     that has them as JSON already."""
+    fields = segment_fields(path, here, vpath, found, age, only, fmt, rows)
+    return None if fields is None else Segment(*fields)
+
+
+SegmentFields = tuple[str, float, str, list[str], list[list] | None, list | None]
+
+
+def segment_fields(
+    path: str,
+    here: str,
+    vpath: str,
+    found: list[Finding],
+    age: tuple[float, str, float],
+    only: Path | None,
+    fmt: str,
+    rows: bool = True,
+) -> SegmentFields | None:
+    """segment_for's Segment as its fields (vpath, until, piece, severities, rows, life): a shard of a split
+    check packs them as they are, a file at a time."""
     until, category, mtime = age
     if found and only is not None and only != Path(path) and only not in Path(path).parents:
         found = []
     if not found and until == float("inf"):
         return None
     agable = until != float("inf")
-    return Segment(
+    return (
         vpath,
         until,
         _piece([(path, f) for f in found], fmt, here),

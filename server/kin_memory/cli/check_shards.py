@@ -14,8 +14,8 @@ from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .check_output import Ages, decode_findings, here_now, segment_for, segments_of
-from .check_summary import PackedRow, count_severities, detail_with_rows, row_of
+from .check_output import Ages, decode_findings, here_now, segment_fields, segments_of
+from .check_summary import PackedRow, count_severities, detail_of_fields, detail_with_rows, row_of
 
 if TYPE_CHECKING:
     from ..findings.model import Finding
@@ -78,13 +78,17 @@ class ShardSink:
         own = not more
         age = age_of(c)
         path = self.prefix + c.vpath[self.cut :]
-        seg = segment_for(path, self.here, c.vpath, findings, age, self.only, self.fmt, rows=not own)
-        if seg is not None:
-            detail = None  # its own: its rows were made (a scan finding joined them), or it has none
-            if own and seg.life is not None:  # the payload's rows, or none when `only` left them out
-                detail = detail_with_rows(seg, (c.payload or b"[]") if seg.severities else b"[]")
-            self.segments.append(row_of(seg, detail))
-            count_severities(self.counts, seg.severities)
+        fields = segment_fields(path, self.here, c.vpath, findings, age, self.only, self.fmt, rows=not own)
+        if fields is not None:  # packed as row_of packs a Segment, without making one
+            vpath, until, piece, severities, rows, life = fields
+            if own and life is not None:  # the payload's rows, or none when `only` left them out
+                detail = detail_with_rows(
+                    vpath, severities, (c.payload or b"[]") if severities else b"[]", life
+                )
+            else:  # its rows were made (a scan finding joined them), or it has none
+                detail = detail_of_fields(vpath, severities, rows, life)
+            self.segments.append((vpath, until, piece.encode("utf-8", "surrogatepass"), detail))
+            count_severities(self.counts, severities)
         self.listable.append(listed_of(c))
         self.keys.append((c.vpath, c.key))
         if c.vpath in self.asked:
@@ -144,7 +148,10 @@ def listed_of(c) -> Any:
     if c.record is None:
         return c.memory
     category, _, stamp, *_, title = c.record
-    return Listed(c.vpath, category, stamp, title)
+    return _listed(Listed, (c.vpath, category, stamp, title))
+
+
+_listed = tuple.__new__  # in C: one per file, and the named tuple's own constructor is Python code
 
 
 def age_of(c) -> tuple[float, str, float]:

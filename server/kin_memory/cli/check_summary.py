@@ -216,14 +216,18 @@ def _detail_bytes(seg: Segment) -> bytes:
 
 def detail_of(seg: Segment) -> bytes:
     """A segment's details as the summary keeps them."""
-    return plain_json.dumps([seg.vpath, seg.severities, seg.rows, seg.life]).encode("utf-8", "surrogatepass")
+    return detail_of_fields(seg.vpath, seg.severities, seg.rows, seg.life)
 
 
-def detail_with_rows(seg: Segment, rows_json: bytes) -> bytes:
-    """detail_of(seg) for a segment whose rows are already JSON (a file's cache payload holds them as its
+def detail_of_fields(vpath: str, severities: list[str], rows: list[list] | None, life: list | None) -> bytes:
+    return plain_json.dumps([vpath, severities, rows, life]).encode("utf-8", "surrogatepass")
+
+
+def detail_with_rows(vpath: str, severities: list[str], rows_json: bytes, life: list | None) -> bytes:
+    """detail_of for a segment whose rows are already JSON (a file's cache payload holds them as its
     check made them): the same bytes, the rows spliced in rather than encoded again."""
-    head = f"[{plain_json.dumps(seg.vpath)}, {plain_json.dumps(seg.severities)}, "
-    tail = f", {plain_json.dumps(seg.life)}]"
+    head = f"[{plain_json.dumps(vpath)}, {plain_json.dumps(severities)}, "
+    tail = f", {plain_json.dumps(life)}]"
     return head.encode("utf-8", "surrogatepass") + rows_json + tail.encode("utf-8", "surrogatepass")
 
 

@@ -33,5 +33,6 @@ def test_spliced_details_are_the_encoded_ones(vpath: str, count: int, only_elsew
     lean = segment_for(path, here_now(), vpath, found, age, only, "text", rows=False)
     assert full is not None and lean is not None and lean.rows is None
     payload = cache_payload(None, found)
-    spliced = detail_with_rows(lean, (payload or b"[]") if lean.severities else b"[]")
+    rows_json = (payload or b"[]") if lean.severities else b"[]"
+    spliced = detail_with_rows(lean.vpath, lean.severities, rows_json, lean.life)
     assert spliced == detail_of(full)

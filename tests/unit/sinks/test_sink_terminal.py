@@ -54,3 +54,14 @@ def test_terminal_field_never_lets_a_dangerous_character_through(text: str) -> N
     out = terminal.field(text)
     assert not any(dangerous(ch) for ch in out)
     assert len(out.splitlines()) <= 1
+
+
+def test_no_character_to_escape_is_printable() -> None:
+    """nothing_to_escape answers a printable text without its pattern: that holds only while Python calls
+    no hostile character printable, for every code point (a new Unicode version could move one)."""
+    from kin_memory.sinks.controls import HOSTILE, nothing_to_escape
+
+    printable_hostile = [hex(c) for c in range(0x110000) if chr(c).isprintable() and HOSTILE.match(chr(c))]
+    assert printable_hostile == []
+    assert nothing_to_escape("a plain line: KM303 information") and not nothing_to_escape("a\x1b[2Kline")
+    assert not nothing_to_escape("left\u202eright") and nothing_to_escape("caf\u00e9 \u200d emoji joiner")
