@@ -181,17 +181,14 @@ def _collection_paused() -> Iterator[None]:
     """No cyclic garbage collection while a whole store is checked and printed (forked workers
     included). What a check makes lives until it prints, and none of it is garbage in a cycle: the
     collections a 10k store's first check ran freed nothing and cost a tenth of its time, a full
-    collection going over every finding and record kept so far. When it ends, what was made is set
-    aside for good (gc.freeze) before collection resumes: made while none ran, all of it was still
-    in the youngest generation, and the first collection after would have gone over it all (3 ms
-    at 10k, in the middle of the output)."""
+    collection going over every finding and record kept so far. (The `kin-memory` program runs a check
+    without collection from its start: see cli.entry.)"""
     was = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was:
-            gc.freeze()
             gc.enable()
 
 

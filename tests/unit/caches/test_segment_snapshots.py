@@ -58,6 +58,9 @@ def check(root: Path, now: float, cache: bool = True) -> tuple[dict, ShardResult
     result, rest, write_back = checked
     chunks += list(rest())
     write_back()
+    if opened is not None:
+        opened.close()
+    kept = SnapshotRecords(root)  # one reader for every segment's records, closed below (64 held descriptors)
     published: dict[str, str] = {}
     records: dict[str, list] = {}
     sent: list[str] = []  # every URI a frame went out for: each once
@@ -75,14 +78,13 @@ def check(root: Path, now: float, cache: bool = True) -> tuple[dict, ShardResult
             assert sorted(found) == sorted(uris.split("\0") if uris else [])
             sent += found
             published.update(found)
-            rows = JsonRecords(names, (str(root), variant, seg, listing), frozenset(skip)).decoded(
-                SnapshotRecords(root)
-            )
+            rows = JsonRecords(names, (str(root), variant, seg, listing), frozenset(skip)).decoded(kept)
             assert all(record is not None for *_, record in rows)
             for vpath, mtime, size, key, _ in rows:  # the files' own (mtime, size, key), as on disk
                 st = os.stat(root / vpath[len("/memories/") :])
                 assert (mtime, size, key) == (st.st_mtime, st.st_size, key_of(st))
             records.update({vpath: [mtime, size, key, record] for vpath, mtime, size, key, record in rows})
+    kept.close()
     assert len(sent) == len(set(sent)) == len(published)
     result.records = [[(v, *r) for v, r in sorted(records.items())]]
     # "segment-" for a segment sent less its aged files
