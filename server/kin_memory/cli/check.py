@@ -417,9 +417,8 @@ def check_through_cache(
     when the caller has stat'ed them; `cache` when the caller has it open); what had to be checked is
     written back for the next run. With `sink`, a check split across processes hands each file, as it
     is checked, to a ShardSink of its process (sink(where the check leaves each file's findings, the
-    paths it asks about: MEMORY.md's link targets)): the
-    findings then hold MEMORY.md's alone, the CachedCheck holds no file, and the fourth item is the
-    shards' parts. `whole_store` False: the caller only prints, so no Store (and no memory per file) is made:
+    paths asked about: MEMORY.md's link targets)): the findings then hold MEMORY.md's alone, the
+    CachedCheck holds no file, and the fourth item is the shards' parts. `whole_store` False: the caller only prints, so no Store (and no memory per file) is made:
     the first item is None."""
     from ..caches.checked import check_files
     from ..caches.findings import FindingsCache

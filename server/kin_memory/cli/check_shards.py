@@ -37,7 +37,9 @@ class ShardPart(NamedTuple):
 
 class ShardSink:
     """A shard's Sink (caches/sharded.py): takes each checked file and keeps its ShardPart's share.
-    `found`: where the check's render left each file's findings (cli.check_output.Keeping)."""
+    `found`: where the check's render left each file's findings (cli.check_output.Keeping); `asked`: the
+    paths the caller wants to know whether this shard checked (MEMORY.md's link targets; the scan's
+    paths are asked too)."""
 
     def __init__(
         self,
