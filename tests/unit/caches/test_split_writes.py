@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -26,10 +28,19 @@ def _store(tmp_path: Path) -> Path:
     return root
 
 
-def _checked(root: Path, ctx: Context) -> tuple[CachedCheck, CachedCheck]:
+@contextmanager
+def _cache(root: Path) -> Iterator[FindingsCache]:
+    """The caller's connection to the findings cache, closed after."""
     cache = FindingsCache.open(root)
     assert cache is not None
     try:
+        yield cache
+    finally:
+        cache.close()
+
+
+def _checked(root: Path, ctx: Context) -> tuple[CachedCheck, CachedCheck]:
+    with _cache(root) as cache:
         files = [(p, v) for p, v, is_index in scan(root)[0] if not is_index]
         halves = []
         for half in (files[::2], files[1::2]):
@@ -37,8 +48,6 @@ def _checked(root: Path, ctx: Context) -> tuple[CachedCheck, CachedCheck]:
             assert done is not None
             halves.append(done)
         return halves[0], halves[1]
-    finally:
-        cache.close()
 
 
 def _rows(root: Path) -> list[str]:
@@ -65,15 +74,11 @@ def test_the_callers_entries_are_written_by_its_writer(tmp_path: Path, monkeypat
     writer = writing.Writer.fork(root, ctx.now)  # before the check, as a split check forks it
     assert writer is not None and forked == [writer.pid]
     own, _ = _checked(root, ctx)
-    cache = FindingsCache.open(root)
-    assert cache is not None
-    try:
+    with _cache(root) as cache:
         writing.hand_over(writer, own, root, cache, ctx.now)
         assert own.pending == []  # the caller has nothing left to write
         assert cache.conn.total_changes == 0  # and wrote nothing itself
         writing.join_writers()
-    finally:
-        cache.close()
     assert len(_rows(root)) == 3
 
 
@@ -99,13 +104,9 @@ def test_entries_no_process_can_be_made_for_are_written_by_the_caller(tmp_path: 
     monkeypatch.setattr(os, "fork", no_fork)
     writer = writing.Writer.fork(root, ctx.now)
     assert writer is None
-    cache = FindingsCache.open(root)
-    assert cache is not None
-    try:
+    with _cache(root) as cache:
         writing.hand_over(writer, own, root, cache, ctx.now)
         assert own.pending == []
-    finally:
-        cache.close()
     assert len(_rows(root)) == 3
 
 
@@ -120,14 +121,10 @@ def test_entries_the_writer_cannot_be_told_are_written_by_the_caller(tmp_path: P
         raise OSError("no room left")
 
     monkeypatch.setattr(writing, "leave", broken)
-    cache = FindingsCache.open(root)
-    assert cache is not None
-    try:
+    with _cache(root) as cache:
         writing.hand_over(writer, own, root, cache, ctx.now)
         assert own.pending == [] and cache.conn.total_changes > 0  # written here
         writing.join_writers()  # the writer, told nothing, ended
-    finally:
-        cache.close()
     assert len(_rows(root)) == 3
 
 
